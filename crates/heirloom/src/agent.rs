@@ -1,0 +1,200 @@
+//! Agents: the handle a worker thread holds for its whole life.
+//!
+//! An agent owns what its transactions need and reuses it from one
+//! transaction to the next: the pool of request nodes, the lock cache, the
+//! wake-up list. That is why the immediately-granted path does not allocate
+//! once the agent is warm.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use crossbeam_utils::CachePadded;
+use parking_lot::lock_api::RawMutex as _;
+
+use crate::error::{LockError, Restart, TxnId};
+use crate::id::{IdBuildHasher, LockId};
+use crate::manager::{AgentShared, Inner};
+use crate::mode::Mode;
+use crate::queue::Blocker;
+use crate::request::ReqPtr;
+use crate::stats::Stats;
+use crate::sync::{Arc, Ordering};
+use crate::table::HeadRef;
+use crate::txn::Transaction;
+
+/// A lock the current transaction holds.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Held {
+    pub(crate) id: LockId,
+    pub(crate) mode: Mode,
+    pub(crate) req: ReqPtr,
+    pub(crate) head: HeadRef,
+}
+
+/// A worker thread's handle on a [`LockManager`](crate::LockManager). Create
+/// one per thread with [`LockManager::agent`](crate::LockManager::agent) and
+/// run transactions on it one after another.
+pub struct Agent {
+    pub(crate) lm: Arc<Inner>,
+    pub(crate) shared: Arc<CachePadded<AgentShared>>,
+    pub(crate) seq: u64,
+    /// Free request nodes.
+    pub(crate) pool: Vec<ReqPtr>,
+    /// Locks of the current transaction, in acquisition order (root first).
+    pub(crate) held: Vec<Held>,
+    /// Index into `held` by lock id, built once a transaction holds more
+    /// than [`Agent::SCAN_LIMIT`] locks (below that a scan is faster).
+    pub(crate) index: HashMap<LockId, u32, IdBuildHasher>,
+    /// Requests granted by this agent's releases, to wake after the latch.
+    pub(crate) wake: Vec<ReqPtr>,
+    /// Scratch for conflict policies.
+    pub(crate) blockers: Vec<Blocker>,
+    /// Jitter for restart backoff (xorshift64*; a dependency for three lines
+    /// of arithmetic is not worth it).
+    rng: u64,
+}
+
+impl Agent {
+    pub(crate) const SCAN_LIMIT: usize = 16;
+
+    pub(crate) fn new(lm: Arc<Inner>) -> Self {
+        let (shared, seq) = lm.register();
+        let rng = 0x9e37_79b9_7f4a_7c15 ^ ((shared.index as u64 + 1) << 17) ^ lm.now_ns();
+        Agent {
+            lm,
+            shared,
+            seq,
+            pool: Vec::new(),
+            held: Vec::with_capacity(32),
+            index: HashMap::default(),
+            wake: Vec::with_capacity(8),
+            blockers: Vec::new(),
+            rng: rng | 1,
+        }
+    }
+
+    /// This agent's index (part of every transaction id it makes).
+    pub fn index(&self) -> u32 {
+        self.shared.index
+    }
+
+    /// This agent's own statistics.
+    pub fn stats(&self) -> Stats {
+        self.shared.counters.read()
+    }
+
+    /// Begins a transaction. Blocks while another agent runs a transaction in
+    /// exclusive mode.
+    pub fn begin(&mut self) -> Transaction<'_> {
+        Transaction::begin(self, false, None)
+    }
+
+    /// Runs `f` as a transaction and commits it; after a concurrency abort
+    /// (deadlock, timeout, would-block, died, wounded) the transaction is
+    /// rolled back and `f` runs again after a randomised backoff. After
+    /// `max_restarts` restarts it runs in exclusive mode: no other
+    /// transaction is in progress, so it cannot be aborted again and
+    /// livelock is impossible. An error that is not a concurrency abort
+    /// (see [`Restart`]) aborts the transaction and is returned.
+    ///
+    /// Under wait-die and wound-wait a restarted transaction keeps its age.
+    pub fn run<T, E, F>(&mut self, mut f: F) -> Result<T, E>
+    where
+        F: FnMut(&mut Transaction<'_>) -> Result<T, E>,
+        E: Restart + From<LockError>,
+    {
+        let mut restarts = 0u32;
+        let mut age = None;
+        loop {
+            let exclusive = restarts >= self.lm.max_restarts;
+            let _gate = exclusive.then(|| ExclusiveGuard::new(self));
+            let mut txn = Transaction::begin(self, exclusive, age);
+            age = Some(txn.age());
+            let err = match f(&mut txn) {
+                Ok(v) => match txn.commit() {
+                    Ok(()) => return Ok(v),
+                    Err(e) => E::from(e),
+                },
+                Err(e) => {
+                    txn.abort();
+                    e
+                }
+            };
+            if !err.lock_error().is_some_and(LockError::is_restartable) {
+                return Err(err);
+            }
+            restarts += 1;
+            self.shared.counters.restarts.bump();
+            if !exclusive {
+                self.backoff(restarts);
+            }
+        }
+    }
+
+    fn backoff(&mut self, restarts: u32) {
+        if restarts <= 2 {
+            std::thread::yield_now();
+            return;
+        }
+        let mut x = self.rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng = x;
+        let cap_us = 1u64 << restarts.min(10);
+        let us = x.wrapping_mul(0x2545_f491_4f6c_dd1d) % cap_us;
+        std::thread::sleep(Duration::from_micros(us + 1));
+    }
+
+    pub(crate) fn next_txn_id(&mut self) -> TxnId {
+        self.seq += 1;
+        TxnId::new(self.shared.index, self.seq)
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        debug_assert!(self.held.is_empty(), "an agent dropped with locks held");
+        for r in self.pool.drain(..) {
+            // SAFETY: every node of the pool was allocated by this agent and
+            // is unlinked (transactions give nodes back only after
+            // unlinking them, and no transaction is open: it borrows the
+            // agent mutably).
+            unsafe { r.free() };
+        }
+        self.lm.unregister(self.shared.index, self.seq);
+    }
+}
+
+/// Closes the gate for an exclusive-mode run and opens it again on drop
+/// (also when the transaction's closure panics).
+struct ExclusiveGuard {
+    lm: Arc<Inner>,
+    /// The acquisition of `exclusive_serial`, given back in `drop`.
+    serial: Option<<parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::Guard>,
+}
+
+impl ExclusiveGuard {
+    fn new(agent: &Agent) -> Self {
+        let lm = agent.lm.clone();
+        // Serialise exclusive runs; released in `drop`.
+        let serial = Some(lm.exclusive_serial.lock());
+        lm.gate.close();
+        let me = agent.shared.index;
+        let others: Vec<_> = lm.registry.lock().agents().filter(|a| a.index != me).cloned().collect();
+        lm.gate.drain(|| others.iter().any(|a| a.active.load(Ordering::SeqCst)));
+        agent.shared.counters.exclusive_runs.bump();
+        ExclusiveGuard { lm, serial }
+    }
+}
+
+impl Drop for ExclusiveGuard {
+    fn drop(&mut self) {
+        self.lm.gate.open();
+        if let Some(state) = self.serial.take() {
+            // SAFETY: `state` is the acquisition made in `ExclusiveGuard::new`
+            // on this thread, given back exactly once.
+            unsafe { self.lm.exclusive_serial.unlock(state) };
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! Lock ids: database > table > page > row.
+//!
+//! A [`LockId`] is 16 bytes, `Copy`, and names its parent implicitly: a row's
+//! parent is its page when the row was named by page and slot (the engine has
+//! pages, like Shore's record ids), otherwise its table. Hashing on the hot
+//! path is one murmur3 finaliser ([`LockId::hash64`]), not SipHash.
+
+use std::fmt;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+
+/// The level of a lock in the hierarchy, root first.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+#[repr(u8)]
+pub enum Level {
+    /// A whole database.
+    Database = 0,
+    /// A table of a database.
+    Table = 1,
+    /// A page of a table.
+    Page = 2,
+    /// A row (record) of a table.
+    Row = 3,
+}
+
+/// A table of a database: what row and page ids are qualified by.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct TableId {
+    /// The database the table belongs to.
+    pub db: u16,
+    /// The table's number within the database.
+    pub table: u32,
+}
+
+impl TableId {
+    /// Table `table` of database `db`.
+    pub const fn new(db: u16, table: u32) -> Self {
+        TableId { db, table }
+    }
+}
+
+/// `flags` bit: a row named by (page, slot); its parent is the page.
+const PAGED: u8 = 1;
+
+/// The name of a lockable thing. See the module docs.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(C)]
+pub struct LockId {
+    key: u64,
+    table: u32,
+    db: u16,
+    level: Level,
+    flags: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<LockId>() == 16);
+
+/// Longest root-to-leaf path: database, table, page, row.
+pub const MAX_DEPTH: usize = 4;
+
+impl LockId {
+    /// Database `db`.
+    pub const fn database(db: u16) -> Self {
+        LockId { key: 0, table: 0, db, level: Level::Database, flags: 0 }
+    }
+
+    /// The table `t`; its parent is its database.
+    pub const fn table(t: TableId) -> Self {
+        LockId { key: 0, table: t.table, db: t.db, level: Level::Table, flags: 0 }
+    }
+
+    /// Page `page` of table `t`; its parent is the table.
+    pub const fn page(t: TableId, page: u32) -> Self {
+        LockId { key: page as u64, table: t.table, db: t.db, level: Level::Page, flags: 0 }
+    }
+
+    /// Row `key` of table `t` in an engine without pages; its parent is the table.
+    pub const fn row(t: TableId, key: u64) -> Self {
+        LockId { key, table: t.table, db: t.db, level: Level::Row, flags: 0 }
+    }
+
+    /// Row in `slot` of page `page` of table `t`; its parent is the page.
+    pub const fn paged_row(t: TableId, page: u32, slot: u32) -> Self {
+        LockId {
+            key: ((page as u64) << 32) | slot as u64,
+            table: t.table,
+            db: t.db,
+            level: Level::Row,
+            flags: PAGED,
+        }
+    }
+
+    /// The level of this lock.
+    #[inline]
+    pub const fn level(&self) -> Level {
+        self.level
+    }
+
+    /// The table this lock belongs to (`None` for a database).
+    pub const fn table_id(&self) -> Option<TableId> {
+        match self.level {
+            Level::Database => None,
+            _ => Some(TableId { db: self.db, table: self.table }),
+        }
+    }
+
+    /// The database this lock belongs to.
+    pub const fn db(&self) -> u16 {
+        self.db
+    }
+
+    /// The row key, page number or (page << 32 | slot) for paged rows; 0 above.
+    pub const fn key(&self) -> u64 {
+        self.key
+    }
+
+    /// The lock directly above this one, `None` for a database.
+    #[inline]
+    pub const fn parent(&self) -> Option<LockId> {
+        let t = TableId { db: self.db, table: self.table };
+        match self.level {
+            Level::Database => None,
+            Level::Table => Some(LockId::database(self.db)),
+            Level::Page => Some(LockId::table(t)),
+            Level::Row if self.flags & PAGED != 0 => Some(LockId::page(t, (self.key >> 32) as u32)),
+            Level::Row => Some(LockId::table(t)),
+        }
+    }
+
+    /// The path from the root down to and including this lock.
+    #[inline]
+    pub fn path(&self) -> Path {
+        let mut ids = [*self; MAX_DEPTH];
+        let mut n = 1;
+        let mut cur = *self;
+        while let Some(p) = cur.parent() {
+            ids[n] = p;
+            n += 1;
+            cur = p;
+        }
+        ids[..n].reverse();
+        Path { ids, len: n as u8 }
+    }
+
+    /// A well-mixed 64-bit hash (murmur3's fmix64 over the packed fields).
+    #[inline]
+    pub const fn hash64(&self) -> u64 {
+        let hi = ((self.table as u64) << 32)
+            | ((self.db as u64) << 16)
+            | ((self.level as u64) << 8)
+            | self.flags as u64;
+        let mut h = self.key ^ hi.rotate_left(29) ^ 0x9e37_79b9_7f4a_7c15;
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^= h >> 33;
+        h
+    }
+}
+
+impl Hash for LockId {
+    #[inline]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash64());
+    }
+}
+
+impl fmt::Debug for LockId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl fmt::Display for LockId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.level {
+            Level::Database => write!(f, "db{}", self.db),
+            Level::Table => write!(f, "db{}.t{}", self.db, self.table),
+            Level::Page => write!(f, "db{}.t{}.p{}", self.db, self.table, self.key),
+            Level::Row if self.flags & PAGED != 0 => write!(
+                f,
+                "db{}.t{}.p{}.s{}",
+                self.db,
+                self.table,
+                self.key >> 32,
+                self.key as u32
+            ),
+            Level::Row => write!(f, "db{}.t{}.r{}", self.db, self.table, self.key),
+        }
+    }
+}
+
+/// A root-to-leaf path of at most [`MAX_DEPTH`] ids, without allocation.
+#[derive(Clone, Copy, Debug)]
+pub struct Path {
+    ids: [LockId; MAX_DEPTH],
+    len: u8,
+}
+
+impl Path {
+    /// The ids, root first.
+    #[inline]
+    pub fn as_slice(&self) -> &[LockId] {
+        &self.ids[..self.len as usize]
+    }
+}
+
+/// A `Hasher` for maps keyed by [`LockId`]: it keeps the id's own
+/// [`LockId::hash64`]. Only meant for `LockId` keys (it folds other input
+/// with FNV-1a so it stays correct, if slower, for anything else).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        self.0 ^= v;
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = self.0 ^ 0xcbf2_9ce4_8422_2325;
+        for b in bytes {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// `BuildHasher` for [`IdHasher`].
+pub(crate) type IdBuildHasher = BuildHasherDefault<IdHasher>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: TableId = TableId::new(3, 7);
+
+    #[test]
+    fn parents_follow_the_hierarchy() {
+        let r = LockId::row(T, 42);
+        assert_eq!(r.parent(), Some(LockId::table(T)));
+        assert_eq!(LockId::table(T).parent(), Some(LockId::database(3)));
+        assert_eq!(LockId::database(3).parent(), None);
+        let pr = LockId::paged_row(T, 9, 5);
+        assert_eq!(pr.parent(), Some(LockId::page(T, 9)));
+        assert_eq!(LockId::page(T, 9).parent(), Some(LockId::table(T)));
+        assert_eq!(pr.path().as_slice(), &[LockId::database(3), LockId::table(T), LockId::page(T, 9), pr]);
+        assert_eq!(r.path().as_slice().len(), 3);
+        assert_eq!(LockId::database(1).path().as_slice(), &[LockId::database(1)]);
+    }
+
+    #[test]
+    fn ids_are_distinct_and_small() {
+        assert_eq!(std::mem::size_of::<LockId>(), 16);
+        assert_ne!(LockId::row(T, 1), LockId::page(T, 1));
+        assert_ne!(LockId::row(T, 9 << 32 | 5), LockId::paged_row(T, 9, 5));
+        assert_ne!(LockId::row(T, 1).hash64(), LockId::row(T, 2).hash64());
+        assert_eq!(LockId::paged_row(T, 9, 5).to_string(), "db3.t7.p9.s5");
+    }
+
+    #[test]
+    fn hash_spreads_consecutive_rows() {
+        // Consecutive keys must not pile into few buckets of a 1024-way table.
+        let mut buckets = vec![0u32; 1024];
+        for k in 0..100_000u64 {
+            buckets[(LockId::row(T, k).hash64() & 1023) as usize] += 1;
+        }
+        let max = *buckets.iter().max().unwrap();
+        assert!(max < 160, "worst bucket holds {max} of ~98");
+    }
+}

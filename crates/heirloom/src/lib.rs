@@ -1,0 +1,53 @@
+//! heirloom: a lock manager for multicore OLTP engines.
+//!
+//! Hierarchical two-phase locking (IS, IX, S, SIX, X) over a lock table of
+//! your choice, with upgrades, waiting, deadlock handling and conflict
+//! policies, monitoring and per-agent statistics.
+//!
+//! ```
+//! use heirloom::{LockId, LockManager, Mode, TableId, TableKind, ConflictPolicy};
+//!
+//! const SUBSCRIBER: TableId = TableId::new(0, 1);
+//! let lm = LockManager::builder().table(TableKind::Latched).conflicts(ConflictPolicy::Detect).build();
+//! let mut agent = lm.agent(); // one per worker thread
+//! let mut txn = agent.begin();
+//! txn.lock(LockId::row(SUBSCRIBER, 42), Mode::S)?; // IS on table and database first
+//! assert_eq!(txn.held_mode(LockId::table(SUBSCRIBER)), Some(Mode::IS));
+//! txn.commit()?;
+//! let n = agent.run(|txn| {
+//!     txn.lock(LockId::row(SUBSCRIBER, 7), Mode::X)?;
+//!     Ok::<_, heirloom::LockError>(1)
+//! })?;
+//! assert_eq!(n, 1);
+//! assert!(lm.snapshot().is_empty());
+//! # Ok::<(), heirloom::LockError>(())
+//! ```
+//!
+//! The maintainers' guide is `crates/heirloom/README.md`.
+
+#![warn(unsafe_op_in_unsafe_fn, missing_docs)]
+
+mod agent;
+mod deadlock;
+mod error;
+mod gate;
+mod id;
+mod manager;
+mod mode;
+mod monitor;
+mod queue;
+mod request;
+mod stats;
+mod sync;
+mod table;
+mod txn;
+
+pub use agent::Agent;
+pub use error::{Cycle, LockError, Restart, TxnId, WaitEdge};
+pub use id::{Level, LockId, MAX_DEPTH, Path, TableId};
+pub use manager::{Builder, ConflictPolicy, LockManager};
+pub use mode::{ALL_MODES, COMPATIBLE, MODE_COUNT, Mode, SUPREMUM};
+pub use monitor::{Holder, LockInfo, Snapshot, Waiter};
+pub use stats::Stats;
+pub use table::TableKind;
+pub use txn::Transaction;

@@ -1,0 +1,259 @@
+//! Lock modes, their compatibility matrix and their supremum (join) table.
+//!
+//! Hierarchical locking (Gray et al.): intention modes IS and IX announce
+//! S or X locks further down the hierarchy; SIX is S on the whole subtree plus
+//! the intention to X-lock parts of it.
+
+use std::fmt;
+
+/// A lock mode.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Mode {
+    /// No lock. Never granted; the identity of [`Mode::join`].
+    NL = 0,
+    /// Intention shared: S locks will be taken below.
+    IS = 1,
+    /// Intention exclusive: X (or S) locks will be taken below.
+    IX = 2,
+    /// Shared.
+    S = 3,
+    /// Shared with intention exclusive: S on the subtree, X below.
+    SIX = 4,
+    /// Exclusive.
+    X = 5,
+}
+
+/// Number of modes, the side of the tables below.
+pub const MODE_COUNT: usize = 6;
+
+use Mode::*;
+
+/// `COMPATIBLE[a][b]`: may one transaction hold `a` while another holds `b`?
+/// Symmetric (tested).
+#[rustfmt::skip]
+pub const COMPATIBLE: [[bool; MODE_COUNT]; MODE_COUNT] = [
+    //          NL     IS     IX     S      SIX    X
+    /* NL  */ [true,  true,  true,  true,  true,  true ], // NL conflicts with nothing
+    /* IS  */ [true,  true,  true,  true,  true,  false], // IS conflicts only with X
+    /* IX  */ [true,  true,  true,  false, false, false], // IX: readers of the whole subtree block it
+    /* S   */ [true,  true,  false, true,  false, false], // S: any writer below blocks it
+    /* SIX */ [true,  true,  false, false, false, false], // SIX: only IS may join it
+    /* X   */ [true,  false, false, false, false, false], // X: nothing but NL
+];
+
+/// `SUPREMUM[a][b]`: the weakest mode at least as strong as both (the join in
+/// the mode lattice NL < IS < {IX, S} < SIX < X). Used for conversions:
+/// holding IX and asking for S yields SIX.
+#[rustfmt::skip]
+pub const SUPREMUM: [[Mode; MODE_COUNT]; MODE_COUNT] = [
+    //          NL   IS   IX   S    SIX  X
+    /* NL  */ [NL,  IS,  IX,  S,   SIX, X],
+    /* IS  */ [IS,  IS,  IX,  S,   SIX, X],
+    /* IX  */ [IX,  IX,  IX,  SIX, SIX, X],
+    /* S   */ [S,   S,   SIX, S,   SIX, X],
+    /* SIX */ [SIX, SIX, SIX, SIX, SIX, X],
+    /* X   */ [X,   X,   X,   X,   X,   X],
+];
+
+/// Every mode, in declaration order.
+pub const ALL_MODES: [Mode; MODE_COUNT] = [NL, IS, IX, S, SIX, X];
+
+impl Mode {
+    /// May this mode be held by one transaction while another holds `other`?
+    #[inline]
+    pub const fn compatible(self, other: Mode) -> bool {
+        COMPATIBLE[self as usize][other as usize]
+    }
+
+    /// The weakest mode that is at least as strong as both.
+    #[inline]
+    pub const fn join(self, other: Mode) -> Mode {
+        SUPREMUM[self as usize][other as usize]
+    }
+
+    /// Does holding `self` already give everything `other` asks for?
+    #[inline]
+    pub const fn covers(self, other: Mode) -> bool {
+        self.join(other) as u8 == self as u8
+    }
+
+    /// The intention mode a parent must hold before a child is locked in `self`.
+    #[inline]
+    pub const fn intention(self) -> Mode {
+        match self {
+            NL => NL,
+            IS | S => IS,
+            IX | SIX | X => IX,
+        }
+    }
+
+    /// Does holding `self` on a lock implicitly grant `child` on every
+    /// descendant (so no descendant lock need be taken)? S and SIX cover
+    /// shared descendants, X covers all.
+    #[inline]
+    pub const fn covers_descendants(self, child: Mode) -> bool {
+        match self {
+            X => true,
+            S | SIX => matches!(child, IS | S),
+            _ => false,
+        }
+    }
+
+    /// Is this a shared mode (IS, IX, S): the modes speculative lock
+    /// inheritance may pass on.
+    #[inline]
+    pub const fn is_shared(self) -> bool {
+        matches!(self, IS | IX | S)
+    }
+
+    #[inline]
+    pub(crate) const fn from_u8(v: u8) -> Mode {
+        match v {
+            1 => IS,
+            2 => IX,
+            3 => S,
+            4 => SIX,
+            5 => X,
+            _ => NL,
+        }
+    }
+
+    /// The name as the literature writes it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            NL => "NL",
+            IS => "IS",
+            IX => "IX",
+            S => "S",
+            SIX => "SIX",
+            X => "X",
+        }
+    }
+}
+
+impl fmt::Debug for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Per-mode counts of granted requests on one lock; the group mode is the
+/// join of every mode with a non-zero count.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct ModeCounts([u32; MODE_COUNT]);
+
+impl ModeCounts {
+    #[inline]
+    pub(crate) fn add(&mut self, m: Mode) {
+        self.0[m as usize] += 1;
+    }
+
+    #[inline]
+    pub(crate) fn remove(&mut self, m: Mode) {
+        debug_assert!(self.0[m as usize] > 0, "granted count underflow for {m}");
+        self.0[m as usize] -= 1;
+    }
+
+    /// Join of all granted modes.
+    #[inline]
+    pub(crate) fn group(&self) -> Mode {
+        self.group_without(NL)
+    }
+
+    /// Join of all granted modes with one grant of `own` left out (the group
+    /// a converting holder must be compatible with).
+    #[inline]
+    pub(crate) fn group_without(&self, own: Mode) -> Mode {
+        let mut g = NL;
+        for m in ALL_MODES {
+            let mut n = self.0[m as usize];
+            if m == own && own != NL {
+                n -= 1;
+            }
+            if n > 0 {
+                g = g.join(m);
+            }
+        }
+        g
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matrix_is_symmetric() {
+        for a in ALL_MODES {
+            for b in ALL_MODES {
+                assert_eq!(a.compatible(b), b.compatible(a), "{a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn supremum_is_a_join() {
+        for a in ALL_MODES {
+            assert_eq!(a.join(a), a);
+            assert_eq!(a.join(NL), a);
+            for b in ALL_MODES {
+                let j = a.join(b);
+                assert_eq!(j, b.join(a), "commutative {a} {b}");
+                assert!(j.covers(a) && j.covers(b), "{j} covers {a} and {b}");
+                for c in ALL_MODES {
+                    assert_eq!(a.join(b).join(c), a.join(b.join(c)), "associative");
+                }
+            }
+        }
+    }
+
+    /// The two tables agree: the join conflicts with exactly what either
+    /// operand conflicts with (PostgreSQL checks its LockConflicts[] alike).
+    #[test]
+    fn supremum_agrees_with_matrix() {
+        for a in ALL_MODES {
+            for b in ALL_MODES {
+                let j = a.join(b);
+                for c in ALL_MODES {
+                    assert_eq!(j.compatible(c), a.compatible(c) && b.compatible(c), "{a}+{b}={j} vs {c}");
+                }
+            }
+        }
+        assert_eq!(IX.join(S), SIX);
+    }
+
+    #[test]
+    fn stronger_modes_conflict_with_more() {
+        for a in ALL_MODES {
+            for b in ALL_MODES {
+                if a.covers(b) {
+                    for c in ALL_MODES {
+                        assert!(!a.compatible(c) || b.compatible(c), "{a} covers {b} but {c}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn counts_give_group_mode() {
+        let mut c = ModeCounts::default();
+        assert_eq!(c.group(), NL);
+        c.add(IS);
+        c.add(IX);
+        assert_eq!(c.group(), IX);
+        assert_eq!(c.group_without(IX), IS);
+        c.add(S);
+        assert_eq!(c.group(), SIX);
+        c.remove(IX);
+        assert_eq!(c.group(), S);
+        assert_eq!(Mode::from_u8(X as u8), X);
+    }
+}

@@ -1,0 +1,110 @@
+//! Monitoring: a snapshot of every lock with its holders and waiters, the
+//! way PostgreSQL's pg_locks view shows them.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::error::TxnId;
+use crate::id::LockId;
+use crate::mode::Mode;
+
+/// A transaction holding a lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Holder {
+    /// The transaction.
+    pub txn: TxnId,
+    /// The mode it holds.
+    pub mode: Mode,
+}
+
+/// A transaction waiting for a lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Waiter {
+    /// The transaction.
+    pub txn: TxnId,
+    /// The mode it waits for (a conversion's target mode).
+    pub mode: Mode,
+    /// For a conversion, the mode it already holds (it is also listed among
+    /// the holders).
+    pub converting_from: Option<Mode>,
+    /// How long it has been waiting.
+    pub waited: Duration,
+}
+
+/// One lock with live requests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockInfo {
+    /// The lock.
+    pub lock: LockId,
+    /// The join of the granted modes.
+    pub group: Mode,
+    /// Granted requests, in queue order.
+    pub holders: Vec<Holder>,
+    /// Waiting requests, in queue order.
+    pub waiters: Vec<Waiter>,
+}
+
+/// Every lock with live requests. Each lock is read under its own latch, one
+/// at a time, so the snapshot is consistent per lock, not across locks.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The locks, sorted by id.
+    pub locks: Vec<LockInfo>,
+}
+
+impl Snapshot {
+    /// The entry of `lock`, if it has live requests.
+    pub fn lock(&self, lock: LockId) -> Option<&LockInfo> {
+        self.locks.iter().find(|l| l.lock == lock)
+    }
+
+    /// No lock has a live request.
+    pub fn is_empty(&self) -> bool {
+        self.locks.is_empty()
+    }
+}
+
+impl fmt::Display for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{:<24} {:<5} {:<6} {:<10} {:<5} {:>12}", "lock", "group", "state", "txn", "mode", "waited")?;
+        for l in &self.locks {
+            for h in &l.holders {
+                writeln!(f, "{:<24} {:<5} {:<6} {:<10} {:<5} {:>12}", l.lock.to_string(), l.group.name(), "held", h.txn.to_string(), h.mode.name(), "")?;
+            }
+            for w in &l.waiters {
+                writeln!(
+                    f,
+                    "{:<24} {:<5} {:<6} {:<10} {:<5} {:>12}",
+                    l.lock.to_string(),
+                    l.group.name(),
+                    "wait",
+                    w.txn.to_string(),
+                    w.mode.name(),
+                    format!("{:?}", w.waited)
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Builds a [`LockInfo`] from a queue (called under the queue's latch).
+pub(crate) fn describe(q: &crate::queue::Queue, now_ns: u64) -> LockInfo {
+    use crate::request::{CONVERTING, GRANTED, WAITING};
+    use crate::sync::Ordering;
+    let mut info = LockInfo { lock: q.id, group: q.group(), holders: Vec::new(), waiters: Vec::new() };
+    q.for_each(|r| {
+        let status = r.status.load(Ordering::Relaxed);
+        let waited = || Duration::from_nanos(now_ns.saturating_sub(r.since.load(Ordering::Relaxed)));
+        match status {
+            GRANTED => info.holders.push(Holder { txn: r.txn(), mode: r.mode() }),
+            CONVERTING => {
+                info.holders.push(Holder { txn: r.txn(), mode: r.mode() });
+                info.waiters.push(Waiter { txn: r.txn(), mode: r.want(), converting_from: Some(r.mode()), waited: waited() });
+            }
+            WAITING => info.waiters.push(Waiter { txn: r.txn(), mode: r.want(), converting_from: None, waited: waited() }),
+            _ => {}
+        }
+    });
+    info
+}

@@ -1,0 +1,315 @@
+//! The request queue of one lock (a "lock head" in Shore-MT's words).
+//!
+//! Every lock table keeps one `Queue` per lock with live requests and runs
+//! these functions under whatever latch guards that queue. The grant rules:
+//!
+//! * A conversion (a holder asking for a stronger mode) is granted when its
+//!   target mode is compatible with every *other* granted mode. Waiting
+//!   conversions are served before any new request.
+//! * A new request is granted when it is compatible with the granted group
+//!   and with every request waiting ahead of it (pending conversions count
+//!   as ahead of everything). So an X waiting behind IS holders stops the
+//!   stream of later IS/IX requests: X cannot starve.
+//! * After a release or cancel, waiters are granted in queue order by the
+//!   same rule.
+//!
+//! `compatible(a ⊔ b, c) == compatible(a, c) && compatible(b, c)` (tested in
+//! `mode.rs`), so "compatible with each of several modes" is checked against
+//! their join.
+
+use crate::error::TxnId;
+use crate::id::LockId;
+use crate::mode::{Mode, ModeCounts};
+use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING};
+use crate::sync::Ordering;
+
+/// A request that stands in another's way (for deadlock handling).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Blocker {
+    pub(crate) txn: TxnId,
+    pub(crate) agent: u32,
+    pub(crate) ts: u64,
+}
+
+/// What an acquisition or conversion attempt did.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Outcome {
+    /// Granted at once.
+    Granted,
+    /// Linked as WAITING/CONVERTING; the owner must wait.
+    Waiting,
+    /// Not grantable and the caller asked not to wait; nothing was linked
+    /// (a refused conversion keeps its old mode). One transaction in the way.
+    Refused(Blocker),
+}
+
+/// What cancelling a waiting request found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cancel {
+    /// It had been granted meanwhile; nothing was undone.
+    WasGranted,
+    /// A waiting new request was unlinked / a conversion fell back to its old mode.
+    Cancelled,
+}
+
+/// The queue of one lock.
+#[derive(Debug)]
+pub(crate) struct Queue {
+    pub(crate) id: LockId,
+    /// Requests in arrival order.
+    reqs: Vec<ReqPtr>,
+    /// Granted modes (converting requests count with their old mode).
+    granted: ModeCounts,
+    /// WAITING plus CONVERTING requests.
+    waiting: u32,
+}
+
+impl Queue {
+    pub(crate) fn new(id: LockId) -> Self {
+        Queue { id, reqs: Vec::new(), granted: ModeCounts::default(), waiting: 0 }
+    }
+
+    /// No request is linked: the queue may be reused for another lock.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.reqs.is_empty()
+    }
+
+    /// The join of the granted modes.
+    pub(crate) fn group(&self) -> Mode {
+        self.granted.group()
+    }
+
+    /// Links `r`, asked by `txn` (age `ts`) in `mode`, and grants it if the
+    /// rules allow. With `may_wait == false` a request that cannot be
+    /// granted is not linked.
+    #[inline]
+    pub(crate) fn acquire(&mut self, r: ReqPtr, mode: Mode, may_wait: bool) -> Outcome {
+        let q = r.get();
+        let ahead = if self.waiting == 0 { Mode::NL } else { self.waiting_join(self.reqs.len()) };
+        if mode.compatible(self.granted.group()) && mode.compatible(ahead) {
+            q.mode.store(mode as u8, Ordering::Relaxed);
+            q.status.store(GRANTED, Ordering::Relaxed);
+            self.granted.add(mode);
+            self.reqs.push(r);
+            return Outcome::Granted;
+        }
+        if !may_wait {
+            return Outcome::Refused(self.first_blocker(mode, self.reqs.len(), None));
+        }
+        q.mode.store(Mode::NL as u8, Ordering::Relaxed);
+        q.want.store(mode as u8, Ordering::Relaxed);
+        q.status.store(WAITING, Ordering::Relaxed);
+        self.waiting += 1;
+        self.reqs.push(r);
+        Outcome::Waiting
+    }
+
+    /// Converts the granted request `r` to `to` (already joined with its
+    /// mode). Granting a conversion may put new holders in front of waiters,
+    /// so their owners are woken (`wake`) to re-run their conflict policy.
+    pub(crate) fn convert(&mut self, r: ReqPtr, to: Mode, may_wait: bool, wake: &mut Vec<ReqPtr>) -> Outcome {
+        let q = r.get();
+        let held = q.mode();
+        debug_assert_eq!(q.status.load(Ordering::Relaxed), GRANTED);
+        if to.compatible(self.granted.group_without(held)) {
+            self.granted.remove(held);
+            self.granted.add(to);
+            q.mode.store(to as u8, Ordering::Relaxed);
+            self.notify_waiters(wake);
+            return Outcome::Granted;
+        }
+        if !may_wait {
+            let idx = self.index_of(r);
+            return Outcome::Refused(self.first_blocker(to, idx, Some(r)));
+        }
+        q.want.store(to as u8, Ordering::Relaxed);
+        q.status.store(CONVERTING, Ordering::Relaxed);
+        self.waiting += 1;
+        Outcome::Waiting
+    }
+
+    /// Unlinks the granted request `r` and grants whoever can now proceed.
+    pub(crate) fn release(&mut self, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+        let idx = self.index_of(r);
+        let q = r.get();
+        debug_assert_eq!(q.status.load(Ordering::Relaxed), GRANTED);
+        self.granted.remove(q.mode());
+        self.reqs.remove(idx);
+        if self.waiting > 0 {
+            self.grant_waiters(wake);
+        }
+    }
+
+    /// Withdraws the waiting request `r` (timeout, deadlock victim, died,
+    /// wounded), unless it was granted meanwhile.
+    pub(crate) fn cancel(&mut self, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+        let q = r.get();
+        match q.status.load(Ordering::Relaxed) {
+            WAITING => {
+                let idx = self.index_of(r);
+                self.reqs.remove(idx);
+            }
+            CONVERTING => {
+                q.want.store(q.mode.load(Ordering::Relaxed), Ordering::Relaxed);
+                q.status.store(GRANTED, Ordering::Relaxed);
+            }
+            _ => return Cancel::WasGranted,
+        }
+        self.waiting -= 1;
+        // A waiter ahead of others may have been what blocked them.
+        if self.waiting > 0 {
+            self.grant_waiters(wake);
+        }
+        Cancel::Cancelled
+    }
+
+    /// The transactions whose requests keep the waiting `r` from being
+    /// granted; `false` if `r` is no longer waiting here.
+    pub(crate) fn blockers(&self, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+        let Some(idx) = self.reqs.iter().position(|&x| x == r) else { return false };
+        let q = r.get();
+        let status = q.status.load(Ordering::Relaxed);
+        if status == GRANTED {
+            return false;
+        }
+        let want = q.want();
+        for (i, &o) in self.reqs.iter().enumerate() {
+            if o == r {
+                continue;
+            }
+            let oq = o.get();
+            let os = oq.status.load(Ordering::Relaxed);
+            let in_way = match os {
+                // Holders: their granted mode.
+                GRANTED => !want.compatible(oq.mode()),
+                // A converting holder: its granted mode, and for new requests
+                // also its target (conversions are served first).
+                CONVERTING => {
+                    !want.compatible(oq.mode()) || (status == WAITING && !want.compatible(oq.want()))
+                }
+                // New requests ahead of a new request.
+                _ => status == WAITING && i < idx && !want.compatible(oq.want()),
+            };
+            if in_way {
+                out.push(Blocker { txn: oq.txn(), agent: oq.agent, ts: oq.ts.load(Ordering::Relaxed) });
+            }
+        }
+        true
+    }
+
+    /// Calls `f` for every linked request (monitoring).
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&crate::request::Request)) {
+        for r in &self.reqs {
+            f(r.get());
+        }
+    }
+
+    #[inline]
+    fn index_of(&self, r: ReqPtr) -> usize {
+        // Queues are short (one entry per transaction interested in this
+        // lock); recently granted requests sit near the end.
+        match self.reqs.iter().rposition(|&x| x == r) {
+            Some(i) => i,
+            None => unreachable!("request not linked to lock {}", self.id),
+        }
+    }
+
+    /// Join of the modes wanted by conversions and by waiters before `upto`.
+    fn waiting_join(&self, upto: usize) -> Mode {
+        let mut j = Mode::NL;
+        for (i, r) in self.reqs.iter().enumerate() {
+            let q = r.get();
+            match q.status.load(Ordering::Relaxed) {
+                CONVERTING => j = j.join(q.want()),
+                WAITING if i < upto => j = j.join(q.want()),
+                _ => {}
+            }
+        }
+        j
+    }
+
+    fn first_blocker(&self, want: Mode, upto: usize, own: Option<ReqPtr>) -> Blocker {
+        for (i, &r) in self.reqs.iter().enumerate() {
+            if Some(r) == own {
+                continue;
+            }
+            let q = r.get();
+            let in_way = match q.status.load(Ordering::Relaxed) {
+                GRANTED => !want.compatible(q.mode()),
+                CONVERTING => !want.compatible(q.mode()) || !want.compatible(q.want()),
+                _ => i < upto && !want.compatible(q.want()),
+            };
+            if in_way {
+                return Blocker { txn: q.txn(), agent: q.agent, ts: q.ts.load(Ordering::Relaxed) };
+            }
+        }
+        unreachable!("a refused request on {} has a blocker", self.id)
+    }
+
+    /// Grants conversions first, then waiters in order, as the rules allow.
+    fn grant_waiters(&mut self, wake: &mut Vec<ReqPtr>) {
+        let mut converted = false;
+        // Conversions.
+        for &r in &self.reqs {
+            let q = r.get();
+            if q.status.load(Ordering::Relaxed) != CONVERTING {
+                continue;
+            }
+            let (held, want) = (q.mode(), q.want());
+            if want.compatible(self.granted.group_without(held)) {
+                self.granted.remove(held);
+                self.granted.add(want);
+                q.mode.store(want as u8, Ordering::Relaxed);
+                // Release: pairs with the owner's Acquire in `Request::status`.
+                q.status.store(GRANTED, Ordering::Release);
+                self.waiting -= 1;
+                wake.push(r);
+                converted = true;
+            }
+        }
+        // New requests, in order: each must be compatible with the group and
+        // with everything still waiting ahead of it.
+        let mut ahead = Mode::NL;
+        for &r in &self.reqs {
+            let q = r.get();
+            match q.status.load(Ordering::Relaxed) {
+                CONVERTING => ahead = ahead.join(q.want()),
+                WAITING => {
+                    let want = q.want();
+                    if want.compatible(self.granted.group()) && want.compatible(ahead) {
+                        self.granted.add(want);
+                        q.mode.store(want as u8, Ordering::Relaxed);
+                        // Release: pairs with the owner's Acquire in `Request::status`.
+                        q.status.store(GRANTED, Ordering::Release);
+                        self.waiting -= 1;
+                        wake.push(r);
+                    } else {
+                        ahead = ahead.join(want);
+                    }
+                }
+                _ => {}
+            }
+            if self.waiting == 0 {
+                break;
+            }
+        }
+        if converted {
+            self.notify_waiters(wake);
+        }
+    }
+
+    /// Wakes every waiter so that it re-runs its conflict policy (used when
+    /// a conversion was granted in front of them).
+    fn notify_waiters(&self, wake: &mut Vec<ReqPtr>) {
+        if self.waiting == 0 {
+            return;
+        }
+        for &r in &self.reqs {
+            let s = r.get().status.load(Ordering::Relaxed);
+            if s == WAITING || s == CONVERTING {
+                wake.push(r);
+            }
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! Request nodes: one transaction's interest in one lock.
+//!
+//! A request is allocated by its agent, kept in the agent's pool between
+//! uses (no allocation on the granted path once warm), and lent to a lock
+//! queue while it is linked there. Fields other than `status` are read and
+//! written only under the latch of the lock the request is linked to; they
+//! are relaxed atomics so that the node can be shared without `unsafe`
+//! field access. `status` is also read by its waiting owner without the
+//! latch (that is how a grant reaches a parked thread).
+
+use std::ptr::NonNull;
+
+use crate::error::TxnId;
+use crate::mode::Mode;
+use crate::sync::{AtomicU8, AtomicU64, Ordering};
+
+/// `status`: granted; `mode` is held.
+pub(crate) const GRANTED: u8 = 1;
+/// `status`: a new request waiting for `want`; holds nothing yet.
+pub(crate) const WAITING: u8 = 2;
+/// `status`: holds `mode`, waiting to convert to `want`.
+pub(crate) const CONVERTING: u8 = 3;
+
+// State table of `status` (who moves it):
+//   (acquire, grantable)      -> GRANTED      requester, under the latch
+//   (acquire, blocked)        -> WAITING      requester, under the latch
+//   GRANTED  -> CONVERTING                    owner, under the latch
+//   WAITING | CONVERTING -> GRANTED           whoever holds the latch when it
+//                                             becomes grantable (a releaser,
+//                                             a canceller), Release store that
+//                                             pairs with the owner's Acquire
+//                                             load in `Transaction::wait`
+//   WAITING  -> (unlinked)                    owner cancelling, under the latch
+//   CONVERTING -> GRANTED (old mode)          owner cancelling, under the latch
+//   GRANTED -> (unlinked)                     owner releasing, under the latch
+
+/// One request. See the module docs for which latch guards what.
+#[derive(Debug)]
+pub(crate) struct Request {
+    pub(crate) status: AtomicU8,
+    /// Granted mode (NL while WAITING).
+    pub(crate) mode: AtomicU8,
+    /// Requested mode while WAITING or CONVERTING.
+    pub(crate) want: AtomicU8,
+    /// Owning transaction.
+    pub(crate) txn: AtomicU64,
+    /// The owner's age for wait-die and wound-wait (smaller is older).
+    pub(crate) ts: AtomicU64,
+    /// When it started waiting, in nanoseconds since the manager was built.
+    pub(crate) since: AtomicU64,
+    /// Registry index of the owning agent (fixed for the node's life).
+    pub(crate) agent: u32,
+}
+
+impl Request {
+    pub(crate) fn new(agent: u32) -> Self {
+        Request {
+            status: AtomicU8::new(0),
+            mode: AtomicU8::new(0),
+            want: AtomicU8::new(0),
+            txn: AtomicU64::new(0),
+            ts: AtomicU64::new(0),
+            since: AtomicU64::new(0),
+            agent,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn mode(&self) -> Mode {
+        Mode::from_u8(self.mode.load(Ordering::Relaxed))
+    }
+
+    #[inline]
+    pub(crate) fn want(&self) -> Mode {
+        Mode::from_u8(self.want.load(Ordering::Relaxed))
+    }
+
+    #[inline]
+    pub(crate) fn txn(&self) -> TxnId {
+        TxnId(self.txn.load(Ordering::Relaxed))
+    }
+
+    #[inline]
+    pub(crate) fn status(&self) -> u8 {
+        // Acquire: pairs with the Release store of GRANTED by the granter, so
+        // that an owner who sees GRANTED without the latch also sees the
+        // `mode` written before it.
+        self.status.load(Ordering::Acquire)
+    }
+}
+
+/// A pointer to a request node owned by an agent's pool.
+///
+/// Dereferenced only while the node is linked into a lock queue (under that
+/// lock's latch) or by its owning agent; agents free their nodes only when
+/// they are dropped, after every request has been unlinked.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct ReqPtr(NonNull<Request>);
+
+// SAFETY: a `Request` is all atomics plus a constant; sharing a pointer to it
+// across threads is sound as long as it is alive, which the ownership rule
+// above guarantees for every dereference.
+unsafe impl Send for ReqPtr {}
+// SAFETY: as above.
+unsafe impl Sync for ReqPtr {}
+
+impl ReqPtr {
+    pub(crate) fn alloc(agent: u32) -> Self {
+        ReqPtr(NonNull::from(Box::leak(Box::new(Request::new(agent)))))
+    }
+
+    /// Frees the node.
+    ///
+    /// # Safety
+    /// The node must come from [`ReqPtr::alloc`], be linked nowhere, and no
+    /// copy of the pointer may be used afterwards.
+    pub(crate) unsafe fn free(self) {
+        // SAFETY: allocated by `Box` in `alloc`; the caller guarantees it is
+        // unlinked and not used again.
+        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+    }
+
+    /// The node's address, used as its parking key.
+    #[inline]
+    pub(crate) fn key(self) -> usize {
+        self.0.as_ptr() as usize
+    }
+
+    #[inline]
+    pub(crate) fn get(&self) -> &Request {
+        // SAFETY: see the type's docs: every holder of a `ReqPtr` calls this
+        // only while the node is linked under a latch it holds, or as the
+        // owning agent, and nodes outlive both.
+        unsafe { self.0.as_ref() }
+    }
+}

@@ -1,0 +1,114 @@
+//! Statistics: kept per agent by its own thread, merged only when read.
+//!
+//! Each counter has a single writer (the agent's thread), so it is bumped
+//! with a relaxed load and store, not a locked read-modify-write, and it
+//! lives in the agent's own cache-padded block: no shared cache line is
+//! written per operation. Readers see each counter at some recent value.
+
+use crate::sync::{AtomicU64, Ordering};
+
+/// A counter written by one thread and read by any.
+#[derive(Default, Debug)]
+pub(crate) struct Counter(AtomicU64);
+
+impl Counter {
+    #[inline]
+    pub(crate) fn bump(&self) {
+        self.add(1);
+    }
+
+    #[inline]
+    pub(crate) fn add(&self, n: u64) {
+        // Relaxed: single writer (the owning agent's thread); readers only
+        // want a recent value, and no other access is ordered by it.
+        self.0.store(self.0.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+    }
+
+    #[inline]
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+macro_rules! stats {
+    ($($(#[$doc:meta])* $name:ident,)*) => {
+        /// The counters of one agent (live, single-writer).
+        #[derive(Default, Debug)]
+        pub(crate) struct AgentCounters {
+            $(pub(crate) $name: Counter,)*
+        }
+
+        impl AgentCounters {
+            pub(crate) fn read(&self) -> Stats {
+                Stats { $($name: self.$name.get(),)* }
+            }
+        }
+
+        /// A snapshot of lock manager statistics (of one agent, or merged).
+        #[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub struct Stats {
+            $($(#[$doc])* pub $name: u64,)*
+        }
+
+        impl Stats {
+            /// Adds `other` into `self`.
+            pub fn merge(&mut self, other: &Stats) {
+                $(self.$name += other.$name;)*
+            }
+
+            /// `self - earlier`, counter by counter (for measuring an interval).
+            pub fn since(&self, earlier: &Stats) -> Stats {
+                Stats { $($name: self.$name.wrapping_sub(earlier.$name),)* }
+            }
+
+            /// Every counter with its name, in declaration order.
+            pub fn fields(&self) -> Vec<(&'static str, u64)> {
+                vec![$((stringify!($name), self.$name),)*]
+            }
+        }
+    };
+}
+
+stats! {
+    /// Transactions begun.
+    begun,
+    /// Transactions committed.
+    committed,
+    /// Transactions aborted (by the caller, by drop, or after an error).
+    aborted,
+    /// `lock()` calls, including the intention locks taken on ancestors.
+    lock_requests,
+    /// Requests answered by the transaction's lock cache (already held, or
+    /// covered by an ancestor's S/SIX/X) without touching the lock table.
+    cache_hits,
+    /// Operations on the lock table: acquisitions, conversions, releases.
+    table_ops,
+    /// Acquisitions and conversions granted without waiting.
+    immediate_grants,
+    /// Requests that had to wait.
+    waits,
+    /// Latch acquisitions that found the latch held.
+    latch_contended,
+    /// Deadlocks in which this agent's transaction was the victim.
+    deadlocks,
+    /// Requests that timed out.
+    timeouts,
+    /// Requests refused at once by the no-wait policy.
+    would_block,
+    /// Wait-die: requests that died.
+    died,
+    /// Wound-wait: transactions of this agent that were wounded.
+    wounded,
+    /// Restarts performed by `Agent::run`.
+    restarts,
+    /// Transactions `Agent::run` ran in exclusive mode.
+    exclusive_runs,
+}
+
+impl Stats {
+    /// Lock-table operations per committed transaction.
+    pub fn table_ops_per_commit(&self) -> f64 {
+        self.table_ops as f64 / self.committed.max(1) as f64
+    }
+}

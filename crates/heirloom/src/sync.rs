@@ -1,0 +1,86 @@
+//! The one place that names the synchronisation primitives.
+//!
+//! Under `--cfg heirloom_loom` every atomic, fence and `Arc` comes from loom,
+//! and blocking turns into a yield loop that loom can explore; otherwise they
+//! come from `std` and blocking parks the thread through `parking_lot_core`.
+//! No other file imports `std::sync::atomic` (the crossbeam/tokio pattern).
+
+#[cfg(heirloom_loom)]
+pub(crate) use loom::sync::Arc;
+#[cfg(heirloom_loom)]
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence};
+
+#[cfg(not(heirloom_loom))]
+pub(crate) use std::sync::Arc;
+#[cfg(not(heirloom_loom))]
+#[allow(unused_imports)]
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence};
+
+use std::time::Instant;
+
+/// Outcome of [`wait_while`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wake {
+    /// Woken by [`wake_all`] / [`wake_one`], or the condition was already false.
+    Woken,
+    /// The deadline passed.
+    TimedOut,
+}
+
+/// Blocks the calling thread on `key` while `cond()` holds, until a waker
+/// calls [`wake_all`]/[`wake_one`] with the same key or `deadline` passes.
+///
+/// `cond` is evaluated under parking_lot's queue lock, so a waker that makes
+/// `cond` false *before* calling `wake_*` can never be missed: either `cond`
+/// already sees the change, or the thread is queued before the wake runs.
+/// Spurious returns are possible; callers loop.
+///
+/// `key` must be the address of an object the caller owns for the duration
+/// of the wait (a request node, the exclusive gate).
+#[cfg(not(heirloom_loom))]
+#[inline]
+pub(crate) fn wait_while(key: usize, cond: impl FnOnce() -> bool, deadline: Option<Instant>) -> Wake {
+    // SAFETY: `key` is the address of a heirloom-owned object (see the
+    // callers), so no other parking_lot primitive uses it; `cond` only loads
+    // atomics (it cannot unwind or call into parking_lot).
+    let r = unsafe {
+        parking_lot_core::park(
+            key,
+            cond,
+            || {},
+            |_, _| {},
+            parking_lot_core::DEFAULT_PARK_TOKEN,
+            deadline,
+        )
+    };
+    match r {
+        parking_lot_core::ParkResult::TimedOut => Wake::TimedOut,
+        _ => Wake::Woken,
+    }
+}
+
+/// Wakes every thread blocked in [`wait_while`] on `key`.
+#[cfg(not(heirloom_loom))]
+#[inline]
+pub(crate) fn wake_all(key: usize) {
+    // SAFETY: keys are addresses of heirloom-owned objects; a stale key (the
+    // object was reused) only causes a spurious wake-up, which every waiter
+    // tolerates by re-checking its condition.
+    unsafe {
+        parking_lot_core::unpark_all(key, parking_lot_core::DEFAULT_UNPARK_TOKEN);
+    }
+}
+
+/// Loom stand-in: yield until `cond` is false (or pretend the deadline passed).
+#[cfg(heirloom_loom)]
+pub(crate) fn wait_while(_key: usize, cond: impl FnOnce() -> bool, deadline: Option<Instant>) -> Wake {
+    if !cond() {
+        return Wake::Woken;
+    }
+    loom::thread::yield_now();
+    if deadline.is_some() { Wake::TimedOut } else { Wake::Woken }
+}
+
+/// Loom stand-in: waiters poll, so waking is a no-op.
+#[cfg(heirloom_loom)]
+pub(crate) fn wake_all(_key: usize) {}

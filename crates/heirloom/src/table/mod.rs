@@ -1,0 +1,145 @@
+//! Lock tables: where requests live.
+//!
+//! Each kind keeps a [`Queue`](crate::queue::Queue) per lock with live
+//! requests and guards it differently. The transaction layer reaches them
+//! through [`Table`], an enum (static dispatch: no `dyn` call on the hot
+//! path) whose methods are the one internal interface every kind implements:
+//! acquire, convert, release, cancel a wait, list a waiter's blockers, and
+//! snapshot. Waiting, conflict policies and deadlock detection live above
+//! the table (`txn.rs`, `deadlock.rs`) and work unchanged for every kind.
+
+pub(crate) mod global;
+pub(crate) mod latched;
+
+use parking_lot::{Mutex, MutexGuard};
+
+use crate::id::LockId;
+use crate::mode::Mode;
+use crate::monitor::LockInfo;
+use crate::queue::{Blocker, Cancel, Outcome};
+use crate::request::ReqPtr;
+use crate::stats::AgentCounters;
+
+/// Which lock table a [`LockManager`](crate::LockManager) uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum TableKind {
+    /// One latch over the whole table (the pre-sharding MySQL baseline).
+    Global,
+    /// Hash buckets of lock heads, one latch per head (Shore-MT).
+    #[default]
+    Latched,
+}
+
+impl TableKind {
+    /// Every kind, for sweeps.
+    pub const ALL: [TableKind; 2] = [TableKind::Global, TableKind::Latched];
+
+    /// The name used on command lines and in reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TableKind::Global => "global",
+            TableKind::Latched => "latched",
+        }
+    }
+}
+
+impl std::str::FromStr for TableKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "global" => Ok(TableKind::Global),
+            "latched" => Ok(TableKind::Latched),
+            _ => Err(format!("unknown lock table `{s}` (expected global or latched)")),
+        }
+    }
+}
+
+/// Where a request's queue is: a table-specific handle, valid while the
+/// request is linked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HeadRef(pub(crate) usize);
+
+/// The lock table of a manager.
+pub(crate) enum Table {
+    Global(global::Global),
+    Latched(latched::Latched),
+}
+
+impl Table {
+    pub(crate) fn new(kind: TableKind, buckets: usize) -> Self {
+        match kind {
+            TableKind::Global => Table::Global(global::Global::new()),
+            TableKind::Latched => Table::Latched(latched::Latched::new(buckets)),
+        }
+    }
+
+    /// Links a new request for `id` in `mode`.
+    #[inline]
+    pub(crate) fn acquire(&self, c: &AgentCounters, id: LockId, r: ReqPtr, mode: Mode, may_wait: bool) -> (Outcome, HeadRef) {
+        match self {
+            Table::Global(t) => t.acquire(c, id, r, mode, may_wait),
+            Table::Latched(t) => t.acquire(c, id, r, mode, may_wait),
+        }
+    }
+
+    /// Converts the granted `r` to `to`.
+    #[inline]
+    pub(crate) fn convert(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, to: Mode, may_wait: bool, wake: &mut Vec<ReqPtr>) -> Outcome {
+        match self {
+            Table::Global(t) => t.with(c, h, |q| q.convert(r, to, may_wait, wake)),
+            Table::Latched(t) => t.with(c, h, |q| q.convert(r, to, may_wait, wake)),
+        }
+    }
+
+    /// Unlinks the granted `r`.
+    #[inline]
+    pub(crate) fn release(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+        match self {
+            Table::Global(t) => t.release(c, h, r, wake),
+            Table::Latched(t) => t.with(c, h, |q| q.release(r, wake)),
+        }
+    }
+
+    /// Withdraws the waiting `r` unless it was granted meanwhile.
+    pub(crate) fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+        match self {
+            Table::Global(t) => t.cancel(c, h, r, wake),
+            Table::Latched(t) => t.with(c, h, |q| q.cancel(r, wake)),
+        }
+    }
+
+    /// The blockers of the waiting `r`; `false` if it no longer waits.
+    pub(crate) fn blockers(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+        match self {
+            Table::Global(t) => t.with(c, h, |q| q.blockers(r, out)),
+            Table::Latched(t) => t.with(c, h, |q| q.blockers(r, out)),
+        }
+    }
+
+    /// Appends every lock with live requests.
+    pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
+        match self {
+            Table::Global(t) => t.snapshot(now_ns, out),
+            Table::Latched(t) => t.snapshot(now_ns, out),
+        }
+    }
+}
+
+/// Takes `m`, counting the acquisition in `latch_contended` if it found the
+/// latch held.
+#[inline]
+pub(crate) fn latch<'a, T>(m: &'a Mutex<T>, c: &AgentCounters) -> MutexGuard<'a, T> {
+    match m.try_lock() {
+        Some(g) => g,
+        None => latch_slow(m, c),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn latch_slow<'a, T>(m: &'a Mutex<T>, c: &AgentCounters) -> MutexGuard<'a, T> {
+    c.latch_contended.bump();
+    m.lock()
+}

@@ -1,0 +1,396 @@
+//! Transactions: hierarchical two-phase locking on an agent.
+//!
+//! `lock(id, mode)` walks the path from the root down to `id`. At each
+//! ancestor it needs the intention mode of `mode` (IS for IS/S, IX for
+//! IX/SIX/X); at `id` itself, `mode`. The transaction's lock cache answers
+//! first: a level already held in a mode that covers what is needed costs no
+//! lock-table operation, and an ancestor held in S/SIX (for shared requests)
+//! or X (for any) covers the whole subtree, so nothing below it is locked.
+//! A held lock that must become stronger is converted to the supremum of
+//! the two modes (IX + S = SIX). Locks are released leaf to root at commit
+//! or abort; dropping an unfinished transaction aborts it, which is also
+//! what happens when a thread panics inside one.
+
+use std::time::Instant;
+
+use crate::agent::{Agent, Held};
+use crate::deadlock;
+use crate::error::{LockError, TxnId};
+use crate::id::LockId;
+use crate::manager::{ConflictPolicy, WaitInfo};
+use crate::mode::Mode;
+use crate::queue::{Cancel, Outcome};
+use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING};
+use crate::sync::{Ordering, Wake, wait_while, wake_all};
+use crate::table::HeadRef;
+
+/// A transaction running on an [`Agent`]. Commit or abort it; dropping it
+/// aborts it.
+pub struct Transaction<'a> {
+    agent: &'a mut Agent,
+    id: TxnId,
+    age: u64,
+    /// The first concurrency error, after which only abort makes sense.
+    doomed: Option<&'static str>,
+    exclusive: bool,
+    done: bool,
+}
+
+impl std::fmt::Debug for Transaction<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transaction").field("id", &self.id).field("locks", &self.agent.held.len()).finish()
+    }
+}
+
+impl<'a> Transaction<'a> {
+    pub(crate) fn begin(agent: &'a mut Agent, exclusive: bool, age: Option<u64>) -> Self {
+        if exclusive {
+            // The gate is closed by this agent and drained: enter directly.
+            agent.shared.active.store(true, Ordering::SeqCst);
+        } else {
+            agent.lm.gate.enter(&agent.shared.active);
+        }
+        let id = agent.next_txn_id();
+        let age = match age {
+            Some(a) => a,
+            // Relaxed: the clock only has to hand out distinct numbers.
+            None if agent.lm.policy.uses_age() => agent.lm.clock.fetch_add(1, Ordering::Relaxed),
+            None => 0,
+        };
+        agent.shared.counters.begun.bump();
+        Transaction { agent, id, age, doomed: None, exclusive, done: false }
+    }
+
+    /// This transaction's id.
+    pub fn id(&self) -> TxnId {
+        self.id
+    }
+
+    /// The age used by wait-die and wound-wait (smaller is older; 0 under
+    /// other policies).
+    pub fn age(&self) -> u64 {
+        self.age
+    }
+
+    /// Runs in exclusive mode (no other transaction is in progress).
+    pub fn is_exclusive(&self) -> bool {
+        self.exclusive
+    }
+
+    /// Number of locks explicitly held (ancestors included).
+    pub fn lock_count(&self) -> usize {
+        self.agent.held.len()
+    }
+
+    /// The mode this transaction holds explicitly on `id`, if any.
+    pub fn held_mode(&self, id: LockId) -> Option<Mode> {
+        self.find(id).map(|i| self.agent.held[i].mode)
+    }
+
+    /// Locks `id` in `mode`, taking intention locks on its ancestors first.
+    /// Blocks according to the manager's conflict policy. After an error
+    /// the transaction is doomed: further calls fail and commit aborts.
+    #[inline]
+    pub fn lock(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
+        if mode == Mode::NL {
+            return Err(LockError::InvalidRequest { txn: self.id, lock: id, reason: "mode NL cannot be requested" });
+        }
+        self.check_alive()?;
+        let path = id.path();
+        let ids = path.as_slice();
+        let last = ids.len() - 1;
+        for (i, &lid) in ids.iter().enumerate() {
+            let c = &self.agent.shared.counters;
+            c.lock_requests.bump();
+            let want = if i == last { mode } else { mode.intention() };
+            match self.find(lid) {
+                Some(k) => {
+                    let held = self.agent.held[k].mode;
+                    if i < last && held.covers_descendants(mode) {
+                        c.cache_hits.bump();
+                        return Ok(());
+                    }
+                    if held.covers(want) {
+                        c.cache_hits.bump();
+                        continue;
+                    }
+                    self.convert(k, held.join(want))?;
+                }
+                None => self.acquire(lid, want)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Commits: releases every lock, leaf to root. Fails (and aborts) if the
+    /// transaction is doomed by an earlier error.
+    pub fn commit(mut self) -> Result<(), LockError> {
+        match self.doomed {
+            None => {
+                self.finish(true);
+                Ok(())
+            }
+            Some(cause) => {
+                self.finish(false);
+                Err(LockError::Doomed { txn: self.id, cause })
+            }
+        }
+    }
+
+    /// Aborts: releases every lock, leaf to root.
+    pub fn abort(mut self) {
+        self.finish(false);
+    }
+
+    #[inline]
+    fn find(&self, id: LockId) -> Option<usize> {
+        let held = &self.agent.held;
+        if held.len() <= Agent::SCAN_LIMIT {
+            held.iter().rposition(|h| h.id == id)
+        } else {
+            self.agent.index.get(&id).map(|&i| i as usize)
+        }
+    }
+
+    #[inline]
+    fn push_held(&mut self, h: Held) {
+        let a = &mut *self.agent;
+        a.held.push(h);
+        let n = a.held.len();
+        if n > Agent::SCAN_LIMIT {
+            if n == Agent::SCAN_LIMIT + 1 {
+                for (i, x) in a.held.iter().enumerate() {
+                    a.index.insert(x.id, i as u32);
+                }
+            } else {
+                a.index.insert(h.id, (n - 1) as u32);
+            }
+        }
+    }
+
+    fn check_alive(&mut self) -> Result<(), LockError> {
+        if let Some(cause) = self.doomed {
+            return Err(LockError::Doomed { txn: self.id, cause });
+        }
+        if self.agent.lm.policy == ConflictPolicy::WoundWait {
+            if let Some(by) = self.wounded_by() {
+                self.agent.shared.counters.wounded.bump();
+                return Err(self.doom(LockError::Wounded { txn: self.id, by }));
+            }
+        }
+        Ok(())
+    }
+
+    fn wounded_by(&self) -> Option<TxnId> {
+        let s = &self.agent.shared;
+        // SeqCst: see `Inner::wound`.
+        (s.wounded.load(Ordering::SeqCst) == self.id.0).then(|| TxnId(s.wounded_by.load(Ordering::Relaxed)))
+    }
+
+    fn doom(&mut self, e: LockError) -> LockError {
+        self.doomed.get_or_insert(e.kind());
+        e
+    }
+
+    fn may_wait(&self) -> bool {
+        self.agent.lm.policy != ConflictPolicy::NoWait
+    }
+
+    #[inline]
+    fn acquire(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
+        let may_wait = self.may_wait();
+        let a = &mut *self.agent;
+        let r = match a.pool.pop() {
+            Some(r) => r,
+            None => ReqPtr::alloc(a.shared.index),
+        };
+        let q = r.get();
+        q.txn.store(self.id.0, Ordering::Relaxed);
+        q.ts.store(self.age, Ordering::Relaxed);
+        let c = &a.shared.counters;
+        c.table_ops.bump();
+        let (out, head) = a.lm.table.acquire(c, id, r, mode, may_wait);
+        match out {
+            Outcome::Granted => {
+                c.immediate_grants.bump();
+                self.push_held(Held { id, mode, req: r, head });
+                Ok(())
+            }
+            Outcome::Refused(b) => {
+                c.would_block.bump();
+                a.pool.push(r);
+                Err(self.doom(LockError::WouldBlock { txn: self.id, lock: id, mode, holder: b.txn }))
+            }
+            Outcome::Waiting => match self.wait(head, r, id, mode) {
+                Ok(()) => {
+                    self.push_held(Held { id, mode, req: r, head });
+                    Ok(())
+                }
+                Err(e) => {
+                    // `wait` unlinked the request.
+                    self.agent.pool.push(r);
+                    Err(self.doom(e))
+                }
+            },
+        }
+    }
+
+    fn convert(&mut self, k: usize, to: Mode) -> Result<(), LockError> {
+        let h = self.agent.held[k];
+        let may_wait = self.may_wait();
+        let a = &mut *self.agent;
+        let c = &a.shared.counters;
+        c.table_ops.bump();
+        let out = a.lm.table.convert(c, h.head, h.req, to, may_wait, &mut a.wake);
+        wake_granted(&mut a.wake);
+        match out {
+            Outcome::Granted => {
+                c.immediate_grants.bump();
+                self.agent.held[k].mode = to;
+                Ok(())
+            }
+            Outcome::Refused(b) => {
+                c.would_block.bump();
+                Err(self.doom(LockError::WouldBlock { txn: self.id, lock: h.id, mode: to, holder: b.txn }))
+            }
+            Outcome::Waiting => match self.wait(h.head, h.req, h.id, to) {
+                Ok(()) => {
+                    self.agent.held[k].mode = to;
+                    Ok(())
+                }
+                // `wait` reverted the request to its old mode.
+                Err(e) => Err(self.doom(e)),
+            },
+        }
+    }
+
+    /// Waits until the linked request `r` is granted, applying the conflict
+    /// policy. On error the request has been cancelled.
+    #[cold]
+    fn wait(&mut self, head: HeadRef, r: ReqPtr, lock: LockId, mode: Mode) -> Result<(), LockError> {
+        let lm = self.agent.lm.clone();
+        let shared = self.agent.shared.clone();
+        let c = &shared.counters;
+        c.waits.bump();
+        let start = Instant::now();
+        r.get().since.store(lm.now_ns(), Ordering::Relaxed);
+        let info = WaitInfo { txn: self.id, head, req: r, lock, mode };
+        *shared.wait.lock() = Some(info);
+        // SeqCst: Dekker with `Inner::wound` (store ours, then load theirs in
+        // the park validation below).
+        shared.waiting_req.store(r.key(), Ordering::SeqCst);
+        let deadline = match lm.policy {
+            ConflictPolicy::Timeout(d) => Some(start + d),
+            _ => None,
+        };
+        let me = self.id.0;
+        let result = loop {
+            if r.get().status() == GRANTED {
+                break Ok(());
+            }
+            if let Some(by) = self.wounded_by() {
+                c.wounded.bump();
+                break Err(LockError::Wounded { txn: self.id, by });
+            }
+            if let Err(e) = self.policy_check(info) {
+                break Err(e);
+            }
+            let still_waiting = || {
+                // Acquire: pairs with the granter's Release store of GRANTED.
+                let s = r.get().status.load(Ordering::Acquire);
+                (s == WAITING || s == CONVERTING) && shared.wounded.load(Ordering::SeqCst) != me
+            };
+            if wait_while(r.key(), still_waiting, deadline) == Wake::TimedOut && r.get().status() != GRANTED {
+                c.timeouts.bump();
+                break Err(LockError::Timeout { txn: self.id, lock, mode, waited: start.elapsed() });
+            }
+        };
+        shared.waiting_req.store(0, Ordering::Relaxed);
+        *shared.wait.lock() = None;
+        match result {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let a = &mut *self.agent;
+                let cancel = lm.table.cancel(c, head, r, &mut a.wake);
+                wake_granted(&mut a.wake);
+                if cancel == Cancel::WasGranted {
+                    // Granted just before the cancel: keep it. A wound is
+                    // still reported at the next lock call.
+                    return Ok(());
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Applies the conflict policy to a blocked request; an error means the
+    /// requester must give up.
+    fn policy_check(&mut self, info: WaitInfo) -> Result<(), LockError> {
+        let lm = &*self.agent.lm;
+        let c = &self.agent.shared.counters;
+        match lm.policy {
+            ConflictPolicy::Detect => {
+                if let Some(cycle) = deadlock::find_cycle(lm, c, info) {
+                    c.deadlocks.bump();
+                    return Err(LockError::Deadlock { victim: self.id, cycle });
+                }
+            }
+            ConflictPolicy::WaitDie => {
+                let b = &mut self.agent.blockers;
+                b.clear();
+                lm.table.blockers(c, info.head, info.req, b);
+                if let Some(older) = b.iter().find(|b| b.ts < self.age) {
+                    c.died.bump();
+                    return Err(LockError::Died { txn: self.id, lock: info.lock, mode: info.mode, older: older.txn });
+                }
+            }
+            ConflictPolicy::WoundWait => {
+                let b = &mut self.agent.blockers;
+                b.clear();
+                lm.table.blockers(c, info.head, info.req, b);
+                for y in b.iter().filter(|b| b.ts > self.age) {
+                    lm.wound(y.agent, y.txn, self.id);
+                }
+            }
+            ConflictPolicy::Timeout(_) | ConflictPolicy::NoWait => {}
+        }
+        Ok(())
+    }
+
+    /// Releases every lock, leaf to root, and ends the transaction.
+    fn finish(&mut self, committed: bool) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        let a = &mut *self.agent;
+        let c = &a.shared.counters;
+        while let Some(h) = a.held.pop() {
+            c.table_ops.bump();
+            a.lm.table.release(c, h.head, h.req, &mut a.wake);
+            wake_granted(&mut a.wake);
+            a.pool.push(h.req);
+        }
+        a.index.clear();
+        if committed {
+            c.committed.bump();
+        } else {
+            c.aborted.bump();
+        }
+        a.lm.gate.leave(&a.shared.active);
+    }
+}
+
+impl Drop for Transaction<'_> {
+    fn drop(&mut self) {
+        self.finish(false);
+    }
+}
+
+/// Wakes the owners of requests granted under a latch just released.
+#[inline]
+fn wake_granted(wake: &mut Vec<ReqPtr>) {
+    for r in wake.drain(..) {
+        wake_all(r.key());
+    }
+}
