@@ -1,0 +1,73 @@
+//! The immediately-granted path does not allocate once the agent is warm.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use heirloom::{ConflictPolicy, LockId, LockManager, Mode, TableId, TableKind};
+
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards to `System`, only counting.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc(l) }
+    }
+
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: same contract as ours.
+        unsafe { System.dealloc(p, l) }
+    }
+
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: same contract as ours.
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const T: TableId = TableId::new(0, 1);
+
+#[test]
+fn granted_path_does_not_allocate() {
+    // One test function, so no other test thread allocates while counting.
+    for kind in TableKind::ALL {
+        for policy in [ConflictPolicy::Detect, ConflictPolicy::NoWait, ConflictPolicy::WoundWait] {
+            let lm = LockManager::builder().table(kind).conflicts(policy).build();
+            let mut a = lm.agent();
+            let work = |a: &mut heirloom::Agent, n: u64| {
+                for k in 0..n {
+                    let mut t = a.begin();
+                    t.lock(LockId::row(T, k % 64), Mode::S).unwrap();
+                    t.lock(LockId::row(T, 1000 + k % 64), Mode::X).unwrap();
+                    t.lock(LockId::table(T), Mode::S).unwrap(); // IX + S = SIX conversion
+                    t.commit().unwrap();
+                }
+                let mut t = a.begin();
+                for k in 0..40 {
+                    // Past the scan limit: the lock cache's index is used.
+                    t.lock(LockId::row(T, k), Mode::S).unwrap();
+                }
+                t.commit().unwrap();
+            };
+            work(&mut a, 200); // warm: pools, queues and the index reach size
+            ALLOCS.store(0, Ordering::Relaxed);
+            COUNTING.store(true, Ordering::Relaxed);
+            work(&mut a, 1000);
+            COUNTING.store(false, Ordering::Relaxed);
+            let n = ALLOCS.load(Ordering::Relaxed);
+            assert_eq!(n, 0, "{kind:?}/{policy:?}: {n} allocations on the granted path");
+        }
+    }
+}

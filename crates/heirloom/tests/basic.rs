@@ -1,0 +1,292 @@
+//! Single-thread and two-thread behaviour of the public API.
+
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use heirloom::{ConflictPolicy, LockError, LockId, LockManager, Mode, TableId, TableKind};
+
+const T: TableId = TableId::new(0, 1);
+const U: TableId = TableId::new(0, 2);
+
+fn managers(policy: ConflictPolicy) -> Vec<LockManager> {
+    TableKind::ALL.iter().map(|&k| LockManager::builder().table(k).conflicts(policy).build()).collect()
+}
+
+#[test]
+fn row_lock_takes_intention_locks_root_first() {
+    for lm in managers(ConflictPolicy::Detect) {
+        let mut a = lm.agent();
+        let mut t = a.begin();
+        t.lock(LockId::row(T, 1), Mode::S).unwrap();
+        assert_eq!(t.held_mode(LockId::database(0)), Some(Mode::IS));
+        assert_eq!(t.held_mode(LockId::table(T)), Some(Mode::IS));
+        assert_eq!(t.held_mode(LockId::row(T, 1)), Some(Mode::S));
+        t.lock(LockId::row(T, 2), Mode::X).unwrap();
+        assert_eq!(t.held_mode(LockId::database(0)), Some(Mode::IX));
+        assert_eq!(t.held_mode(LockId::table(T)), Some(Mode::IX));
+        let snap = lm.snapshot();
+        assert_eq!(snap.locks.len(), 4, "{snap}");
+        assert_eq!(snap.lock(LockId::table(T)).unwrap().group, Mode::IX);
+        t.commit().unwrap();
+        assert!(lm.snapshot().is_empty());
+        let s = lm.stats();
+        assert_eq!(s.committed, 1);
+        // db, table, row1, row2 acquired; db and table converted; 4 released.
+        assert_eq!(s.table_ops, 4 + 2 + 4);
+    }
+}
+
+#[test]
+fn paged_rows_lock_their_page() {
+    let lm = LockManager::default();
+    let mut a = lm.agent();
+    let mut t = a.begin();
+    t.lock(LockId::paged_row(T, 7, 3), Mode::X).unwrap();
+    assert_eq!(t.held_mode(LockId::page(T, 7)), Some(Mode::IX));
+    assert_eq!(t.lock_count(), 4);
+}
+
+#[test]
+fn cache_answers_repeated_and_covered_requests() {
+    for lm in managers(ConflictPolicy::Detect) {
+        let mut a = lm.agent();
+        let mut t = a.begin();
+        t.lock(LockId::row(T, 1), Mode::X).unwrap();
+        let ops = a_stats(&lm).table_ops;
+        t.lock(LockId::row(T, 1), Mode::S).unwrap(); // X covers S
+        t.lock(LockId::row(T, 1), Mode::X).unwrap();
+        assert_eq!(a_stats(&lm).table_ops, ops, "repeated requests stay in the cache");
+        t.lock(LockId::table(U), Mode::S).unwrap();
+        let ops = a_stats(&lm).table_ops;
+        t.lock(LockId::row(U, 5), Mode::S).unwrap(); // table S covers rows
+        assert_eq!(t.held_mode(LockId::row(U, 5)), None);
+        assert_eq!(a_stats(&lm).table_ops, ops);
+        t.lock(LockId::row(U, 5), Mode::X).unwrap(); // needs S -> SIX on the table
+        assert_eq!(t.held_mode(LockId::table(U)), Some(Mode::SIX));
+        assert_eq!(t.held_mode(LockId::row(U, 5)), Some(Mode::X));
+        t.abort();
+        assert!(lm.snapshot().is_empty());
+    }
+}
+
+fn a_stats(lm: &LockManager) -> heirloom::Stats {
+    lm.stats()
+}
+
+#[test]
+fn upgrade_uses_the_supremum() {
+    let lm = LockManager::default();
+    let mut a = lm.agent();
+    let mut t = a.begin();
+    t.lock(LockId::table(T), Mode::IX).unwrap();
+    t.lock(LockId::table(T), Mode::S).unwrap();
+    assert_eq!(t.held_mode(LockId::table(T)), Some(Mode::SIX));
+}
+
+#[test]
+fn nl_is_an_invalid_request() {
+    let lm = LockManager::default();
+    let mut a = lm.agent();
+    let mut t = a.begin();
+    let e = t.lock(LockId::row(T, 1), Mode::NL).unwrap_err();
+    assert!(matches!(e, LockError::InvalidRequest { .. }), "{e}");
+    assert!(!e.is_restartable());
+    // Not doomed by a bad request.
+    t.lock(LockId::row(T, 1), Mode::S).unwrap();
+    t.commit().unwrap();
+}
+
+#[test]
+fn nowait_refuses_and_dooms() {
+    for lm in managers(ConflictPolicy::NoWait) {
+        let mut a = lm.agent();
+        let mut b = lm.agent();
+        let mut ta = a.begin();
+        ta.lock(LockId::row(T, 1), Mode::X).unwrap();
+        let mut tb = b.begin();
+        tb.lock(LockId::row(T, 2), Mode::S).unwrap();
+        let e = tb.lock(LockId::row(T, 1), Mode::S).unwrap_err();
+        match &e {
+            LockError::WouldBlock { holder, lock, mode, .. } => {
+                assert_eq!(*holder, ta.id());
+                assert_eq!(*lock, LockId::row(T, 1));
+                assert_eq!(*mode, Mode::S);
+            }
+            other => panic!("{other}"),
+        }
+        assert!(matches!(tb.lock(LockId::row(T, 3), Mode::S), Err(LockError::Doomed { .. })));
+        assert!(matches!(tb.commit(), Err(LockError::Doomed { .. })));
+        ta.commit().unwrap();
+        assert!(lm.snapshot().is_empty());
+    }
+}
+
+#[test]
+fn waiter_is_granted_on_release_and_snapshot_shows_it() {
+    for lm in managers(ConflictPolicy::Detect) {
+        let mut a = lm.agent();
+        let mut ta = a.begin();
+        ta.lock(LockId::row(T, 1), Mode::X).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let lm2 = lm.clone();
+        let h = thread::spawn(move || {
+            let mut b = lm2.agent();
+            let mut tb = b.begin();
+            tb.lock(LockId::row(T, 1), Mode::S).unwrap();
+            tx.send(()).unwrap();
+            tb.commit().unwrap();
+        });
+        // Wait until the other transaction is queued.
+        let mut waited = false;
+        for _ in 0..2000 {
+            if let Some(l) = lm.snapshot().lock(LockId::row(T, 1)) {
+                if l.waiters.len() == 1 {
+                    assert_eq!(l.waiters[0].mode, Mode::S);
+                    assert_eq!(l.holders.len(), 1);
+                    assert_eq!(l.holders[0].txn, ta.id());
+                    waited = true;
+                    break;
+                }
+            }
+            thread::sleep(Duration::from_millis(1));
+        }
+        assert!(waited, "the S request never queued");
+        assert!(rx.try_recv().is_err(), "granted while X is held");
+        ta.commit().unwrap();
+        rx.recv_timeout(Duration::from_secs(30)).expect("waiter woken");
+        h.join().unwrap();
+        assert!(lm.snapshot().is_empty());
+        assert!(lm.stats().waits >= 1);
+    }
+}
+
+#[test]
+fn timeout_policy_times_out() {
+    for lm in managers(ConflictPolicy::Timeout(Duration::from_millis(20))) {
+        let mut a = lm.agent();
+        let mut b = lm.agent();
+        let mut ta = a.begin();
+        ta.lock(LockId::row(T, 1), Mode::S).unwrap();
+        let mut tb = b.begin();
+        let e = tb.lock(LockId::row(T, 1), Mode::X).unwrap_err();
+        match e {
+            LockError::Timeout { waited, .. } => assert!(waited >= Duration::from_millis(20)),
+            other => panic!("{other}"),
+        }
+        // The cancelled waiter left the queue.
+        let snap = lm.snapshot();
+        assert!(snap.lock(LockId::row(T, 1)).unwrap().waiters.is_empty(), "{snap}");
+        tb.abort();
+        ta.commit().unwrap();
+        assert!(lm.snapshot().is_empty());
+        assert_eq!(lm.stats().timeouts, 1);
+    }
+}
+
+#[test]
+fn dropping_a_transaction_aborts_it() {
+    let lm = LockManager::default();
+    let mut a = lm.agent();
+    {
+        let mut t = a.begin();
+        t.lock(LockId::row(T, 1), Mode::X).unwrap();
+    }
+    assert!(lm.snapshot().is_empty());
+    assert_eq!(lm.stats().aborted, 1);
+}
+
+#[test]
+fn panic_inside_a_transaction_leaves_no_lock() {
+    for lm in managers(ConflictPolicy::Detect) {
+        let lm2 = lm.clone();
+        let r = thread::spawn(move || {
+            let mut a = lm2.agent();
+            let _: Result<(), LockError> = a.run(|t| {
+                t.lock(LockId::row(T, 1), Mode::X)?;
+                t.lock(LockId::table(U), Mode::S)?;
+                panic!("engine bug");
+            });
+        })
+        .join();
+        assert!(r.is_err(), "the thread panicked");
+        assert!(lm.snapshot().is_empty(), "{}", lm.snapshot());
+        let mut b = lm.agent();
+        let mut t = b.begin();
+        t.lock(LockId::table(T), Mode::X).unwrap();
+        t.lock(LockId::table(U), Mode::X).unwrap();
+        t.commit().unwrap();
+    }
+}
+
+#[test]
+fn run_returns_application_errors_without_retry() {
+    #[derive(Debug)]
+    enum AppError {
+        Lock(LockError),
+        NotFound,
+    }
+    impl From<LockError> for AppError {
+        fn from(e: LockError) -> Self {
+            AppError::Lock(e)
+        }
+    }
+    impl heirloom::Restart for AppError {
+        fn lock_error(&self) -> Option<&LockError> {
+            match self {
+                AppError::Lock(e) => Some(e),
+                AppError::NotFound => None,
+            }
+        }
+    }
+    let lm = LockManager::default();
+    let mut a = lm.agent();
+    let mut calls = 0;
+    let r: Result<(), AppError> = a.run(|t| {
+        calls += 1;
+        t.lock(LockId::row(T, 1), Mode::X)?;
+        Err(AppError::NotFound)
+    });
+    assert!(matches!(r, Err(AppError::NotFound)));
+    assert_eq!(calls, 1);
+    assert!(lm.snapshot().is_empty());
+    assert_eq!(lm.stats().aborted, 1);
+}
+
+#[test]
+fn run_goes_exclusive_after_max_restarts() {
+    for lm in managers(ConflictPolicy::NoWait) {
+        let lm = LockManager::builder().table(lm.table_kind()).conflicts(ConflictPolicy::NoWait).max_restarts(3).build();
+        let mut blocker = lm.agent();
+        let mut tb = blocker.begin();
+        tb.lock(LockId::row(T, 1), Mode::X).unwrap();
+        let lm2 = lm.clone();
+        let runner = thread::spawn(move || {
+            let mut a = lm2.agent();
+            let mut attempts = 0;
+            let r = a.run(|t| {
+                attempts += 1;
+                t.lock(LockId::row(T, 1), Mode::X)?;
+                Ok::<_, LockError>(t.is_exclusive())
+            });
+            (r, attempts, a.stats())
+        });
+        // Three refusals, then the exclusive attempt waits for `tb` to end.
+        while lm.stats().restarts < 3 {
+            thread::sleep(Duration::from_millis(1));
+        }
+        thread::sleep(Duration::from_millis(20));
+        assert!(!runner.is_finished(), "exclusive run must wait for the active transaction");
+        tb.commit().unwrap();
+        let (r, attempts, s) = runner.join().unwrap();
+        assert_eq!(r, Ok(true), "the last attempt ran exclusively");
+        assert_eq!(attempts, 4);
+        assert_eq!(s.exclusive_runs, 1);
+        assert_eq!(s.restarts, 3);
+        // Ordinary transactions work again afterwards.
+        let mut t = blocker.begin();
+        t.lock(LockId::row(T, 1), Mode::X).unwrap();
+        t.commit().unwrap();
+        assert!(lm.snapshot().is_empty());
+    }
+}

@@ -1,0 +1,110 @@
+//! Multi-threaded stress under every conflict policy and table, checked by
+//! an independent ghost: never two incompatible grants, every transaction
+//! ends, no lock left behind.
+
+mod common;
+
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use common::{Ghost, Rng};
+use heirloom::{ConflictPolicy, LockError, LockId, LockManager, Mode, TableId, TableKind};
+
+fn policies() -> Vec<ConflictPolicy> {
+    vec![
+        ConflictPolicy::Detect,
+        ConflictPolicy::Timeout(Duration::from_millis(5)),
+        ConflictPolicy::NoWait,
+        ConflictPolicy::WaitDie,
+        ConflictPolicy::WoundWait,
+    ]
+}
+
+/// A random request: mostly rows, sometimes whole tables in any mode.
+fn pick(rng: &mut Rng) -> (LockId, Mode) {
+    let t = TableId::new(0, rng.below(3) as u32);
+    if rng.below(10) == 0 {
+        let m = [Mode::IS, Mode::IX, Mode::S, Mode::SIX, Mode::X][rng.below(5) as usize];
+        (LockId::table(t), m)
+    } else {
+        let m = if rng.below(3) == 0 { Mode::X } else { Mode::S };
+        (LockId::row(t, rng.below(8)), m)
+    }
+}
+
+fn stress(kind: TableKind, policy: ConflictPolicy, threads: usize, txns: usize) {
+    let lm = LockManager::builder().table(kind).conflicts(policy).buckets(64).build();
+    let ghost = Arc::new(Ghost::default());
+    let handles: Vec<_> = (0..threads)
+        .map(|i| {
+            let (lm, ghost) = (lm.clone(), ghost.clone());
+            thread::spawn(move || {
+                let mut rng = Rng::new(i as u64 + 1);
+                let mut agent = lm.agent();
+                let mut done = 0;
+                for _ in 0..txns {
+                    let ops = 1 + rng.below(4);
+                    let plan: Vec<_> = (0..ops).map(|_| pick(&mut rng)).collect();
+                    let r: Result<(), LockError> = agent.run(|t| {
+                        let mut res = Ok(());
+                        for &(id, m) in &plan {
+                            if let Err(e) = t.lock(id, m) {
+                                res = Err(e);
+                                break;
+                            }
+                            ghost.register(t.id(), id, m);
+                            if rng.below(4) == 0 {
+                                thread::yield_now();
+                            }
+                        }
+                        ghost.unregister_all(t.id());
+                        res
+                    });
+                    r.unwrap();
+                    done += 1;
+                }
+                (done, agent.stats())
+            })
+        })
+        .collect();
+    let mut committed = 0;
+    for h in handles {
+        let (done, s) = h.join().expect("worker panicked");
+        assert_eq!(done, txns);
+        committed += s.committed;
+        assert_eq!(s.begun, s.committed + s.aborted, "every transaction ends");
+    }
+    ghost.assert_clean();
+    assert_eq!(committed, (threads * txns) as u64);
+    assert!(lm.snapshot().is_empty(), "{kind:?} {policy:?} left locks: {}", lm.snapshot());
+    let s = lm.stats();
+    assert_eq!(s.begun, s.committed + s.aborted);
+}
+
+#[test]
+fn every_policy_on_every_table_keeps_grants_compatible() {
+    for kind in TableKind::ALL {
+        for policy in policies() {
+            stress(kind, policy, 8, 300);
+        }
+    }
+}
+
+#[test]
+fn two_threads_long_run() {
+    for kind in TableKind::ALL {
+        stress(kind, ConflictPolicy::Detect, 2, 3000);
+    }
+}
+
+/// A longer soak: `cargo test --release -p heirloom --test stress -- --ignored`.
+#[test]
+#[ignore]
+fn soak_oversubscribed() {
+    for kind in TableKind::ALL {
+        for policy in policies() {
+            stress(kind, policy, 32, 5000);
+        }
+    }
+}
