@@ -182,7 +182,9 @@ impl ExclusiveGuard {
         lm.gate.close();
         let me = agent.shared.index;
         let others: Vec<_> = lm.registry.lock().agents().filter(|a| a.index != me).cloned().collect();
-        lm.gate.drain(|| others.iter().any(|a| a.active.load(Ordering::SeqCst)));
+        // Acquire: pairs with the Release store in `Gate::leave`.
+        lm.gate
+            .drain(|| others.iter().any(|a| a.active.load(Ordering::Acquire)));
         agent.shared.counters.exclusive_runs.bump();
         ExclusiveGuard { lm, serial }
     }

@@ -48,7 +48,11 @@ pub(crate) fn find_cycle(lm: &Inner, counters: &AgentCounters, me: WaitInfo) -> 
     if !lm.table.blockers(counters, me.head, me.req, &mut first) {
         return None; // granted meanwhile
     }
-    let mut stack = vec![Frame { info: me, edges: first, next: 0 }];
+    let mut stack = vec![Frame {
+        info: me,
+        edges: first,
+        next: 0,
+    }];
     let mut visited: Vec<TxnId> = vec![me.txn];
     while let Some(top) = stack.last_mut() {
         let Some(&b) = top.edges.get(top.next) else {
@@ -72,8 +76,12 @@ pub(crate) fn find_cycle(lm: &Inner, counters: &AgentCounters, me: WaitInfo) -> 
             continue;
         }
         visited.push(b.txn);
-        let Some(agent) = reg.get(b.agent) else { continue };
-        let Some(info) = *agent.wait.lock() else { continue };
+        let Some(agent) = reg.get(b.agent) else {
+            continue;
+        };
+        let Some(info) = *agent.wait.lock() else {
+            continue;
+        };
         if info.txn != b.txn {
             continue; // that transaction is over; its agent runs another
         }

@@ -6,15 +6,17 @@
 //! `exclusive` flag that ordinary transactions only read. The protocol is
 //! Dekker's: an ordinary transaction stores `active = true` and then loads
 //! `exclusive`; the exclusive one stores `exclusive = true` and then loads
-//! every `active`. With sequentially consistent accesses on both sides at
-//! least one of the two sees the other's store, so they never both proceed
-//! (the loom model in `tests/loom_gate.rs` checks it). The ordinary path
-//! therefore costs one store to an agent-private line and one load of a
-//! read-mostly line per transaction, and no shared write.
+//! every `active`. A `SeqCst` fence sits between the store and the load on
+//! both sides, so at least one of the two sees the other's store and they
+//! never both proceed (the loom model in `gate/tests/loom_gate.rs` checks
+//! it; fences rather than `SeqCst` accesses because the fence form is what
+//! the C++ model and loom both guarantee for store-then-load). The ordinary
+//! path costs one store to an agent-private line, one fence and one load of
+//! a read-mostly line per transaction begin and end, and no shared write.
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{AtomicBool, Ordering, wait_while, wake_all};
+use crate::sync::{AtomicBool, Ordering, fence, wait_while, wake_all};
 
 pub(crate) struct Gate {
     /// Set while an exclusive transaction drains or runs.
@@ -45,9 +47,13 @@ impl Gate {
     /// An ordinary transaction begins on the agent whose flag is `active`.
     #[inline]
     pub(crate) fn enter(&self, active: &AtomicBool) {
-        // SeqCst store then SeqCst load: Dekker with `begin_exclusive`.
-        active.store(true, Ordering::SeqCst);
-        if self.exclusive.load(Ordering::SeqCst) {
+        active.store(true, Ordering::Relaxed);
+        // SeqCst fence between our store of `active` and our load of
+        // `exclusive`; pairs with the fence in `close` (Dekker).
+        fence(Ordering::SeqCst);
+        // Acquire: pairs with the Release in `open`, so that what the
+        // exclusive transaction did is visible to us.
+        if self.exclusive.load(Ordering::Acquire) {
             self.enter_slow(active);
         }
     }
@@ -56,11 +62,12 @@ impl Gate {
     fn enter_slow(&self, active: &AtomicBool) {
         loop {
             // Step back so the exclusive transaction's drain can finish.
-            active.store(false, Ordering::SeqCst);
-            wake_all(self.drain_key());
-            wait_while(self.open_key(), || self.exclusive.load(Ordering::SeqCst), None);
-            active.store(true, Ordering::SeqCst);
-            if !self.exclusive.load(Ordering::SeqCst) {
+            self.leave(active);
+            wait_while(self.open_key(), || self.exclusive.load(Ordering::Acquire), None);
+            active.store(true, Ordering::Relaxed);
+            // As in `enter`.
+            fence(Ordering::SeqCst);
+            if !self.exclusive.load(Ordering::Acquire) {
                 return;
             }
         }
@@ -69,10 +76,14 @@ impl Gate {
     /// An ordinary transaction ends.
     #[inline]
     pub(crate) fn leave(&self, active: &AtomicBool) {
-        // SeqCst: Dekker with `begin_exclusive`, whose drain loop must either
-        // see `false` here or be woken below.
-        active.store(false, Ordering::SeqCst);
-        if self.exclusive.load(Ordering::SeqCst) {
+        // Release: pairs with the Acquire load in the drain, so that the
+        // exclusive transaction sees everything this one did.
+        active.store(false, Ordering::Release);
+        // SeqCst fence: pairs with the fence in `close`. Either the drain
+        // reads `false` above, or we read `exclusive == true` below and wake
+        // it (its park re-checks under the queue lock, so it cannot miss it).
+        fence(Ordering::SeqCst);
+        if self.exclusive.load(Ordering::Relaxed) {
             wake_all(self.drain_key());
         }
     }
@@ -80,11 +91,14 @@ impl Gate {
     /// Closes the gate: no transaction begins until [`Gate::open`]. The
     /// caller serialises exclusive transactions and is itself inactive.
     pub(crate) fn close(&self) {
-        // SeqCst: Dekker with `enter`/`leave` (see the module docs).
-        self.exclusive.store(true, Ordering::SeqCst);
+        self.exclusive.store(true, Ordering::Relaxed);
+        // SeqCst fence between this store and the loads of every `active`
+        // in `drain`; pairs with the fences in `enter` and `leave`.
+        fence(Ordering::SeqCst);
     }
 
-    /// After [`Gate::close`], waits until `any_active()` is false. The
+    /// After [`Gate::close`], waits until `any_active()` (Acquire loads of
+    /// every other agent's flag) is false. The
     /// caller must list the agents *after* closing, so that an agent that
     /// registers later is sure to see the gate closed.
     pub(crate) fn drain(&self, any_active: impl Fn() -> bool) {
@@ -95,7 +109,8 @@ impl Gate {
 
     /// Opens the gate again.
     pub(crate) fn open(&self) {
-        self.exclusive.store(false, Ordering::SeqCst);
+        // Release: pairs with the Acquire loads in `enter`.
+        self.exclusive.store(false, Ordering::Release);
         wake_all(self.open_key());
     }
 }

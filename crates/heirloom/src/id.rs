@@ -60,22 +60,46 @@ pub const MAX_DEPTH: usize = 4;
 impl LockId {
     /// Database `db`.
     pub const fn database(db: u16) -> Self {
-        LockId { key: 0, table: 0, db, level: Level::Database, flags: 0 }
+        LockId {
+            key: 0,
+            table: 0,
+            db,
+            level: Level::Database,
+            flags: 0,
+        }
     }
 
     /// The table `t`; its parent is its database.
     pub const fn table(t: TableId) -> Self {
-        LockId { key: 0, table: t.table, db: t.db, level: Level::Table, flags: 0 }
+        LockId {
+            key: 0,
+            table: t.table,
+            db: t.db,
+            level: Level::Table,
+            flags: 0,
+        }
     }
 
     /// Page `page` of table `t`; its parent is the table.
     pub const fn page(t: TableId, page: u32) -> Self {
-        LockId { key: page as u64, table: t.table, db: t.db, level: Level::Page, flags: 0 }
+        LockId {
+            key: page as u64,
+            table: t.table,
+            db: t.db,
+            level: Level::Page,
+            flags: 0,
+        }
     }
 
     /// Row `key` of table `t` in an engine without pages; its parent is the table.
     pub const fn row(t: TableId, key: u64) -> Self {
-        LockId { key, table: t.table, db: t.db, level: Level::Row, flags: 0 }
+        LockId {
+            key,
+            table: t.table,
+            db: t.db,
+            level: Level::Row,
+            flags: 0,
+        }
     }
 
     /// Row in `slot` of page `page` of table `t`; its parent is the page.
@@ -99,7 +123,10 @@ impl LockId {
     pub const fn table_id(&self) -> Option<TableId> {
         match self.level {
             Level::Database => None,
-            _ => Some(TableId { db: self.db, table: self.table }),
+            _ => Some(TableId {
+                db: self.db,
+                table: self.table,
+            }),
         }
     }
 
@@ -116,7 +143,10 @@ impl LockId {
     /// The lock directly above this one, `None` for a database.
     #[inline]
     pub const fn parent(&self) -> Option<LockId> {
-        let t = TableId { db: self.db, table: self.table };
+        let t = TableId {
+            db: self.db,
+            table: self.table,
+        };
         match self.level {
             Level::Database => None,
             Level::Table => Some(LockId::database(self.db)),
@@ -144,10 +174,8 @@ impl LockId {
     /// A well-mixed 64-bit hash (murmur3's fmix64 over the packed fields).
     #[inline]
     pub const fn hash64(&self) -> u64 {
-        let hi = ((self.table as u64) << 32)
-            | ((self.db as u64) << 16)
-            | ((self.level as u64) << 8)
-            | self.flags as u64;
+        let hi =
+            ((self.table as u64) << 32) | ((self.db as u64) << 16) | ((self.level as u64) << 8) | self.flags as u64;
         let mut h = self.key ^ hi.rotate_left(29) ^ 0x9e37_79b9_7f4a_7c15;
         h ^= h >> 33;
         h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
@@ -250,7 +278,10 @@ mod tests {
         let pr = LockId::paged_row(T, 9, 5);
         assert_eq!(pr.parent(), Some(LockId::page(T, 9)));
         assert_eq!(LockId::page(T, 9).parent(), Some(LockId::table(T)));
-        assert_eq!(pr.path().as_slice(), &[LockId::database(3), LockId::table(T), LockId::page(T, 9), pr]);
+        assert_eq!(
+            pr.path().as_slice(),
+            &[LockId::database(3), LockId::table(T), LockId::page(T, 9), pr]
+        );
         assert_eq!(r.path().as_slice().len(), 3);
         assert_eq!(LockId::database(1).path().as_slice(), &[LockId::database(1)]);
     }

@@ -13,7 +13,7 @@ use crate::mode::Mode;
 use crate::monitor::Snapshot;
 use crate::request::ReqPtr;
 use crate::stats::{AgentCounters, Stats};
-use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Ordering, wake_all};
+use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Ordering, fence, wake_all};
 use crate::table::{HeadRef, Table, TableKind};
 
 /// What a request does when it cannot be granted at once.
@@ -87,7 +87,12 @@ pub struct Builder {
 
 impl Default for Builder {
     fn default() -> Self {
-        Builder { table: TableKind::Latched, policy: ConflictPolicy::Detect, buckets: 1 << 12, max_restarts: 10 }
+        Builder {
+            table: TableKind::Latched,
+            policy: ConflictPolicy::Detect,
+            buckets: 1 << 12,
+            max_restarts: 10,
+        }
     }
 }
 
@@ -146,7 +151,10 @@ pub struct LockManager {
 
 impl std::fmt::Debug for LockManager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LockManager").field("table", &self.inner.kind).field("policy", &self.inner.policy).finish()
+        f.debug_struct("LockManager")
+            .field("table", &self.inner.kind)
+            .field("policy", &self.inner.policy)
+            .finish()
     }
 }
 
@@ -314,13 +322,15 @@ impl Inner {
         let reg = self.registry.lock();
         let Some(a) = reg.get(agent) else { return };
         a.wounded_by.store(by.0, Ordering::Relaxed);
-        // SeqCst store, then SeqCst load of `waiting_req`: Dekker with the
-        // waiter, which stores `waiting_req` and then loads `wounded` in its
-        // park validation; one of the two sees the other, so the wound is
-        // never lost. The Relaxed `wounded_by` store is ordered before by
-        // this SeqCst store (the victim reads it after seeing `wounded`).
-        a.wounded.store(txn.0, Ordering::SeqCst);
-        let key = a.waiting_req.load(Ordering::SeqCst);
+        // Release: pairs with the victim's Acquire load of `wounded`, which
+        // then reads our `wounded_by`.
+        a.wounded.store(txn.0, Ordering::Release);
+        // SeqCst fence between the store of `wounded` and the load of
+        // `waiting_req`; pairs with the fence in `Transaction::wait` (Dekker:
+        // either we see the waiter's key and wake it, or its park validation
+        // sees the wound).
+        fence(Ordering::SeqCst);
+        let key = a.waiting_req.load(Ordering::Relaxed);
         if key != 0 {
             wake_all(key);
         }

@@ -222,7 +222,11 @@ mod tests {
             for b in ALL_MODES {
                 let j = a.join(b);
                 for c in ALL_MODES {
-                    assert_eq!(j.compatible(c), a.compatible(c) && b.compatible(c), "{a}+{b}={j} vs {c}");
+                    assert_eq!(
+                        j.compatible(c),
+                        a.compatible(c) && b.compatible(c),
+                        "{a}+{b}={j} vs {c}"
+                    );
                 }
             }
         }

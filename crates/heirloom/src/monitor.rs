@@ -66,10 +66,23 @@ impl Snapshot {
 
 impl fmt::Display for Snapshot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{:<24} {:<5} {:<6} {:<10} {:<5} {:>12}", "lock", "group", "state", "txn", "mode", "waited")?;
+        writeln!(
+            f,
+            "{:<24} {:<5} {:<6} {:<10} {:<5} {:>12}",
+            "lock", "group", "state", "txn", "mode", "waited"
+        )?;
         for l in &self.locks {
             for h in &l.holders {
-                writeln!(f, "{:<24} {:<5} {:<6} {:<10} {:<5} {:>12}", l.lock.to_string(), l.group.name(), "held", h.txn.to_string(), h.mode.name(), "")?;
+                writeln!(
+                    f,
+                    "{:<24} {:<5} {:<6} {:<10} {:<5} {:>12}",
+                    l.lock.to_string(),
+                    l.group.name(),
+                    "held",
+                    h.txn.to_string(),
+                    h.mode.name(),
+                    ""
+                )?;
             }
             for w in &l.waiters {
                 writeln!(
@@ -92,17 +105,38 @@ impl fmt::Display for Snapshot {
 pub(crate) fn describe(q: &crate::queue::Queue, now_ns: u64) -> LockInfo {
     use crate::request::{CONVERTING, GRANTED, WAITING};
     use crate::sync::Ordering;
-    let mut info = LockInfo { lock: q.id, group: q.group(), holders: Vec::new(), waiters: Vec::new() };
+    let mut info = LockInfo {
+        lock: q.id,
+        group: q.group(),
+        holders: Vec::new(),
+        waiters: Vec::new(),
+    };
     q.for_each(|r| {
         let status = r.status.load(Ordering::Relaxed);
         let waited = || Duration::from_nanos(now_ns.saturating_sub(r.since.load(Ordering::Relaxed)));
         match status {
-            GRANTED => info.holders.push(Holder { txn: r.txn(), mode: r.mode() }),
+            GRANTED => info.holders.push(Holder {
+                txn: r.txn(),
+                mode: r.mode(),
+            }),
             CONVERTING => {
-                info.holders.push(Holder { txn: r.txn(), mode: r.mode() });
-                info.waiters.push(Waiter { txn: r.txn(), mode: r.want(), converting_from: Some(r.mode()), waited: waited() });
+                info.holders.push(Holder {
+                    txn: r.txn(),
+                    mode: r.mode(),
+                });
+                info.waiters.push(Waiter {
+                    txn: r.txn(),
+                    mode: r.want(),
+                    converting_from: Some(r.mode()),
+                    waited: waited(),
+                });
             }
-            WAITING => info.waiters.push(Waiter { txn: r.txn(), mode: r.want(), converting_from: None, waited: waited() }),
+            WAITING => info.waiters.push(Waiter {
+                txn: r.txn(),
+                mode: r.want(),
+                converting_from: None,
+                waited: waited(),
+            }),
             _ => {}
         }
     });

@@ -66,7 +66,12 @@ pub(crate) struct Queue {
 
 impl Queue {
     pub(crate) fn new(id: LockId) -> Self {
-        Queue { id, reqs: Vec::new(), granted: ModeCounts::default(), waiting: 0 }
+        Queue {
+            id,
+            reqs: Vec::new(),
+            granted: ModeCounts::default(),
+            waiting: 0,
+        }
     }
 
     /// No request is linked: the queue may be reused for another lock.
@@ -86,7 +91,11 @@ impl Queue {
     #[inline]
     pub(crate) fn acquire(&mut self, r: ReqPtr, mode: Mode, may_wait: bool) -> Outcome {
         let q = r.get();
-        let ahead = if self.waiting == 0 { Mode::NL } else { self.waiting_join(self.reqs.len()) };
+        let ahead = if self.waiting == 0 {
+            Mode::NL
+        } else {
+            self.waiting_join(self.reqs.len())
+        };
         if mode.compatible(self.granted.group()) && mode.compatible(ahead) {
             q.mode.store(mode as u8, Ordering::Relaxed);
             q.status.store(GRANTED, Ordering::Relaxed);
@@ -167,7 +176,9 @@ impl Queue {
     /// The transactions whose requests keep the waiting `r` from being
     /// granted; `false` if `r` is no longer waiting here.
     pub(crate) fn blockers(&self, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
-        let Some(idx) = self.reqs.iter().position(|&x| x == r) else { return false };
+        let Some(idx) = self.reqs.iter().position(|&x| x == r) else {
+            return false;
+        };
         let q = r.get();
         let status = q.status.load(Ordering::Relaxed);
         if status == GRANTED {
@@ -185,14 +196,16 @@ impl Queue {
                 GRANTED => !want.compatible(oq.mode()),
                 // A converting holder: its granted mode, and for new requests
                 // also its target (conversions are served first).
-                CONVERTING => {
-                    !want.compatible(oq.mode()) || (status == WAITING && !want.compatible(oq.want()))
-                }
+                CONVERTING => !want.compatible(oq.mode()) || (status == WAITING && !want.compatible(oq.want())),
                 // New requests ahead of a new request.
                 _ => status == WAITING && i < idx && !want.compatible(oq.want()),
             };
             if in_way {
-                out.push(Blocker { txn: oq.txn(), agent: oq.agent, ts: oq.ts.load(Ordering::Relaxed) });
+                out.push(Blocker {
+                    txn: oq.txn(),
+                    agent: oq.agent,
+                    ts: oq.ts.load(Ordering::Relaxed),
+                });
             }
         }
         true
@@ -241,7 +254,11 @@ impl Queue {
                 _ => i < upto && !want.compatible(q.want()),
             };
             if in_way {
-                return Blocker { txn: q.txn(), agent: q.agent, ts: q.ts.load(Ordering::Relaxed) };
+                return Blocker {
+                    txn: q.txn(),
+                    agent: q.agent,
+                    ts: q.ts.load(Ordering::Relaxed),
+                };
             }
         }
         unreachable!("a refused request on {} has a blocker", self.id)

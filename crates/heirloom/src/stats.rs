@@ -21,7 +21,8 @@ impl Counter {
     pub(crate) fn add(&self, n: u64) {
         // Relaxed: single writer (the owning agent's thread); readers only
         // want a recent value, and no other access is ordered by it.
-        self.0.store(self.0.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+        self.0
+            .store(self.0.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
     }
 
     #[inline]

@@ -13,7 +13,6 @@ pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize
 #[cfg(not(heirloom_loom))]
 pub(crate) use std::sync::Arc;
 #[cfg(not(heirloom_loom))]
-#[allow(unused_imports)]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence};
 
 use std::time::Instant;
@@ -71,14 +70,22 @@ pub(crate) fn wake_all(key: usize) {
     }
 }
 
-/// Loom stand-in: yield until `cond` is false (or pretend the deadline passed).
+/// Loom stand-in: yield until `cond` is false, which is what a correct
+/// waker guarantees before it wakes (with a deadline: one yield, then
+/// report a time-out).
 #[cfg(heirloom_loom)]
-pub(crate) fn wait_while(_key: usize, cond: impl FnOnce() -> bool, deadline: Option<Instant>) -> Wake {
-    if !cond() {
-        return Wake::Woken;
+pub(crate) fn wait_while(_key: usize, cond: impl Fn() -> bool, deadline: Option<Instant>) -> Wake {
+    if deadline.is_some() {
+        if !cond() {
+            return Wake::Woken;
+        }
+        loom::thread::yield_now();
+        return Wake::TimedOut;
     }
-    loom::thread::yield_now();
-    if deadline.is_some() { Wake::TimedOut } else { Wake::Woken }
+    while cond() {
+        loom::thread::yield_now();
+    }
+    Wake::Woken
 }
 
 /// Loom stand-in: waiters poll, so waking is a no-op.

@@ -21,7 +21,7 @@ use crate::manager::{ConflictPolicy, WaitInfo};
 use crate::mode::Mode;
 use crate::queue::{Cancel, Outcome};
 use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING};
-use crate::sync::{Ordering, Wake, wait_while, wake_all};
+use crate::sync::{Ordering, Wake, fence, wait_while, wake_all};
 use crate::table::HeadRef;
 
 /// A transaction running on an [`Agent`]. Commit or abort it; dropping it
@@ -38,7 +38,10 @@ pub struct Transaction<'a> {
 
 impl std::fmt::Debug for Transaction<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Transaction").field("id", &self.id).field("locks", &self.agent.held.len()).finish()
+        f.debug_struct("Transaction")
+            .field("id", &self.id)
+            .field("locks", &self.agent.held.len())
+            .finish()
     }
 }
 
@@ -46,7 +49,7 @@ impl<'a> Transaction<'a> {
     pub(crate) fn begin(agent: &'a mut Agent, exclusive: bool, age: Option<u64>) -> Self {
         if exclusive {
             // The gate is closed by this agent and drained: enter directly.
-            agent.shared.active.store(true, Ordering::SeqCst);
+            agent.shared.active.store(true, Ordering::Relaxed);
         } else {
             agent.lm.gate.enter(&agent.shared.active);
         }
@@ -58,7 +61,14 @@ impl<'a> Transaction<'a> {
             None => 0,
         };
         agent.shared.counters.begun.bump();
-        Transaction { agent, id, age, doomed: None, exclusive, done: false }
+        Transaction {
+            agent,
+            id,
+            age,
+            doomed: None,
+            exclusive,
+            done: false,
+        }
     }
 
     /// This transaction's id.
@@ -93,7 +103,11 @@ impl<'a> Transaction<'a> {
     #[inline]
     pub fn lock(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
         if mode == Mode::NL {
-            return Err(LockError::InvalidRequest { txn: self.id, lock: id, reason: "mode NL cannot be requested" });
+            return Err(LockError::InvalidRequest {
+                txn: self.id,
+                lock: id,
+                reason: "mode NL cannot be requested",
+            });
         }
         self.check_alive()?;
         let path = id.path();
@@ -172,19 +186,20 @@ impl<'a> Transaction<'a> {
         if let Some(cause) = self.doomed {
             return Err(LockError::Doomed { txn: self.id, cause });
         }
-        if self.agent.lm.policy == ConflictPolicy::WoundWait {
-            if let Some(by) = self.wounded_by() {
-                self.agent.shared.counters.wounded.bump();
-                return Err(self.doom(LockError::Wounded { txn: self.id, by }));
-            }
+        if self.agent.lm.policy == ConflictPolicy::WoundWait
+            && let Some(by) = self.wounded_by()
+        {
+            self.agent.shared.counters.wounded.bump();
+            return Err(self.doom(LockError::Wounded { txn: self.id, by }));
         }
         Ok(())
     }
 
     fn wounded_by(&self) -> Option<TxnId> {
         let s = &self.agent.shared;
-        // SeqCst: see `Inner::wound`.
-        (s.wounded.load(Ordering::SeqCst) == self.id.0).then(|| TxnId(s.wounded_by.load(Ordering::Relaxed)))
+        // Acquire: pairs with the Release store in `Inner::wound`, so that
+        // `wounded_by` is the wounder's.
+        (s.wounded.load(Ordering::Acquire) == self.id.0).then(|| TxnId(s.wounded_by.load(Ordering::Relaxed)))
     }
 
     fn doom(&mut self, e: LockError) -> LockError {
@@ -219,7 +234,12 @@ impl<'a> Transaction<'a> {
             Outcome::Refused(b) => {
                 c.would_block.bump();
                 a.pool.push(r);
-                Err(self.doom(LockError::WouldBlock { txn: self.id, lock: id, mode, holder: b.txn }))
+                Err(self.doom(LockError::WouldBlock {
+                    txn: self.id,
+                    lock: id,
+                    mode,
+                    holder: b.txn,
+                }))
             }
             Outcome::Waiting => match self.wait(head, r, id, mode) {
                 Ok(()) => {
@@ -251,7 +271,12 @@ impl<'a> Transaction<'a> {
             }
             Outcome::Refused(b) => {
                 c.would_block.bump();
-                Err(self.doom(LockError::WouldBlock { txn: self.id, lock: h.id, mode: to, holder: b.txn }))
+                Err(self.doom(LockError::WouldBlock {
+                    txn: self.id,
+                    lock: h.id,
+                    mode: to,
+                    holder: b.txn,
+                }))
             }
             Outcome::Waiting => match self.wait(h.head, h.req, h.id, to) {
                 Ok(()) => {
@@ -274,11 +299,19 @@ impl<'a> Transaction<'a> {
         c.waits.bump();
         let start = Instant::now();
         r.get().since.store(lm.now_ns(), Ordering::Relaxed);
-        let info = WaitInfo { txn: self.id, head, req: r, lock, mode };
+        let info = WaitInfo {
+            txn: self.id,
+            head,
+            req: r,
+            lock,
+            mode,
+        };
         *shared.wait.lock() = Some(info);
-        // SeqCst: Dekker with `Inner::wound` (store ours, then load theirs in
-        // the park validation below).
-        shared.waiting_req.store(r.key(), Ordering::SeqCst);
+        shared.waiting_req.store(r.key(), Ordering::Relaxed);
+        // SeqCst fence between this store and the loads of `wounded` below;
+        // pairs with the fence in `Inner::wound` (Dekker: either the wounder
+        // sees our key and wakes us, or we see the wound before parking).
+        fence(Ordering::SeqCst);
         let deadline = match lm.policy {
             ConflictPolicy::Timeout(d) => Some(start + d),
             _ => None,
@@ -298,11 +331,16 @@ impl<'a> Transaction<'a> {
             let still_waiting = || {
                 // Acquire: pairs with the granter's Release store of GRANTED.
                 let s = r.get().status.load(Ordering::Acquire);
-                (s == WAITING || s == CONVERTING) && shared.wounded.load(Ordering::SeqCst) != me
+                (s == WAITING || s == CONVERTING) && shared.wounded.load(Ordering::Relaxed) != me
             };
             if wait_while(r.key(), still_waiting, deadline) == Wake::TimedOut && r.get().status() != GRANTED {
                 c.timeouts.bump();
-                break Err(LockError::Timeout { txn: self.id, lock, mode, waited: start.elapsed() });
+                break Err(LockError::Timeout {
+                    txn: self.id,
+                    lock,
+                    mode,
+                    waited: start.elapsed(),
+                });
             }
         };
         shared.waiting_req.store(0, Ordering::Relaxed);
@@ -341,7 +379,12 @@ impl<'a> Transaction<'a> {
                 lm.table.blockers(c, info.head, info.req, b);
                 if let Some(older) = b.iter().find(|b| b.ts < self.age) {
                     c.died.bump();
-                    return Err(LockError::Died { txn: self.id, lock: info.lock, mode: info.mode, older: older.txn });
+                    return Err(LockError::Died {
+                        txn: self.id,
+                        lock: info.lock,
+                        mode: info.mode,
+                        older: older.txn,
+                    });
                 }
             }
             ConflictPolicy::WoundWait => {

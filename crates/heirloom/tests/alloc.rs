@@ -43,7 +43,11 @@ const T: TableId = TableId::new(0, 1);
 fn granted_path_does_not_allocate() {
     // One test function, so no other test thread allocates while counting.
     for kind in TableKind::ALL {
-        for policy in [ConflictPolicy::Detect, ConflictPolicy::NoWait, ConflictPolicy::WoundWait] {
+        for policy in [
+            ConflictPolicy::Detect,
+            ConflictPolicy::NoWait,
+            ConflictPolicy::WoundWait,
+        ] {
             let lm = LockManager::builder().table(kind).conflicts(policy).build();
             let mut a = lm.agent();
             let work = |a: &mut heirloom::Agent, n: u64| {

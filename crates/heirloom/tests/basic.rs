@@ -10,7 +10,10 @@ const T: TableId = TableId::new(0, 1);
 const U: TableId = TableId::new(0, 2);
 
 fn managers(policy: ConflictPolicy) -> Vec<LockManager> {
-    TableKind::ALL.iter().map(|&k| LockManager::builder().table(k).conflicts(policy).build()).collect()
+    TableKind::ALL
+        .iter()
+        .map(|&k| LockManager::builder().table(k).conflicts(policy).build())
+        .collect()
 }
 
 #[test]
@@ -115,7 +118,10 @@ fn nowait_refuses_and_dooms() {
             }
             other => panic!("{other}"),
         }
-        assert!(matches!(tb.lock(LockId::row(T, 3), Mode::S), Err(LockError::Doomed { .. })));
+        assert!(matches!(
+            tb.lock(LockId::row(T, 3), Mode::S),
+            Err(LockError::Doomed { .. })
+        ));
         assert!(matches!(tb.commit(), Err(LockError::Doomed { .. })));
         ta.commit().unwrap();
         assert!(lm.snapshot().is_empty());
@@ -140,14 +146,14 @@ fn waiter_is_granted_on_release_and_snapshot_shows_it() {
         // Wait until the other transaction is queued.
         let mut waited = false;
         for _ in 0..2000 {
-            if let Some(l) = lm.snapshot().lock(LockId::row(T, 1)) {
-                if l.waiters.len() == 1 {
-                    assert_eq!(l.waiters[0].mode, Mode::S);
-                    assert_eq!(l.holders.len(), 1);
-                    assert_eq!(l.holders[0].txn, ta.id());
-                    waited = true;
-                    break;
-                }
+            if let Some(l) = lm.snapshot().lock(LockId::row(T, 1))
+                && l.waiters.len() == 1
+            {
+                assert_eq!(l.waiters[0].mode, Mode::S);
+                assert_eq!(l.holders.len(), 1);
+                assert_eq!(l.holders[0].txn, ta.id());
+                waited = true;
+                break;
             }
             thread::sleep(Duration::from_millis(1));
         }
@@ -256,7 +262,11 @@ fn run_returns_application_errors_without_retry() {
 #[test]
 fn run_goes_exclusive_after_max_restarts() {
     for lm in managers(ConflictPolicy::NoWait) {
-        let lm = LockManager::builder().table(lm.table_kind()).conflicts(ConflictPolicy::NoWait).max_restarts(3).build();
+        let lm = LockManager::builder()
+            .table(lm.table_kind())
+            .conflicts(ConflictPolicy::NoWait)
+            .max_restarts(3)
+            .build();
         let mut blocker = lm.agent();
         let mut tb = blocker.begin();
         tb.lock(LockId::row(T, 1), Mode::X).unwrap();
@@ -276,7 +286,10 @@ fn run_goes_exclusive_after_max_restarts() {
             thread::sleep(Duration::from_millis(1));
         }
         thread::sleep(Duration::from_millis(20));
-        assert!(!runner.is_finished(), "exclusive run must wait for the active transaction");
+        assert!(
+            !runner.is_finished(),
+            "exclusive run must wait for the active transaction"
+        );
         tb.commit().unwrap();
         let (r, attempts, s) = runner.join().unwrap();
         assert_eq!(r, Ok(true), "the last attempt ran exclusively");

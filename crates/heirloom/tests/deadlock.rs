@@ -60,7 +60,10 @@ fn scenario(
     drop(tx);
     let mut out = Vec::new();
     for _ in 0..n {
-        out.push(rx.recv_timeout(Duration::from_secs(60)).expect("a participant hung: deadlock not resolved"));
+        out.push(
+            rx.recv_timeout(Duration::from_secs(60))
+                .expect("a participant hung: deadlock not resolved"),
+        );
     }
     assert!(lm.snapshot().is_empty(), "locks left behind: {}", lm.snapshot());
     out
@@ -102,7 +105,10 @@ fn check(policy: ConflictPolicy, n: usize, out: &[Outcome]) {
         }
     }
     if matches!(policy, ConflictPolicy::WaitDie | ConflictPolicy::WoundWait) {
-        assert!(oldest.result.is_ok(), "{policy:?}: the oldest transaction never aborts: {out:?}");
+        assert!(
+            oldest.result.is_ok(),
+            "{policy:?}: the oldest transaction never aborts: {out:?}"
+        );
     }
 }
 
@@ -118,12 +124,20 @@ fn run_all(n: usize, first: fn(usize) -> (LockId, Mode), second: fn(usize) -> (L
 
 #[test]
 fn two_cycle_is_resolved_by_every_policy() {
-    run_all(2, |i| (LockId::row(T, i as u64), Mode::X), |i| (LockId::row(T, ((i + 1) % 2) as u64), Mode::X));
+    run_all(
+        2,
+        |i| (LockId::row(T, i as u64), Mode::X),
+        |i| (LockId::row(T, ((i + 1) % 2) as u64), Mode::X),
+    );
 }
 
 #[test]
 fn three_cycle_is_resolved_by_every_policy() {
-    run_all(3, |i| (LockId::row(T, i as u64), Mode::X), |i| (LockId::row(T, ((i + 1) % 3) as u64), Mode::S));
+    run_all(
+        3,
+        |i| (LockId::row(T, i as u64), Mode::X),
+        |i| (LockId::row(T, ((i + 1) % 3) as u64), Mode::S),
+    );
 }
 
 #[test]

@@ -14,7 +14,10 @@ const T: TableId = TableId::new(0, 1);
 #[test]
 fn x_is_not_starved_by_intention_locks() {
     for kind in TableKind::ALL {
-        let lm = LockManager::builder().table(kind).conflicts(ConflictPolicy::Detect).build();
+        let lm = LockManager::builder()
+            .table(kind)
+            .conflicts(ConflictPolicy::Detect)
+            .build();
         let stop = Arc::new(AtomicBool::new(false));
         let hammered = Arc::new(AtomicU64::new(0));
         let hammers: Vec<_> = (0..8)
@@ -25,7 +28,7 @@ fn x_is_not_starved_by_intention_locks() {
                     let mut k = i as u64;
                     while !stop.load(Ordering::Relaxed) {
                         k += 8;
-                        let m = if k % 3 == 0 { Mode::X } else { Mode::S };
+                        let m = if k.is_multiple_of(3) { Mode::X } else { Mode::S };
                         a.run(|t| {
                             t.lock(LockId::row(T, k % 64), m)?;
                             // Hold the intention lock for a while: with eight

@@ -77,7 +77,11 @@ fn stress(kind: TableKind, policy: ConflictPolicy, threads: usize, txns: usize) 
     }
     ghost.assert_clean();
     assert_eq!(committed, (threads * txns) as u64);
-    assert!(lm.snapshot().is_empty(), "{kind:?} {policy:?} left locks: {}", lm.snapshot());
+    assert!(
+        lm.snapshot().is_empty(),
+        "{kind:?} {policy:?} left locks: {}",
+        lm.snapshot()
+    );
     let s = lm.stats();
     assert_eq!(s.begun, s.committed + s.aborted);
 }

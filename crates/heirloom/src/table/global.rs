@@ -46,12 +46,23 @@ impl Inner {
 impl Global {
     pub(crate) fn new() -> Self {
         Global {
-            inner: CachePadded::new(Mutex::new(Inner { map: HashMap::default(), queues: Vec::new(), free: Vec::new() })),
+            inner: CachePadded::new(Mutex::new(Inner {
+                map: HashMap::default(),
+                queues: Vec::new(),
+                free: Vec::new(),
+            })),
         }
     }
 
     #[inline]
-    pub(crate) fn acquire(&self, c: &AgentCounters, id: LockId, r: ReqPtr, mode: Mode, may_wait: bool) -> (Outcome, HeadRef) {
+    pub(crate) fn acquire(
+        &self,
+        c: &AgentCounters,
+        id: LockId,
+        r: ReqPtr,
+        mode: Mode,
+        may_wait: bool,
+    ) -> (Outcome, HeadRef) {
         let mut g = latch(&self.inner, c);
         let inner = &mut *g;
         let idx = match inner.map.get(&id) {

@@ -80,7 +80,14 @@ impl Latched {
     }
 
     #[inline]
-    pub(crate) fn acquire(&self, c: &AgentCounters, id: LockId, r: ReqPtr, mode: Mode, may_wait: bool) -> (Outcome, HeadRef) {
+    pub(crate) fn acquire(
+        &self,
+        c: &AgentCounters,
+        id: LockId,
+        r: ReqPtr,
+        mode: Mode,
+        may_wait: bool,
+    ) -> (Outcome, HeadRef) {
         let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
         loop {
             let slots = latch(bucket, c);
@@ -111,12 +118,12 @@ impl Latched {
             // try_lock: bucket-then-head is the legal order, but a head that
             // is latched right now is in use (or about to be), so it is not
             // worth waiting for; skip it.
-            if let Some(mut q) = head.try_lock() {
-                if q.is_empty() {
-                    q.id = id;
-                    s.id = id;
-                    return (q, s.head);
-                }
+            if let Some(mut q) = head.try_lock()
+                && q.is_empty()
+            {
+                q.id = id;
+                s.id = id;
+                return (q, s.head);
             }
         }
         let head: NonNull<Head> = NonNull::from(Box::leak(Box::new(CachePadded::new(Mutex::new(Queue::new(id))))));

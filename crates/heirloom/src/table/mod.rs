@@ -77,7 +77,14 @@ impl Table {
 
     /// Links a new request for `id` in `mode`.
     #[inline]
-    pub(crate) fn acquire(&self, c: &AgentCounters, id: LockId, r: ReqPtr, mode: Mode, may_wait: bool) -> (Outcome, HeadRef) {
+    pub(crate) fn acquire(
+        &self,
+        c: &AgentCounters,
+        id: LockId,
+        r: ReqPtr,
+        mode: Mode,
+        may_wait: bool,
+    ) -> (Outcome, HeadRef) {
         match self {
             Table::Global(t) => t.acquire(c, id, r, mode, may_wait),
             Table::Latched(t) => t.acquire(c, id, r, mode, may_wait),
@@ -86,7 +93,15 @@ impl Table {
 
     /// Converts the granted `r` to `to`.
     #[inline]
-    pub(crate) fn convert(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, to: Mode, may_wait: bool, wake: &mut Vec<ReqPtr>) -> Outcome {
+    pub(crate) fn convert(
+        &self,
+        c: &AgentCounters,
+        h: HeadRef,
+        r: ReqPtr,
+        to: Mode,
+        may_wait: bool,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Outcome {
         match self {
             Table::Global(t) => t.with(c, h, |q| q.convert(r, to, may_wait, wake)),
             Table::Latched(t) => t.with(c, h, |q| q.convert(r, to, may_wait, wake)),

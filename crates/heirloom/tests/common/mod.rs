@@ -50,7 +50,10 @@ impl Ghost {
             let entries = map.entry(lid).or_default();
             for &(other, m) in entries.iter() {
                 if other != txn && !m.compatible(want) {
-                    self.violations.lock().unwrap().push(format!("{lid}: {txn} got {want} while {other} holds {m}"));
+                    self.violations
+                        .lock()
+                        .unwrap()
+                        .push(format!("{lid}: {txn} got {want} while {other} holds {m}"));
                 }
             }
             match entries.iter_mut().find(|(t, _)| *t == txn) {

@@ -1,0 +1,62 @@
+//! loom model of the exclusive-mode gate: an exclusive transaction and an
+//! ordinary one are never inside at the same time, whatever the
+//! interleaving, and neither waits forever.
+
+use crate::gate::Gate;
+use crate::sync::{Arc, AtomicBool, AtomicUsize, Ordering};
+
+const ORDINARY: usize = 1;
+const EXCLUSIVE: usize = 2;
+
+fn ordinary(gate: &Gate, active: &AtomicBool, inside: &AtomicUsize) {
+    gate.enter(active);
+    let was = inside.fetch_or(ORDINARY, Ordering::SeqCst);
+    assert_eq!(was & EXCLUSIVE, 0, "ordinary transaction inside with the exclusive one");
+    inside.fetch_and(!ORDINARY, Ordering::SeqCst);
+    gate.leave(active);
+}
+
+#[test]
+fn exclusive_never_overlaps_an_ordinary_transaction() {
+    loom::model(|| {
+        let gate = Arc::new(Gate::new());
+        let active = Arc::new(AtomicBool::new(false));
+        let inside = Arc::new(AtomicUsize::new(0));
+        let t = {
+            let (gate, active, inside) = (gate.clone(), active.clone(), inside.clone());
+            loom::thread::spawn(move || ordinary(&gate, &active, &inside))
+        };
+        gate.close();
+        gate.drain(|| active.load(Ordering::Acquire));
+        let was = inside.fetch_or(EXCLUSIVE, Ordering::SeqCst);
+        assert_eq!(was & ORDINARY, 0, "exclusive transaction inside with an ordinary one");
+        inside.fetch_and(!EXCLUSIVE, Ordering::SeqCst);
+        gate.open();
+        t.join().unwrap();
+    });
+}
+
+/// The ordinary agent runs two transactions in a row, so one of them may
+/// meet the closed gate and wait on it (the slow path of `enter`).
+#[test]
+fn ordinary_agent_meets_the_closed_gate() {
+    loom::model(|| {
+        let gate = Arc::new(Gate::new());
+        let active = Arc::new(AtomicBool::new(false));
+        let inside = Arc::new(AtomicUsize::new(0));
+        let t = {
+            let (gate, active, inside) = (gate.clone(), active.clone(), inside.clone());
+            loom::thread::spawn(move || {
+                ordinary(&gate, &active, &inside);
+                ordinary(&gate, &active, &inside);
+            })
+        };
+        gate.close();
+        gate.drain(|| active.load(Ordering::Acquire));
+        let was = inside.fetch_or(EXCLUSIVE, Ordering::SeqCst);
+        assert_eq!(was & ORDINARY, 0);
+        inside.fetch_and(!EXCLUSIVE, Ordering::SeqCst);
+        gate.open();
+        t.join().unwrap();
+    });
+}
