@@ -144,44 +144,65 @@ impl fmt::Display for Mode {
     }
 }
 
-/// Per-mode counts of granted requests on one lock; the group mode is the
-/// join of every mode with a non-zero count.
+/// `JOIN_OF_SET[mask]`: the join of the modes whose bits are set in `mask`
+/// (bit `m` for mode `m`).
+const JOIN_OF_SET: [Mode; 1 << MODE_COUNT] = {
+    let mut t = [NL; 1 << MODE_COUNT];
+    let mut mask = 0;
+    while mask < (1 << MODE_COUNT) {
+        let mut j = NL;
+        let mut m = 0;
+        while m < MODE_COUNT {
+            if mask & (1 << m) != 0 {
+                j = j.join(ALL_MODES[m]);
+            }
+            m += 1;
+        }
+        t[mask] = j;
+        mask += 1;
+    }
+    t
+};
+
+/// Per-mode counts of granted requests on one lock, with the set of modes
+/// present kept as a bit mask so that the group mode is one table lookup.
 #[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct ModeCounts([u32; MODE_COUNT]);
+pub(crate) struct ModeCounts {
+    n: [u32; MODE_COUNT],
+    present: u8,
+}
 
 impl ModeCounts {
     #[inline]
     pub(crate) fn add(&mut self, m: Mode) {
-        self.0[m as usize] += 1;
+        self.n[m as usize] += 1;
+        self.present |= 1 << m as u8;
     }
 
     #[inline]
     pub(crate) fn remove(&mut self, m: Mode) {
-        debug_assert!(self.0[m as usize] > 0, "granted count underflow for {m}");
-        self.0[m as usize] -= 1;
+        debug_assert!(self.n[m as usize] > 0, "granted count underflow for {m}");
+        self.n[m as usize] -= 1;
+        if self.n[m as usize] == 0 {
+            self.present &= !(1 << m as u8);
+        }
     }
 
     /// Join of all granted modes.
     #[inline]
     pub(crate) fn group(&self) -> Mode {
-        self.group_without(NL)
+        JOIN_OF_SET[self.present as usize]
     }
 
     /// Join of all granted modes with one grant of `own` left out (the group
     /// a converting holder must be compatible with).
     #[inline]
     pub(crate) fn group_without(&self, own: Mode) -> Mode {
-        let mut g = NL;
-        for m in ALL_MODES {
-            let mut n = self.0[m as usize];
-            if m == own && own != NL {
-                n -= 1;
-            }
-            if n > 0 {
-                g = g.join(m);
-            }
+        let mut mask = self.present;
+        if own != NL && self.n[own as usize] == 1 {
+            mask &= !(1 << own as u8);
         }
-        g
+        JOIN_OF_SET[mask as usize]
     }
 }
 

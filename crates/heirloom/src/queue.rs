@@ -144,7 +144,11 @@ impl Queue {
         let q = r.get();
         debug_assert_eq!(q.status.load(Ordering::Relaxed), GRANTED);
         self.granted.remove(q.mode());
-        self.reqs.remove(idx);
+        if idx + 1 == self.reqs.len() {
+            self.reqs.pop();
+        } else {
+            self.reqs.remove(idx);
+        }
         if self.waiting > 0 {
             self.grant_waiters(wake);
         }
@@ -286,29 +290,36 @@ impl Queue {
             }
         }
         // New requests, in order: each must be compatible with the group and
-        // with everything still waiting ahead of it.
+        // with everything still waiting ahead of it. Pending conversions are
+        // ahead of every new request wherever they sit in the queue (the same
+        // rule `acquire` and `blockers` apply).
         let mut ahead = Mode::NL;
-        for &r in &self.reqs {
-            let q = r.get();
-            match q.status.load(Ordering::Relaxed) {
-                CONVERTING => ahead = ahead.join(q.want()),
-                WAITING => {
-                    let want = q.want();
-                    if want.compatible(self.granted.group()) && want.compatible(ahead) {
-                        self.granted.add(want);
-                        q.mode.store(want as u8, Ordering::Relaxed);
-                        // Release: pairs with the owner's Acquire in `Request::status`.
-                        q.status.store(GRANTED, Ordering::Release);
-                        self.waiting -= 1;
-                        wake.push(r);
-                    } else {
-                        ahead = ahead.join(want);
-                    }
+        if self.waiting > 0 {
+            for &r in &self.reqs {
+                let q = r.get();
+                if q.status.load(Ordering::Relaxed) == CONVERTING {
+                    ahead = ahead.join(q.want());
                 }
-                _ => {}
             }
+        }
+        for &r in &self.reqs {
             if self.waiting == 0 {
                 break;
+            }
+            let q = r.get();
+            if q.status.load(Ordering::Relaxed) != WAITING {
+                continue;
+            }
+            let want = q.want();
+            if want.compatible(self.granted.group()) && want.compatible(ahead) {
+                self.granted.add(want);
+                q.mode.store(want as u8, Ordering::Relaxed);
+                // Release: pairs with the owner's Acquire in `Request::status`.
+                q.status.store(GRANTED, Ordering::Release);
+                self.waiting -= 1;
+                wake.push(r);
+            } else {
+                ahead = ahead.join(want);
             }
         }
         if converted {
@@ -327,6 +338,77 @@ impl Queue {
             if s == WAITING || s == CONVERTING {
                 wake.push(r);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::id::{LockId, TableId};
+
+    fn req(txn: u64) -> ReqPtr {
+        let r = ReqPtr::alloc(0);
+        r.get().txn.store(txn, Ordering::Relaxed);
+        r
+    }
+
+    fn status(r: ReqPtr) -> u8 {
+        r.get().status.load(Ordering::Relaxed)
+    }
+
+    /// Regression: a release granted a waiting new request that sat ahead of
+    /// a pending conversion in queue order although it conflicted with the
+    /// conversion's target. That made a new holder block the conversion
+    /// without the converter re-running its conflict policy (a wound-wait
+    /// deadlock left unresolved in the stress test).
+    #[test]
+    fn waiter_is_not_granted_past_a_pending_conversion() {
+        let mut q = Queue::new(LockId::table(TableId::new(0, 1)));
+        let mut wake = Vec::new();
+        let (s1, is4, ix2, is3) = (req(1), req(4), req(2), req(3));
+        assert!(matches!(q.acquire(s1, Mode::S, true), Outcome::Granted));
+        assert!(matches!(q.acquire(is4, Mode::IS, true), Outcome::Granted));
+        assert!(matches!(q.acquire(ix2, Mode::IX, true), Outcome::Waiting));
+        assert!(matches!(q.acquire(is3, Mode::IS, true), Outcome::Granted));
+        assert!(matches!(q.convert(is3, Mode::X, true, &mut wake), Outcome::Waiting));
+        q.release(s1, &mut wake);
+        assert_eq!(status(is3), CONVERTING, "IS of another holder still blocks X");
+        assert_eq!(status(ix2), WAITING, "IX conflicts with the pending conversion to X");
+        let mut b = Vec::new();
+        assert!(q.blockers(ix2, &mut b));
+        assert!(b.iter().any(|b| b.txn.0 == 3), "the conversion blocks the waiter");
+        q.release(is4, &mut wake);
+        assert_eq!(status(is3), GRANTED);
+        assert_eq!(q.group(), Mode::X);
+        q.release(is3, &mut wake);
+        assert_eq!(status(ix2), GRANTED);
+        q.release(ix2, &mut wake);
+        assert!(q.is_empty());
+        for r in [s1, is4, ix2, is3] {
+            // SAFETY: allocated above and unlinked from the queue.
+            unsafe { r.free() };
+        }
+    }
+
+    #[test]
+    fn fifo_stops_new_requests_behind_an_incompatible_waiter() {
+        let mut q = Queue::new(LockId::table(TableId::new(0, 1)));
+        let mut wake = Vec::new();
+        let (is1, x2, is3) = (req(1), req(2), req(3));
+        assert!(matches!(q.acquire(is1, Mode::IS, true), Outcome::Granted));
+        assert!(matches!(q.acquire(x2, Mode::X, true), Outcome::Waiting));
+        assert!(matches!(q.acquire(is3, Mode::IS, true), Outcome::Waiting), "IS queues behind the waiting X");
+        q.release(is1, &mut wake);
+        assert_eq!(status(x2), GRANTED);
+        assert_eq!(status(is3), WAITING);
+        q.release(x2, &mut wake);
+        assert_eq!(status(is3), GRANTED);
+        assert_eq!(wake, vec![x2, is3]);
+        q.release(is3, &mut wake);
+        for r in [is1, x2, is3] {
+            // SAFETY: allocated above and unlinked from the queue.
+            unsafe { r.free() };
         }
     }
 }

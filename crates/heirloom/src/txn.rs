@@ -433,6 +433,13 @@ impl Drop for Transaction<'_> {
 /// Wakes the owners of requests granted under a latch just released.
 #[inline]
 fn wake_granted(wake: &mut Vec<ReqPtr>) {
+    if !wake.is_empty() {
+        wake_all_slow(wake);
+    }
+}
+
+#[cold]
+fn wake_all_slow(wake: &mut Vec<ReqPtr>) {
     for r in wake.drain(..) {
         wake_all(r.key());
     }

@@ -65,7 +65,7 @@ fn granted_path_does_not_allocate() {
                 }
                 t.commit().unwrap();
             };
-            work(&mut a, 200); // warm: pools, queues and the index reach size
+            work(&mut a, 3000); // warm: pools, queues, free lists and the index reach size
             ALLOCS.store(0, Ordering::Relaxed);
             COUNTING.store(true, Ordering::Relaxed);
             work(&mut a, 1000);

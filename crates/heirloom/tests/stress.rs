@@ -68,6 +68,14 @@ fn stress(kind: TableKind, policy: ConflictPolicy, threads: usize, txns: usize) 
             })
         })
         .collect();
+    // Fail with a picture of the lock table instead of hanging.
+    let start = std::time::Instant::now();
+    while !handles.iter().all(|h| h.is_finished()) {
+        if start.elapsed() > Duration::from_secs(60) {
+            panic!("{kind:?} {policy:?}: workers stuck; lock table:\n{}", lm.snapshot());
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
     let mut committed = 0;
     for h in handles {
         let (done, s) = h.join().expect("worker panicked");

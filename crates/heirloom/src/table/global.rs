@@ -5,9 +5,11 @@
 //! It is the baseline the other tables are measured against.
 //!
 //! Queues live in a slab; a map from lock id to slab index finds them. An
-//! emptied queue goes back to a free list with its capacity, and its map
-//! entry is removed, so memory follows the number of live locks and the warm
-//! path does not allocate.
+//! emptied queue stays mapped (a lock taken again soon finds it at once) and
+//! is noted; once [`RETIRE_BATCH`] are noted, those still empty are unmapped
+//! and their slots go to a free list with their capacity. So memory follows
+//! the number of live locks plus a bounded slack, and the warm path neither
+//! allocates nor churns the map.
 
 use std::collections::HashMap;
 
@@ -26,20 +28,42 @@ pub(crate) struct Global {
     inner: CachePadded<Mutex<Inner>>,
 }
 
+/// Emptied queues noted before a sweep unmaps those still empty.
+const RETIRE_BATCH: usize = 1024;
+
 struct Inner {
     map: HashMap<LockId, usize, IdBuildHasher>,
     queues: Vec<Queue>,
     free: Vec<usize>,
+    /// Slots that became empty since the last sweep (may repeat).
+    emptied: Vec<usize>,
 }
 
 impl Inner {
-    /// Returns `idx`'s queue to the free list if it is empty.
+    /// Notes `idx` if its queue is empty; sweeps when enough are noted.
+    #[inline]
     fn retire_if_empty(&mut self, idx: usize) {
-        let q = &self.queues[idx];
-        if q.is_empty() {
-            self.map.remove(&q.id);
-            self.free.push(idx);
+        if !self.queues[idx].is_empty() {
+            return;
         }
+        self.emptied.push(idx);
+        if self.emptied.len() >= RETIRE_BATCH {
+            self.sweep();
+        }
+    }
+
+    #[cold]
+    fn sweep(&mut self) {
+        let mut emptied = std::mem::take(&mut self.emptied);
+        for &idx in &emptied {
+            let q = &self.queues[idx];
+            if q.is_empty() && self.map.get(&q.id) == Some(&idx) {
+                self.map.remove(&q.id);
+                self.free.push(idx);
+            }
+        }
+        emptied.clear();
+        self.emptied = emptied; // keeps its capacity: no allocation
     }
 }
 
@@ -50,6 +74,7 @@ impl Global {
                 map: HashMap::default(),
                 queues: Vec::new(),
                 free: Vec::new(),
+                emptied: Vec::with_capacity(RETIRE_BATCH),
             })),
         }
     }
@@ -112,7 +137,9 @@ impl Global {
     pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
         let g = self.inner.lock();
         for &idx in g.map.values() {
-            out.push(describe(&g.queues[idx], now_ns));
+            if !g.queues[idx].is_empty() {
+                out.push(describe(&g.queues[idx], now_ns));
+            }
         }
     }
 }

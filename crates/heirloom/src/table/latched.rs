@@ -2,33 +2,40 @@
 //!
 //! ## Structure and latches
 //!
-//! * A fixed array of buckets, each a latch over a short list of slots
-//!   `(lock id, head)`. The bucket latch guards the list and every slot's id.
-//! * A head is a latch over one [`Queue`]. The head latch guards the queue,
-//!   including its `id`.
-//! * A head is bound to a lock id. Rebinding an empty head to another id
-//!   requires both the bucket latch and the head latch, so either latch
-//!   alone suffices to read the id.
+//! * A fixed array of buckets. Each bucket has a latch and a singly linked,
+//!   append-only chain of heads (push-front, never unlinked while the table
+//!   lives).
+//! * A head is a latch over one [`Queue`] plus a copy of the queue's lock id
+//!   in two atomic words, for latch-free lookup.
+//! * A head is *bound* to a lock id. Rebinding an empty head to another id
+//!   requires the bucket latch and the head latch. So the id under the head
+//!   latch (`Queue::id`) is exact, and under the bucket latch the id words
+//!   are exact too.
 //!
 //! Latch order: bucket before head; never two heads, never two buckets.
 //!
 //! ## Paths
 //!
-//! * Acquire: bucket latch, find the slot, drop the bucket latch, head
-//!   latch, check that the head is still bound to the id (it can have been
-//!   rebound in the gap; then retry). If no slot has the id, the bucket
-//!   latch is kept while an empty head is rebound (try-latched so the order
-//!   is never inverted) or a new head is allocated.
+//! * Acquire (fast): walk the chain *without* the bucket latch, comparing
+//!   the id words (read racily: a torn read can only cause a false match or
+//!   a false miss); take the matching head's latch and check `Queue::id`. A
+//!   false match (the head was rebound meanwhile) retries; a miss goes to
+//!   the slow path. An acquisition of a known lock therefore takes one latch.
+//! * Acquire (slow, the lock has no head): bucket latch, walk the chain
+//!   again (exact now), else rebind an empty head of the bucket (try-latched,
+//!   so the order is never inverted), else allocate a head and push it on
+//!   the chain (Release store of the chain pointer, paired with the Acquire
+//!   loads of the walk, so a walker sees the head initialised).
 //! * Release, convert, cancel: the transaction remembers the head of each
-//!   request it holds, so only the head latch is taken. A head with a linked
-//!   request cannot be rebound.
+//!   request, so only the head latch is taken. A head with a linked request
+//!   cannot be rebound.
 //!
-//! Heads are never freed while the table lives; an emptied head stays bound
-//! (a hot lock finds it again at once) until an acquisition of another id in
+//! Heads are freed only when the table drops; an emptied head stays bound (a
+//! hot lock finds it again at once) until an acquisition of another id in
 //! the same bucket rebinds it. Memory is bounded by the peak number of
 //! simultaneously live locks per bucket, not by the number of ids ever used.
 
-use std::ptr::NonNull;
+use std::ptr;
 
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
@@ -40,25 +47,58 @@ use crate::monitor::{LockInfo, describe};
 use crate::queue::{Outcome, Queue};
 use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
+use crate::sync::{AtomicPtr, AtomicU64, Ordering};
 
-type Head = CachePadded<Mutex<Queue>>;
-
-struct Slot {
-    id: LockId,
-    head: NonNull<Head>,
+/// A lock head.
+struct Head {
+    queue: Mutex<Queue>,
+    /// `queue.id.words()`, written under both latches, read by anyone.
+    key: AtomicU64,
+    hi: AtomicU64,
+    /// Next head of the bucket's chain (written once, before publication).
+    next: AtomicPtr<CachePadded<Head>>,
 }
 
-// SAFETY: `head` points to a heap head owned by the table (freed only in
-// `Drop for Latched`); all access to it goes through its mutex.
-unsafe impl Send for Slot {}
+impl Head {
+    #[inline]
+    fn bound_to(&self, (key, hi): (u64, u64)) -> bool {
+        // Relaxed: a racy hint only; the caller checks `Queue::id` under the
+        // head latch (or holds the bucket latch, which makes these exact).
+        self.key.load(Ordering::Relaxed) == key && self.hi.load(Ordering::Relaxed) == hi
+    }
+
+    /// Rebinds to `id`; caller holds the bucket latch and the head latch.
+    fn bind(&self, q: &mut Queue, id: LockId) {
+        let (key, hi) = id.words();
+        q.id = id;
+        self.key.store(key, Ordering::Relaxed);
+        self.hi.store(hi, Ordering::Relaxed);
+    }
+}
+
+/// Heads a bucket keeps bound before it starts rebinding empty ones.
+const KEEP_HEADS: usize = 4;
+
+#[inline]
+fn chain_next(p: *mut CachePadded<Head>) -> *mut CachePadded<Head> {
+    // SAFETY: `p` is a non-null chain head, alive as long as the table.
+    unsafe { &*p }.next.load(Ordering::Acquire)
+}
+
+struct Bucket {
+    /// Guards binding and the chain's growth.
+    latch: Mutex<()>,
+    /// The chain, newest first.
+    first: AtomicPtr<CachePadded<Head>>,
+}
 
 pub(crate) struct Latched {
-    buckets: Box<[CachePadded<Mutex<Vec<Slot>>>]>,
+    buckets: Box<[CachePadded<Bucket>]>,
     mask: u64,
 }
 
-// SAFETY: buckets are mutexes over `Slot`s, which are `Send`; heads are
-// reached only through their mutexes.
+// SAFETY: heads are reached through their mutexes and atomics only; the raw
+// chain pointers point to heads the table owns until it drops.
 unsafe impl Sync for Latched {}
 // SAFETY: as above.
 unsafe impl Send for Latched {}
@@ -67,7 +107,14 @@ impl Latched {
     pub(crate) fn new(buckets: usize) -> Self {
         let n = buckets.max(1).next_power_of_two();
         Latched {
-            buckets: (0..n).map(|_| CachePadded::new(Mutex::new(Vec::new()))).collect(),
+            buckets: (0..n)
+                .map(|_| {
+                    CachePadded::new(Bucket {
+                        latch: Mutex::new(()),
+                        first: AtomicPtr::new(ptr::null_mut()),
+                    })
+                })
+                .collect(),
             mask: n as u64 - 1,
         }
     }
@@ -75,8 +122,24 @@ impl Latched {
     #[inline]
     fn head(&self, h: HeadRef) -> &Head {
         // SAFETY: a `HeadRef` of this table is the address of a head it
-        // allocated in `acquire`; heads are freed only when the table drops.
-        unsafe { &*(h.0 as *const Head) }
+        // allocated; heads are freed only when the table drops.
+        unsafe { &*(h.0 as *const CachePadded<Head>) }
+    }
+
+    /// Walks a bucket's chain for a head whose id words match.
+    #[inline]
+    fn find(bucket: &Bucket, words: (u64, u64)) -> *mut CachePadded<Head> {
+        // Acquire: pairs with the Release publication in `bind_slow`.
+        let mut p = bucket.first.load(Ordering::Acquire);
+        while !p.is_null() {
+            // SAFETY: chain heads live as long as the table.
+            let h = unsafe { &*p };
+            if h.bound_to(words) {
+                return p;
+            }
+            p = h.next.load(Ordering::Acquire);
+        }
+        ptr::null_mut()
     }
 
     #[inline]
@@ -89,66 +152,109 @@ impl Latched {
         may_wait: bool,
     ) -> (Outcome, HeadRef) {
         let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
+        let words = id.words();
         loop {
-            let slots = latch(bucket, c);
-            if let Some(s) = slots.iter().find(|s| s.id == id) {
-                let hp = s.head;
-                drop(slots);
-                // SAFETY: heads live as long as the table (module docs).
-                let head = unsafe { hp.as_ref() };
-                let mut q = latch(head, c);
-                if q.id != id {
-                    // Rebound to another lock between the two latches: retry.
-                    continue;
-                }
-                return (q.acquire(r, mode, may_wait), HeadRef(hp.as_ptr() as usize));
+            let p = Self::find(bucket, words);
+            if p.is_null() {
+                return self.acquire_slow(c, bucket, id, r, mode, may_wait);
             }
-            let (mut q, hp) = Self::bind(slots, id);
-            return (q.acquire(r, mode, may_wait), HeadRef(hp.as_ptr() as usize));
+            // SAFETY: chain heads live as long as the table.
+            let head = unsafe { &*p };
+            let mut q = latch(&head.queue, c);
+            if q.id == id {
+                return (q.acquire(r, mode, may_wait), HeadRef(p as usize));
+            }
+            // Rebound between the walk and the latch: walk again.
         }
     }
 
-    /// Binds a head to `id` in a bucket that has none: an empty head of the
-    /// bucket if one is free, else a new one. Returns it latched.
+    /// The lock has no head (or looked so): bind one under the bucket latch.
     #[cold]
-    fn bind<'a>(mut slots: MutexGuard<'a, Vec<Slot>>, id: LockId) -> (MutexGuard<'a, Queue>, NonNull<Head>) {
-        for s in slots.iter_mut() {
-            // SAFETY: heads live as long as the table.
-            let head: &'a Head = unsafe { &*s.head.as_ptr() };
+    fn acquire_slow(
+        &self,
+        c: &AgentCounters,
+        bucket: &Bucket,
+        id: LockId,
+        r: ReqPtr,
+        mode: Mode,
+        may_wait: bool,
+    ) -> (Outcome, HeadRef) {
+        let _b = latch(&bucket.latch, c);
+        let words = id.words();
+        // Exact under the bucket latch: somebody may have bound it meanwhile.
+        let p = Self::find(bucket, words);
+        if !p.is_null() {
+            // SAFETY: chain heads live as long as the table.
+            let mut q = latch(&unsafe { &*p }.queue, c);
+            debug_assert_eq!(q.id, id);
+            return (q.acquire(r, mode, may_wait), HeadRef(p as usize));
+        }
+        let (mut q, p) = Self::bind_slow(bucket, id);
+        (q.acquire(r, mode, may_wait), HeadRef(p as usize))
+    }
+
+    /// Binds a head of `bucket` to `id`: a new one while the chain is
+    /// shorter than [`KEEP_HEADS`] (so that a few colliding hot locks do not
+    /// steal each other's heads), else an empty one if there is one, else a
+    /// new one. Caller holds the bucket latch. Returns the head latched.
+    fn bind_slow(bucket: &Bucket, id: LockId) -> (MutexGuard<'_, Queue>, *mut CachePadded<Head>) {
+        let mut p = bucket.first.load(Ordering::Acquire);
+        let mut len = 0;
+        while !p.is_null() {
+            len += 1;
+            p = chain_next(p);
+        }
+        p = if len < KEEP_HEADS {
+            ptr::null_mut()
+        } else {
+            bucket.first.load(Ordering::Acquire)
+        };
+        while !p.is_null() {
+            // SAFETY: chain heads live as long as the table.
+            let h = unsafe { &*p };
             // try_lock: bucket-then-head is the legal order, but a head that
-            // is latched right now is in use (or about to be), so it is not
-            // worth waiting for; skip it.
-            if let Some(mut q) = head.try_lock()
+            // is latched right now is in use, so it is not worth waiting for.
+            if let Some(mut q) = h.queue.try_lock()
                 && q.is_empty()
             {
-                q.id = id;
-                s.id = id;
-                return (q, s.head);
+                h.bind(&mut q, id);
+                return (q, p);
             }
+            p = h.next.load(Ordering::Acquire);
         }
-        let head: NonNull<Head> = NonNull::from(Box::leak(Box::new(CachePadded::new(Mutex::new(Queue::new(id))))));
-        slots.push(Slot { id, head });
+        let (key, hi) = id.words();
+        let node = Box::into_raw(Box::new(CachePadded::new(Head {
+            queue: Mutex::new(Queue::new(id)),
+            key: AtomicU64::new(key),
+            hi: AtomicU64::new(hi),
+            next: AtomicPtr::new(bucket.first.load(Ordering::Relaxed)),
+        })));
+        // Release: publishes the initialised head to latch-free walkers.
+        bucket.first.store(node, Ordering::Release);
         // SAFETY: just allocated; freed only when the table drops.
-        let q = unsafe { &*head.as_ptr() }.lock();
-        (q, head)
+        let q = unsafe { &*node }.queue.lock();
+        (q, node)
     }
 
     /// Runs `f` on the queue of `h` under its head latch.
     #[inline]
     pub(crate) fn with<R>(&self, c: &AgentCounters, h: HeadRef, f: impl FnOnce(&mut Queue) -> R) -> R {
-        let mut q = latch(self.head(h), c);
+        let mut q = latch(&self.head(h).queue, c);
         f(&mut q)
     }
 
     pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
         for b in self.buckets.iter() {
-            let slots = b.lock();
-            for s in slots.iter() {
-                // SAFETY: heads live as long as the table.
-                let q = unsafe { s.head.as_ref() }.lock();
+            let mut p = b.first.load(Ordering::Acquire);
+            while !p.is_null() {
+                // SAFETY: chain heads live as long as the table.
+                let h = unsafe { &*p };
+                let q = h.queue.lock();
                 if !q.is_empty() {
                     out.push(describe(&q, now_ns));
                 }
+                drop(q);
+                p = h.next.load(Ordering::Acquire);
             }
         }
     }
@@ -156,11 +262,13 @@ impl Latched {
 
 impl Drop for Latched {
     fn drop(&mut self) {
-        for b in self.buckets.iter_mut() {
-            for s in b.get_mut().drain(..) {
-                // SAFETY: allocated with `Box` in `bind`; the table is being
-                // dropped, so no `HeadRef` or slot refers to it any more.
-                drop(unsafe { Box::from_raw(s.head.as_ptr()) });
+        for b in self.buckets.iter() {
+            let mut p = b.first.load(Ordering::Relaxed);
+            while !p.is_null() {
+                // SAFETY: allocated with `Box` in `bind_slow`; the table is
+                // being dropped, so nothing refers to the head any more.
+                let h = unsafe { Box::from_raw(p) };
+                p = h.next.load(Ordering::Relaxed);
             }
         }
     }
