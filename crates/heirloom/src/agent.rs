@@ -22,13 +22,26 @@ use crate::sync::{Arc, Ordering};
 use crate::table::HeadRef;
 use crate::txn::Transaction;
 
-/// A lock the current transaction holds.
+/// `Held::state`: held by the current transaction.
+pub(crate) const LIVE: u8 = 0;
+/// `Held::state`: inherited from the agent's previous transaction, not yet
+/// reclaimed (the request is INHERITED or, if invalidated, INVALID).
+pub(crate) const PENDING: u8 = 1;
+/// `Held::state`: was pending, found invalidated; the node is back in the
+/// pool and the entry only keeps its place in the list.
+pub(crate) const DEAD: u8 = 2;
+/// `Held::state`: held by the current transaction, reclaimed from the
+/// previous one (may be passed on again without the latch).
+pub(crate) const RECLAIMED: u8 = 3;
+
+/// A lock the current transaction holds (or was handed).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Held {
     pub(crate) id: LockId,
     pub(crate) mode: Mode,
     pub(crate) req: ReqPtr,
     pub(crate) head: HeadRef,
+    pub(crate) state: u8,
 }
 
 /// A worker thread's handle on a [`LockManager`](crate::LockManager). Create
@@ -49,6 +62,9 @@ pub struct Agent {
     pub(crate) wake: Vec<ReqPtr>,
     /// Scratch for conflict policies.
     pub(crate) blockers: Vec<Blocker>,
+    /// Locks passed on by the last transaction (speculative lock
+    /// inheritance), root first; the next transaction starts with them.
+    pub(crate) inherited: Vec<Held>,
     /// Jitter for restart backoff (xorshift64*; a dependency for three lines
     /// of arithmetic is not worth it).
     rng: u64,
@@ -69,6 +85,7 @@ impl Agent {
             index: HashMap::default(),
             wake: Vec::with_capacity(8),
             blockers: Vec::new(),
+            inherited: Vec::new(),
             rng: rng | 1,
         }
     }
@@ -146,6 +163,38 @@ impl Agent {
         std::thread::sleep(Duration::from_micros(us + 1));
     }
 
+    /// After commit: the list of passed-on locks is leaf first; keep a lock
+    /// only if its parent was passed on too (criterion 5), release the
+    /// others, and leave the list root first for the next transaction.
+    pub(crate) fn keep_rooted_inheritance(&mut self, txn: TxnId, age: u64) {
+        self.inherited.reverse();
+        let c = &self.shared.counters;
+        let mut i = 0;
+        while i < self.inherited.len() {
+            let h = self.inherited[i];
+            let rooted = match h.id.parent() {
+                None => true,
+                Some(p) => self.inherited[..i].iter().any(|x| x.id == p),
+            };
+            if rooted {
+                i += 1;
+                continue;
+            }
+            self.inherited.remove(i);
+            c.inherited.add(u64::MAX); // undo the count (wrapping -1)
+            if crate::inherit::reclaim(h.req, txn, age) {
+                c.table_ops.bump();
+                self.lm.table.release(c, h.head, h.req, &mut self.wake);
+                for r in self.wake.drain(..) {
+                    crate::sync::wake_all(r.key());
+                }
+            } else {
+                c.inherited_invalidated.bump();
+            }
+            self.pool.push(h.req);
+        }
+    }
+
     pub(crate) fn next_txn_id(&mut self) -> TxnId {
         self.seq += 1;
         TxnId::new(self.shared.index, self.seq)
@@ -155,6 +204,21 @@ impl Agent {
 impl Drop for Agent {
     fn drop(&mut self) {
         debug_assert!(self.held.is_empty(), "an agent dropped with locks held");
+        // Inherited locks nobody will reclaim: take them back and release.
+        let c = &self.shared.counters;
+        while let Some(h) = self.inherited.pop() {
+            if crate::inherit::reclaim(h.req, TxnId::new(self.shared.index, self.seq), 0) {
+                c.table_ops.bump();
+                c.inherited_discarded.bump();
+                self.lm.table.release(c, h.head, h.req, &mut self.wake);
+                for r in self.wake.drain(..) {
+                    crate::sync::wake_all(r.key());
+                }
+            } else {
+                c.inherited_invalidated.bump();
+            }
+            self.pool.push(h.req);
+        }
         for r in self.pool.drain(..) {
             // SAFETY: every node of the pool was allocated by this agent and
             // is unlinked (transactions give nodes back only after

@@ -9,6 +9,7 @@ use crate::agent::Agent;
 use crate::error::TxnId;
 use crate::gate::Gate;
 use crate::id::LockId;
+use crate::inherit::Inheritance;
 use crate::mode::Mode;
 use crate::monitor::Snapshot;
 use crate::request::ReqPtr;
@@ -83,6 +84,8 @@ pub struct Builder {
     policy: ConflictPolicy,
     buckets: usize,
     max_restarts: u32,
+    inheritance: Inheritance,
+    hot_threshold: u32,
 }
 
 impl Default for Builder {
@@ -92,6 +95,8 @@ impl Default for Builder {
             policy: ConflictPolicy::Detect,
             buckets: 1 << 12,
             max_restarts: 10,
+            inheritance: Inheritance::Off,
+            hot_threshold: 2,
         }
     }
 }
@@ -123,6 +128,21 @@ impl Builder {
         self
     }
 
+    /// Speculative lock inheritance: `Off` (default), `On` (hot locks), or
+    /// `Always` (every eligible lock, regardless of heat). `true`/`false`
+    /// mean `On`/`Off`.
+    pub fn inheritance(mut self, i: impl Into<Inheritance>) -> Self {
+        self.inheritance = i.into();
+        self
+    }
+
+    /// A lock is hot when at least `n` of its last 16 acquisitions found its
+    /// latch held (1..=16, default 2).
+    pub fn hot_threshold(mut self, n: u32) -> Self {
+        self.hot_threshold = n.clamp(1, 16);
+        self
+    }
+
     /// Builds the lock manager.
     pub fn build(self) -> LockManager {
         LockManager {
@@ -131,6 +151,8 @@ impl Builder {
                 kind: self.table,
                 policy: self.policy,
                 max_restarts: self.max_restarts,
+                inheritance: self.inheritance,
+                hot_threshold: self.hot_threshold,
                 registry: Mutex::new(Registry::default()),
                 gate: Gate::new(),
                 exclusive_serial: <parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::INIT,
@@ -185,12 +207,37 @@ impl LockManager {
         self.inner.policy
     }
 
+    /// The inheritance setting.
+    pub fn inheritance(&self) -> Inheritance {
+        self.inner.inheritance
+    }
+
     /// Every lock with live requests, with holders and waiters.
     pub fn snapshot(&self) -> Snapshot {
         let mut locks = Vec::new();
         self.inner.table.snapshot(self.inner.now_ns(), &mut locks);
         locks.sort_by_key(|l: &crate::monitor::LockInfo| l.lock);
         Snapshot { locks }
+    }
+
+    /// One line per live agent: whether it is inside a transaction, what it
+    /// waits for, and the last wound it received (for debugging stalls).
+    #[doc(hidden)]
+    pub fn agents_report(&self) -> String {
+        let reg = self.inner.registry.lock();
+        let mut out = String::new();
+        for a in reg.agents() {
+            let w = *a.wait.lock();
+            out.push_str(&format!(
+                "agent {} active={} wounded={:?} by={:?} waiting={:?}\n",
+                a.index,
+                a.active.load(Ordering::Relaxed),
+                TxnId(a.wounded.load(Ordering::Relaxed)),
+                TxnId(a.wounded_by.load(Ordering::Relaxed)),
+                w.map(|w| (w.txn, w.lock, w.mode, w.req.get().ts.load(Ordering::Relaxed)))
+            ));
+        }
+        out
     }
 
     /// Statistics of every agent, live and gone, merged now.
@@ -263,6 +310,8 @@ pub(crate) struct Inner {
     pub(crate) kind: TableKind,
     pub(crate) policy: ConflictPolicy,
     pub(crate) max_restarts: u32,
+    pub(crate) inheritance: Inheritance,
+    pub(crate) hot_threshold: u32,
     pub(crate) registry: Mutex<Registry>,
     pub(crate) gate: Gate,
     /// Serialises exclusive-mode transactions.
@@ -321,10 +370,17 @@ impl Inner {
     pub(crate) fn wound(&self, agent: u32, txn: TxnId, by: TxnId) {
         let reg = self.registry.lock();
         let Some(a) = reg.get(agent) else { return };
-        a.wounded_by.store(by.0, Ordering::Relaxed);
+        // A wound computed from an older view may name the agent's previous
+        // transaction; it must not overwrite the wound of the current one
+        // (transaction ids of one agent increase), hence `fetch_max`.
+        // `wounded_by` is informational: with two racing wounders it names
+        // one of them.
+        if a.wounded.load(Ordering::Relaxed) <= txn.0 {
+            a.wounded_by.store(by.0, Ordering::Relaxed);
+        }
         // Release: pairs with the victim's Acquire load of `wounded`, which
         // then reads our `wounded_by`.
-        a.wounded.store(txn.0, Ordering::Release);
+        a.wounded.fetch_max(txn.0, Ordering::Release);
         // SeqCst fence between the store of `wounded` and the load of
         // `waiting_req`; pairs with the fence in `Transaction::wait` (Dekker:
         // either we see the waiter's key and wake it, or its park validation

@@ -19,8 +19,9 @@
 
 use crate::error::TxnId;
 use crate::id::LockId;
+use crate::inherit;
 use crate::mode::{Mode, ModeCounts};
-use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING};
+use crate::request::{CONVERTING, GRANTED, INHERITED, ReqPtr, WAITING};
 use crate::sync::Ordering;
 
 /// A request that stands in another's way (for deadlock handling).
@@ -62,6 +63,19 @@ pub(crate) struct Queue {
     granted: ModeCounts,
     /// WAITING plus CONVERTING requests.
     waiting: u32,
+    /// Heat window: bit i is 1 if the i-th most recent acquisition found
+    /// the latch held. Written under the latch that is taken anyway, so
+    /// keeping it costs no extra shared write.
+    heat: u16,
+}
+
+/// The outcome of a release at commit when inheritance is allowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Handoff {
+    /// Released.
+    Released,
+    /// Kept in the queue as INHERITED for the agent's next transaction.
+    Inherited,
 }
 
 impl Queue {
@@ -71,7 +85,15 @@ impl Queue {
             reqs: Vec::new(),
             granted: ModeCounts::default(),
             waiting: 0,
+            heat: 0,
         }
+    }
+
+    /// Is the lock hot: did at least `threshold` of the last 16
+    /// acquisitions find its latch held?
+    #[inline]
+    pub(crate) fn is_hot(&self, threshold: u32) -> bool {
+        self.heat.count_ones() >= threshold
     }
 
     /// No request is linked: the queue may be reused for another lock.
@@ -88,14 +110,20 @@ impl Queue {
     /// Links `r`, asked by `txn` (age `ts`) in `mode`, and grants it if the
     /// rules allow. With `may_wait == false` a request that cannot be
     /// granted is not linked.
+    /// `contended` says whether the latch was found held (the heat window).
     #[inline]
-    pub(crate) fn acquire(&mut self, r: ReqPtr, mode: Mode, may_wait: bool) -> Outcome {
+    pub(crate) fn acquire(&mut self, r: ReqPtr, mode: Mode, may_wait: bool, contended: bool) -> Outcome {
         let q = r.get();
+        self.heat = (self.heat << 1) | contended as u16;
         let ahead = if self.waiting == 0 {
             Mode::NL
         } else {
             self.waiting_join(self.reqs.len())
         };
+        if !mode.compatible(self.granted.group()) {
+            // Inherited requests in the way are invalidated, as if released.
+            self.invalidate_conflicting(mode, None);
+        }
         if mode.compatible(self.granted.group()) && mode.compatible(ahead) {
             q.mode.store(mode as u8, Ordering::Relaxed);
             q.status.store(GRANTED, Ordering::Relaxed);
@@ -121,6 +149,9 @@ impl Queue {
         let q = r.get();
         let held = q.mode();
         debug_assert_eq!(q.status.load(Ordering::Relaxed), GRANTED);
+        if !to.compatible(self.granted.group_without(held)) {
+            self.invalidate_conflicting(to, Some(r));
+        }
         if to.compatible(self.granted.group_without(held)) {
             self.granted.remove(held);
             self.granted.add(to);
@@ -151,6 +182,63 @@ impl Queue {
         }
         if self.waiting > 0 {
             self.grant_waiters(wake);
+        }
+    }
+
+    /// At commit: keeps the granted `r` as INHERITED if nobody waits and the
+    /// lock is hot (the caller checked level and mode)
+    /// (`hot_threshold`, `None` = don't care); else releases it.
+    pub(crate) fn release_or_inherit(
+        &mut self,
+        r: ReqPtr,
+        hot_threshold: Option<u32>,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Handoff {
+        if self.waiting == 0 && hot_threshold.is_none_or(|t| self.is_hot(t)) {
+            // Release: pairs with the Acquire of the next owner's reclaim
+            // CAS and of invalidators.
+            r.get().status.store(INHERITED, Ordering::Release);
+            return Handoff::Inherited;
+        }
+        self.release(r, wake);
+        Handoff::Released
+    }
+
+    /// Somebody waits here.
+    #[inline]
+    pub(crate) fn has_waiters(&self) -> bool {
+        self.waiting > 0
+    }
+
+    /// After publishing that somebody waits (see `table/latched.rs`):
+    /// invalidates inherited requests in the way of any waiter that an owner
+    /// turned INHERITED without the latch, and grants what can be granted.
+    #[cold]
+    pub(crate) fn recheck_inherited(&mut self, wake: &mut Vec<ReqPtr>) {
+        if self.waiting > 0 {
+            self.grant_waiters(wake);
+        }
+    }
+
+    /// Invalidates every INHERITED request (other than `own`) whose mode
+    /// conflicts with `want`, unlinking it as if it had been released.
+    #[cold]
+    fn invalidate_conflicting(&mut self, want: Mode, own: Option<ReqPtr>) {
+        let mut i = 0;
+        while i < self.reqs.len() {
+            let r = self.reqs[i];
+            let q = r.get();
+            if Some(r) != own && q.status.load(Ordering::Acquire) == INHERITED {
+                // Read before the CAS: once INVALID, the owner may reuse the
+                // node at once, so it must not be touched afterwards.
+                let m = q.mode();
+                if !want.compatible(m) && inherit::invalidate(r) {
+                    self.granted.remove(m);
+                    self.reqs.remove(i);
+                    continue;
+                }
+            }
+            i += 1;
         }
     }
 
@@ -202,7 +290,10 @@ impl Queue {
                 // also its target (conversions are served first).
                 CONVERTING => !want.compatible(oq.mode()) || (status == WAITING && !want.compatible(oq.want())),
                 // New requests ahead of a new request.
-                _ => status == WAITING && i < idx && !want.compatible(oq.want()),
+                WAITING => status == WAITING && i < idx && !want.compatible(oq.want()),
+                // Inherited requests block nobody: a conflicting requester
+                // invalidates them.
+                _ => false,
             };
             if in_way {
                 out.push(Blocker {
@@ -255,7 +346,8 @@ impl Queue {
             let in_way = match q.status.load(Ordering::Relaxed) {
                 GRANTED => !want.compatible(q.mode()),
                 CONVERTING => !want.compatible(q.mode()) || !want.compatible(q.want()),
-                _ => i < upto && !want.compatible(q.want()),
+                WAITING => i < upto && !want.compatible(q.want()),
+                _ => false,
             };
             if in_way {
                 return Blocker {
@@ -270,6 +362,12 @@ impl Queue {
 
     /// Grants conversions first, then waiters in order, as the rules allow.
     fn grant_waiters(&mut self, wake: &mut Vec<ReqPtr>) {
+        // Inherited requests in the way of any waiter go first (waiters
+        // invalidated those they met when they arrived; this is a safety net).
+        let all = self.waiting_join(self.reqs.len());
+        if !all.compatible(self.granted.group()) {
+            self.invalidate_conflicting(all, None);
+        }
         let mut converted = false;
         // Conversions.
         for &r in &self.reqs {
@@ -367,10 +465,10 @@ mod tests {
         let mut q = Queue::new(LockId::table(TableId::new(0, 1)));
         let mut wake = Vec::new();
         let (s1, is4, ix2, is3) = (req(1), req(4), req(2), req(3));
-        assert!(matches!(q.acquire(s1, Mode::S, true), Outcome::Granted));
-        assert!(matches!(q.acquire(is4, Mode::IS, true), Outcome::Granted));
-        assert!(matches!(q.acquire(ix2, Mode::IX, true), Outcome::Waiting));
-        assert!(matches!(q.acquire(is3, Mode::IS, true), Outcome::Granted));
+        assert!(matches!(q.acquire(s1, Mode::S, true, false), Outcome::Granted));
+        assert!(matches!(q.acquire(is4, Mode::IS, true, false), Outcome::Granted));
+        assert!(matches!(q.acquire(ix2, Mode::IX, true, false), Outcome::Waiting));
+        assert!(matches!(q.acquire(is3, Mode::IS, true, false), Outcome::Granted));
         assert!(matches!(q.convert(is3, Mode::X, true, &mut wake), Outcome::Waiting));
         q.release(s1, &mut wake);
         assert_eq!(status(is3), CONVERTING, "IS of another holder still blocks X");
@@ -396,9 +494,12 @@ mod tests {
         let mut q = Queue::new(LockId::table(TableId::new(0, 1)));
         let mut wake = Vec::new();
         let (is1, x2, is3) = (req(1), req(2), req(3));
-        assert!(matches!(q.acquire(is1, Mode::IS, true), Outcome::Granted));
-        assert!(matches!(q.acquire(x2, Mode::X, true), Outcome::Waiting));
-        assert!(matches!(q.acquire(is3, Mode::IS, true), Outcome::Waiting), "IS queues behind the waiting X");
+        assert!(matches!(q.acquire(is1, Mode::IS, true, false), Outcome::Granted));
+        assert!(matches!(q.acquire(x2, Mode::X, true, false), Outcome::Waiting));
+        assert!(
+            matches!(q.acquire(is3, Mode::IS, true, false), Outcome::Waiting),
+            "IS queues behind the waiting X"
+        );
         q.release(is1, &mut wake);
         assert_eq!(status(x2), GRANTED);
         assert_eq!(status(is3), WAITING);

@@ -20,6 +20,12 @@ pub(crate) const GRANTED: u8 = 1;
 pub(crate) const WAITING: u8 = 2;
 /// `status`: holds `mode`, waiting to convert to `want`.
 pub(crate) const CONVERTING: u8 = 3;
+/// `status`: held in `mode` for the owning agent between transactions
+/// (speculative lock inheritance); reclaimed or invalidated by one CAS.
+pub(crate) const INHERITED: u8 = 4;
+/// `status`: an inherited request invalidated by a conflicting requester,
+/// which unlinked it; the owning agent puts it back in its pool.
+pub(crate) const INVALID: u8 = 5;
 
 // State table of `status` (who moves it):
 //   (acquire, grantable)      -> GRANTED      requester, under the latch
@@ -33,6 +39,14 @@ pub(crate) const CONVERTING: u8 = 3;
 //   WAITING  -> (unlinked)                    owner cancelling, under the latch
 //   CONVERTING -> GRANTED (old mode)          owner cancelling, under the latch
 //   GRANTED -> (unlinked)                     owner releasing, under the latch
+//   GRANTED -> INHERITED                      owner committing, under the latch
+//                                             (shared mode, hot, no waiter)
+//   INHERITED -> GRANTED                      owner's next transaction, CAS,
+//                                             *without* the latch (reclaim)
+//   INHERITED -> INVALID, then unlinked       a conflicting requester, CAS
+//                                             under the latch (invalidate)
+// Exactly one of reclaim and invalidate succeeds (both CAS from INHERITED);
+// see `inherit.rs` and its loom model.
 
 /// One request. See the module docs for which latch guards what.
 #[derive(Debug)]

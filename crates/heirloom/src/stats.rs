@@ -105,6 +105,17 @@ stats! {
     restarts,
     /// Transactions `Agent::run` ran in exclusive mode.
     exclusive_runs,
+    /// Locks passed on at commit or abort to the agent's next transaction.
+    inherited,
+    /// Inherited locks the next transaction used (reclaimed with one CAS).
+    inherited_used,
+    /// Inherited locks the next transaction did not use (released at its end).
+    inherited_discarded,
+    /// Inherited locks a conflicting requester invalidated first.
+    inherited_invalidated,
+    /// Lock-table operations avoided by inheritance: a release not done at
+    /// commit, an acquisition not done by the reclaiming transaction.
+    table_ops_avoided,
 }
 
 impl Stats {

@@ -11,15 +11,19 @@
 //! or abort; dropping an unfinished transaction aborts it, which is also
 //! what happens when a thread panics inside one.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use crate::agent::{Agent, Held};
+/// How often a waiter under a checking policy re-runs it without being woken.
+const RECHECK: Duration = Duration::from_millis(20);
+
+use crate::agent::{Agent, DEAD, Held, LIVE, PENDING, RECLAIMED};
 use crate::deadlock;
 use crate::error::{LockError, TxnId};
-use crate::id::LockId;
+use crate::id::{Level, LockId};
+use crate::inherit::{self, Inheritance};
 use crate::manager::{ConflictPolicy, WaitInfo};
 use crate::mode::Mode;
-use crate::queue::{Cancel, Outcome};
+use crate::queue::{Cancel, Handoff, Outcome};
 use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING};
 use crate::sync::{Ordering, Wake, fence, wait_while, wake_all};
 use crate::table::HeadRef;
@@ -61,14 +65,29 @@ impl<'a> Transaction<'a> {
             None => 0,
         };
         agent.shared.counters.begun.bump();
-        Transaction {
+        let mut t = Transaction {
             agent,
             id,
             age,
             doomed: None,
             exclusive,
             done: false,
+        };
+        if !t.agent.inherited.is_empty() {
+            t.adopt_inherited();
         }
+        t
+    }
+
+    /// Starts with the locks the agent's previous transaction passed on, in
+    /// the lock cache as PENDING (not yet reclaimed).
+    #[cold]
+    fn adopt_inherited(&mut self) {
+        let mut list = std::mem::take(&mut self.agent.inherited);
+        for h in list.drain(..) {
+            self.push_held(Held { state: PENDING, ..h });
+        }
+        self.agent.inherited = list; // empty, keeps its capacity
     }
 
     /// This transaction's id.
@@ -87,14 +106,22 @@ impl<'a> Transaction<'a> {
         self.exclusive
     }
 
-    /// Number of locks explicitly held (ancestors included).
+    /// Number of locks explicitly held (ancestors included; inherited locks
+    /// not used yet do not count).
     pub fn lock_count(&self) -> usize {
-        self.agent.held.len()
+        self.agent
+            .held
+            .iter()
+            .filter(|h| matches!(h.state, LIVE | RECLAIMED))
+            .count()
     }
 
     /// The mode this transaction holds explicitly on `id`, if any.
     pub fn held_mode(&self, id: LockId) -> Option<Mode> {
-        self.find(id).map(|i| self.agent.held[i].mode)
+        self.find(id)
+            .map(|i| self.agent.held[i])
+            .filter(|h| matches!(h.state, LIVE | RECLAIMED))
+            .map(|h| h.mode)
     }
 
     /// Locks `id` in `mode`, taking intention locks on its ancestors first.
@@ -114,11 +141,11 @@ impl<'a> Transaction<'a> {
         let ids = path.as_slice();
         let last = ids.len() - 1;
         for (i, &lid) in ids.iter().enumerate() {
-            let c = &self.agent.shared.counters;
-            c.lock_requests.bump();
+            self.agent.shared.counters.lock_requests.bump();
             let want = if i == last { mode } else { mode.intention() };
-            match self.find(lid) {
+            match self.lookup(lid) {
                 Some(k) => {
+                    let c = &self.agent.shared.counters;
                     let held = self.agent.held[k].mode;
                     if i < last && held.covers_descendants(mode) {
                         c.cache_hits.bump();
@@ -163,6 +190,37 @@ impl<'a> Transaction<'a> {
             held.iter().rposition(|h| h.id == id)
         } else {
             self.agent.index.get(&id).map(|&i| i as usize)
+        }
+    }
+
+    /// The cache entry of `id` the transaction can use: a pending inherited
+    /// lock is reclaimed here (one CAS); an invalidated one is dropped.
+    #[inline]
+    fn lookup(&mut self, id: LockId) -> Option<usize> {
+        let k = self.find(id)?;
+        match self.agent.held[k].state {
+            LIVE | RECLAIMED => Some(k),
+            PENDING => self.reclaim(k),
+            _ => None,
+        }
+    }
+
+    #[cold]
+    fn reclaim(&mut self, k: usize) -> Option<usize> {
+        let a = &mut *self.agent;
+        let h = &mut a.held[k];
+        let c = &a.shared.counters;
+        if inherit::reclaim(h.req, self.id, self.age) {
+            h.state = RECLAIMED;
+            c.inherited_used.bump();
+            c.table_ops_avoided.bump();
+            Some(k)
+        } else {
+            // Invalidated: the invalidator unlinked it; the node is ours.
+            h.state = DEAD;
+            a.pool.push(h.req);
+            c.inherited_invalidated.bump();
+            None
         }
     }
 
@@ -224,15 +282,22 @@ impl<'a> Transaction<'a> {
         q.ts.store(self.age, Ordering::Relaxed);
         let c = &a.shared.counters;
         c.table_ops.bump();
-        let (out, head) = a.lm.table.acquire(c, id, r, mode, may_wait);
+        let (out, head) = a.lm.table.acquire(c, id, r, mode, may_wait, &mut a.wake);
+        wake_granted(&mut a.wake);
         match out {
             Outcome::Granted => {
-                c.immediate_grants.bump();
-                self.push_held(Held { id, mode, req: r, head });
+                a.shared.counters.immediate_grants.bump();
+                self.push_held(Held {
+                    id,
+                    mode,
+                    req: r,
+                    head,
+                    state: LIVE,
+                });
                 Ok(())
             }
             Outcome::Refused(b) => {
-                c.would_block.bump();
+                a.shared.counters.would_block.bump();
                 a.pool.push(r);
                 Err(self.doom(LockError::WouldBlock {
                     txn: self.id,
@@ -243,7 +308,13 @@ impl<'a> Transaction<'a> {
             }
             Outcome::Waiting => match self.wait(head, r, id, mode) {
                 Ok(()) => {
-                    self.push_held(Held { id, mode, req: r, head });
+                    self.push_held(Held {
+                        id,
+                        mode,
+                        req: r,
+                        head,
+                        state: LIVE,
+                    });
                     Ok(())
                 }
                 Err(e) => {
@@ -333,7 +404,22 @@ impl<'a> Transaction<'a> {
                 let s = r.get().status.load(Ordering::Acquire);
                 (s == WAITING || s == CONVERTING) && shared.wounded.load(Ordering::Relaxed) != me
             };
-            if wait_while(r.key(), still_waiting, deadline) == Wake::TimedOut && r.get().status() != GRANTED {
+            // Waiters are woken when what blocks them changes (a grant, a
+            // conversion granted in front of them, a wound), and re-run the
+            // policy then. As a safety net against a change no notification
+            // covers, a checking policy also re-runs every RECHECK: a missed
+            // edge then costs at most that long, never a hang.
+            let until = match (deadline, lm.policy) {
+                (Some(d), _) => Some(d),
+                (None, ConflictPolicy::Detect | ConflictPolicy::WaitDie | ConflictPolicy::WoundWait) => {
+                    Some(Instant::now() + RECHECK)
+                }
+                (None, _) => None,
+            };
+            if wait_while(r.key(), still_waiting, until) == Wake::TimedOut
+                && deadline.is_some_and(|d| Instant::now() >= d)
+                && r.get().status() != GRANTED
+            {
                 c.timeouts.bump();
                 break Err(LockError::Timeout {
                     txn: self.id,
@@ -400,21 +486,69 @@ impl<'a> Transaction<'a> {
         Ok(())
     }
 
-    /// Releases every lock, leaf to root, and ends the transaction.
+    /// Releases every lock, leaf to root, and ends the transaction. With
+    /// inheritance on, eligible locks are passed to the agent's next
+    /// transaction instead (see `inherit.rs`).
     fn finish(&mut self, committed: bool) {
         if self.done {
             return;
         }
         self.done = true;
         let a = &mut *self.agent;
+        let lm = &*a.lm;
         let c = &a.shared.counters;
+        let hot = match lm.inheritance {
+            Inheritance::Off => None,
+            Inheritance::On => Some(Some(lm.hot_threshold)),
+            Inheritance::Always => Some(None),
+        };
+        debug_assert!(a.inherited.is_empty());
         while let Some(h) = a.held.pop() {
+            match h.state {
+                DEAD => continue,
+                PENDING => {
+                    // Not used: take it back and release it (short memory).
+                    if !inherit::reclaim(h.req, self.id, self.age) {
+                        c.inherited_invalidated.bump();
+                        a.pool.push(h.req);
+                        continue;
+                    }
+                    c.inherited_discarded.bump();
+                }
+                _ => {
+                    if let Some(hot) = hot
+                        && h.id.level() != Level::Row
+                        && h.mode.is_shared()
+                    {
+                        // Used after being inherited: pass it on again
+                        // without the latch if nobody waits.
+                        let reused = h.state == RECLAIMED;
+                        let passed = (reused && lm.table.reinherit(c, h.head, h.req, &mut a.wake)) || {
+                            c.table_ops.bump();
+                            lm.table.release_or_inherit(c, h.head, h.req, hot, &mut a.wake) == Handoff::Inherited
+                        };
+                        wake_granted(&mut a.wake);
+                        if passed {
+                            c.inherited.bump();
+                            c.table_ops_avoided.bump();
+                            a.inherited.push(Held { state: LIVE, ..h });
+                        } else {
+                            a.pool.push(h.req);
+                        }
+                        continue;
+                    }
+                }
+            }
             c.table_ops.bump();
-            a.lm.table.release(c, h.head, h.req, &mut a.wake);
+            lm.table.release(c, h.head, h.req, &mut a.wake);
             wake_granted(&mut a.wake);
             a.pool.push(h.req);
         }
+        if !a.inherited.is_empty() {
+            a.keep_rooted_inheritance(self.id, self.age);
+        }
         a.index.clear();
+        let c = &a.shared.counters;
         if committed {
             c.committed.bump();
         } else {

@@ -9,7 +9,7 @@ use std::thread;
 use std::time::Duration;
 
 use common::{Ghost, Rng};
-use heirloom::{ConflictPolicy, LockError, LockId, LockManager, Mode, TableId, TableKind};
+use heirloom::{ConflictPolicy, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind};
 
 fn policies() -> Vec<ConflictPolicy> {
     vec![
@@ -33,8 +33,13 @@ fn pick(rng: &mut Rng) -> (LockId, Mode) {
     }
 }
 
-fn stress(kind: TableKind, policy: ConflictPolicy, threads: usize, txns: usize) {
-    let lm = LockManager::builder().table(kind).conflicts(policy).buckets(64).build();
+fn stress(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, threads: usize, txns: usize) {
+    let lm = LockManager::builder()
+        .table(kind)
+        .conflicts(policy)
+        .inheritance(sli)
+        .buckets(64)
+        .build();
     let ghost = Arc::new(Ghost::default());
     let handles: Vec<_> = (0..threads)
         .map(|i| {
@@ -72,7 +77,11 @@ fn stress(kind: TableKind, policy: ConflictPolicy, threads: usize, txns: usize) 
     let start = std::time::Instant::now();
     while !handles.iter().all(|h| h.is_finished()) {
         if start.elapsed() > Duration::from_secs(60) {
-            panic!("{kind:?} {policy:?}: workers stuck; lock table:\n{}", lm.snapshot());
+            panic!(
+                "{kind:?} {policy:?} {sli:?}: workers stuck; lock table:\n{}\n{}",
+                lm.snapshot(),
+                lm.agents_report()
+            );
         }
         thread::sleep(Duration::from_millis(5));
     }
@@ -98,7 +107,18 @@ fn stress(kind: TableKind, policy: ConflictPolicy, threads: usize, txns: usize) 
 fn every_policy_on_every_table_keeps_grants_compatible() {
     for kind in TableKind::ALL {
         for policy in policies() {
-            stress(kind, policy, 8, 300);
+            stress(kind, policy, Inheritance::Off, 8, 300);
+        }
+    }
+}
+
+#[test]
+fn inheritance_under_every_policy_keeps_grants_compatible() {
+    for kind in TableKind::ALL {
+        for policy in policies() {
+            for sli in [Inheritance::On, Inheritance::Always] {
+                stress(kind, policy, sli, 8, 300);
+            }
         }
     }
 }
@@ -106,7 +126,8 @@ fn every_policy_on_every_table_keeps_grants_compatible() {
 #[test]
 fn two_threads_long_run() {
     for kind in TableKind::ALL {
-        stress(kind, ConflictPolicy::Detect, 2, 3000);
+        stress(kind, ConflictPolicy::Detect, Inheritance::Off, 2, 3000);
+        stress(kind, ConflictPolicy::Detect, Inheritance::Always, 2, 3000);
     }
 }
 
@@ -116,7 +137,9 @@ fn two_threads_long_run() {
 fn soak_oversubscribed() {
     for kind in TableKind::ALL {
         for policy in policies() {
-            stress(kind, policy, 32, 5000);
+            for sli in [Inheritance::Off, Inheritance::On, Inheritance::Always] {
+                stress(kind, policy, sli, 32, 5000);
+            }
         }
     }
 }

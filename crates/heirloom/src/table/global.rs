@@ -16,11 +16,11 @@ use std::collections::HashMap;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
-use super::{HeadRef, latch};
+use super::{HeadRef, latch, latch_heat};
 use crate::id::{IdBuildHasher, LockId};
 use crate::mode::Mode;
 use crate::monitor::{LockInfo, describe};
-use crate::queue::{Cancel, Outcome, Queue};
+use crate::queue::{Cancel, Handoff, Outcome, Queue};
 use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
 
@@ -88,7 +88,7 @@ impl Global {
         mode: Mode,
         may_wait: bool,
     ) -> (Outcome, HeadRef) {
-        let mut g = latch(&self.inner, c);
+        let (mut g, contended) = latch_heat(&self.inner, c);
         let inner = &mut *g;
         let idx = match inner.map.get(&id) {
             Some(&i) => i,
@@ -107,7 +107,7 @@ impl Global {
                 i
             }
         };
-        let out = inner.queues[idx].acquire(r, mode, may_wait);
+        let out = inner.queues[idx].acquire(r, mode, may_wait, contended);
         if matches!(out, Outcome::Refused(_)) {
             inner.retire_if_empty(idx);
         }
@@ -125,6 +125,20 @@ impl Global {
         let mut g = latch(&self.inner, c);
         g.queues[h.0].release(r, wake);
         g.retire_if_empty(h.0);
+    }
+
+    pub(crate) fn release_or_inherit(
+        &self,
+        c: &AgentCounters,
+        h: HeadRef,
+        r: ReqPtr,
+        hot_threshold: Option<u32>,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Handoff {
+        let mut g = latch(&self.inner, c);
+        let out = g.queues[h.0].release_or_inherit(r, hot_threshold, wake);
+        g.retire_if_empty(h.0);
+        out
     }
 
     pub(crate) fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {

@@ -40,14 +40,15 @@ use std::ptr;
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
 
-use super::{HeadRef, latch};
+use super::{HeadRef, latch, latch_heat};
 use crate::id::LockId;
 use crate::mode::Mode;
 use crate::monitor::{LockInfo, describe};
 use crate::queue::{Outcome, Queue};
+use crate::request::INHERITED;
 use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
-use crate::sync::{AtomicPtr, AtomicU64, Ordering};
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Ordering, fence};
 
 /// A lock head.
 struct Head {
@@ -57,9 +58,37 @@ struct Head {
     hi: AtomicU64,
     /// Next head of the bucket's chain (written once, before publication).
     next: AtomicPtr<CachePadded<Head>>,
+    /// Somebody waits in the queue: written under the head latch after every
+    /// operation, read without it by [`Latched::reinherit`].
+    waiters: AtomicBool,
 }
 
 impl Head {
+    /// Publishes whether anybody waits, after an operation under the latch.
+    /// If somebody does, an owner may have turned its request INHERITED
+    /// without the latch just before our waiter looked at it; so, after a
+    /// SeqCst fence that pairs with the one in [`Latched::reinherit`], look
+    /// again (Dekker: either the owner sees `waiters` and comes to the latch,
+    /// or we see INHERITED and invalidate it).
+    #[inline]
+    fn settle(&self, q: &mut Queue, wake: &mut Vec<ReqPtr>) {
+        if q.has_waiters() {
+            self.settle_slow(q, wake);
+        } else if self.waiters.load(Ordering::Relaxed) {
+            self.waiters.store(false, Ordering::Relaxed);
+        }
+    }
+
+    #[cold]
+    fn settle_slow(&self, q: &mut Queue, wake: &mut Vec<ReqPtr>) {
+        self.waiters.store(true, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        q.recheck_inherited(wake);
+        if !q.has_waiters() {
+            self.waiters.store(false, Ordering::Relaxed);
+        }
+    }
+
     #[inline]
     fn bound_to(&self, (key, hi): (u64, u64)) -> bool {
         // Relaxed: a racy hint only; the caller checks `Queue::id` under the
@@ -150,19 +179,22 @@ impl Latched {
         r: ReqPtr,
         mode: Mode,
         may_wait: bool,
+        wake: &mut Vec<ReqPtr>,
     ) -> (Outcome, HeadRef) {
         let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
         let words = id.words();
         loop {
             let p = Self::find(bucket, words);
             if p.is_null() {
-                return self.acquire_slow(c, bucket, id, r, mode, may_wait);
+                return self.acquire_slow(c, bucket, id, r, mode, may_wait, wake);
             }
             // SAFETY: chain heads live as long as the table.
             let head = unsafe { &*p };
-            let mut q = latch(&head.queue, c);
+            let (mut q, contended) = latch_heat(&head.queue, c);
             if q.id == id {
-                return (q.acquire(r, mode, may_wait), HeadRef(p as usize));
+                let out = q.acquire(r, mode, may_wait, contended);
+                head.settle(&mut q, wake);
+                return (out, HeadRef(p as usize));
             }
             // Rebound between the walk and the latch: walk again.
         }
@@ -170,6 +202,7 @@ impl Latched {
 
     /// The lock has no head (or looked so): bind one under the bucket latch.
     #[cold]
+    #[allow(clippy::too_many_arguments)] // the acquire arguments plus the bucket
     fn acquire_slow(
         &self,
         c: &AgentCounters,
@@ -178,19 +211,25 @@ impl Latched {
         r: ReqPtr,
         mode: Mode,
         may_wait: bool,
+        wake: &mut Vec<ReqPtr>,
     ) -> (Outcome, HeadRef) {
-        let _b = latch(&bucket.latch, c);
+        let (_b, contended) = latch_heat(&bucket.latch, c);
         let words = id.words();
         // Exact under the bucket latch: somebody may have bound it meanwhile.
         let p = Self::find(bucket, words);
         if !p.is_null() {
             // SAFETY: chain heads live as long as the table.
-            let mut q = latch(&unsafe { &*p }.queue, c);
+            // SAFETY: chain heads live as long as the table.
+            let head = unsafe { &*p };
+            let (mut q, held) = latch_heat(&head.queue, c);
             debug_assert_eq!(q.id, id);
-            return (q.acquire(r, mode, may_wait), HeadRef(p as usize));
+            let out = q.acquire(r, mode, may_wait, contended || held);
+            head.settle(&mut q, wake);
+            return (out, HeadRef(p as usize));
         }
         let (mut q, p) = Self::bind_slow(bucket, id);
-        (q.acquire(r, mode, may_wait), HeadRef(p as usize))
+        // A fresh or empty head has no waiter: nothing to settle.
+        (q.acquire(r, mode, may_wait, contended), HeadRef(p as usize))
     }
 
     /// Binds a head of `bucket` to `id`: a new one while the chain is
@@ -228,6 +267,7 @@ impl Latched {
             key: AtomicU64::new(key),
             hi: AtomicU64::new(hi),
             next: AtomicPtr::new(bucket.first.load(Ordering::Relaxed)),
+            waiters: AtomicBool::new(false),
         })));
         // Release: publishes the initialised head to latch-free walkers.
         bucket.first.store(node, Ordering::Release);
@@ -236,11 +276,49 @@ impl Latched {
         (q, node)
     }
 
-    /// Runs `f` on the queue of `h` under its head latch.
+    /// Runs `f` on the queue of `h` under its head latch (read-only uses).
     #[inline]
     pub(crate) fn with<R>(&self, c: &AgentCounters, h: HeadRef, f: impl FnOnce(&mut Queue) -> R) -> R {
         let mut q = latch(&self.head(h).queue, c);
         f(&mut q)
+    }
+
+    /// Runs `f` on the queue of `h` under its head latch, then publishes
+    /// whether anybody waits (see [`Head::settle`]).
+    #[inline]
+    pub(crate) fn update<R>(
+        &self,
+        c: &AgentCounters,
+        h: HeadRef,
+        wake: &mut Vec<ReqPtr>,
+        f: impl FnOnce(&mut Queue, &mut Vec<ReqPtr>) -> R,
+    ) -> R {
+        let head = self.head(h);
+        let mut q = latch(&head.queue, c);
+        let out = f(&mut q, wake);
+        head.settle(&mut q, wake);
+        out
+    }
+
+    /// Passes a reclaimed request `r` on to the agent's next transaction
+    /// again, without the latch, unless somebody waits for the lock. The
+    /// owner's store of INHERITED and the waiter's store of `waiters` are
+    /// each followed by a SeqCst fence before the other is read (Dekker; see
+    /// [`Head::settle`]), so a waiter is never left behind an inherited
+    /// request nobody will invalidate.
+    #[inline]
+    pub(crate) fn reinherit(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> bool {
+        let head = self.head(h);
+        if head.waiters.load(Ordering::Relaxed) {
+            return false;
+        }
+        // Release: pairs with the Acquire of an invalidator's CAS.
+        r.get().status.store(INHERITED, Ordering::Release);
+        fence(Ordering::SeqCst);
+        if head.waiters.load(Ordering::Relaxed) {
+            self.update(c, h, wake, |_, _| ());
+        }
+        true
     }
 
     pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {

@@ -16,7 +16,7 @@ use parking_lot::{Mutex, MutexGuard};
 use crate::id::LockId;
 use crate::mode::Mode;
 use crate::monitor::LockInfo;
-use crate::queue::{Blocker, Cancel, Outcome};
+use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
 
@@ -84,10 +84,11 @@ impl Table {
         r: ReqPtr,
         mode: Mode,
         may_wait: bool,
+        wake: &mut Vec<ReqPtr>,
     ) -> (Outcome, HeadRef) {
         match self {
             Table::Global(t) => t.acquire(c, id, r, mode, may_wait),
-            Table::Latched(t) => t.acquire(c, id, r, mode, may_wait),
+            Table::Latched(t) => t.acquire(c, id, r, mode, may_wait, wake),
         }
     }
 
@@ -104,7 +105,7 @@ impl Table {
     ) -> Outcome {
         match self {
             Table::Global(t) => t.with(c, h, |q| q.convert(r, to, may_wait, wake)),
-            Table::Latched(t) => t.with(c, h, |q| q.convert(r, to, may_wait, wake)),
+            Table::Latched(t) => t.update(c, h, wake, |q, w| q.convert(r, to, may_wait, w)),
         }
     }
 
@@ -113,7 +114,35 @@ impl Table {
     pub(crate) fn release(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
         match self {
             Table::Global(t) => t.release(c, h, r, wake),
-            Table::Latched(t) => t.with(c, h, |q| q.release(r, wake)),
+            Table::Latched(t) => t.update(c, h, wake, |q, w| q.release(r, w)),
+        }
+    }
+
+    /// At commit: releases the granted `r` or keeps it INHERITED (see
+    /// [`Queue::release_or_inherit`](crate::queue::Queue::release_or_inherit)).
+    #[inline]
+    pub(crate) fn release_or_inherit(
+        &self,
+        c: &AgentCounters,
+        h: HeadRef,
+        r: ReqPtr,
+        hot_threshold: Option<u32>,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Handoff {
+        match self {
+            Table::Global(t) => t.release_or_inherit(c, h, r, hot_threshold, wake),
+            Table::Latched(t) => t.update(c, h, wake, |q, w| q.release_or_inherit(r, hot_threshold, w)),
+        }
+    }
+
+    /// At commit, for a lock the transaction reclaimed from inheritance:
+    /// passes it on again without the latch if the table can tell that
+    /// nobody waits (`Latched`); `false` means use `release_or_inherit`.
+    #[inline]
+    pub(crate) fn reinherit(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> bool {
+        match self {
+            Table::Global(_) => false,
+            Table::Latched(t) => t.reinherit(c, h, r, wake),
         }
     }
 
@@ -121,7 +150,7 @@ impl Table {
     pub(crate) fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
         match self {
             Table::Global(t) => t.cancel(c, h, r, wake),
-            Table::Latched(t) => t.with(c, h, |q| q.cancel(r, wake)),
+            Table::Latched(t) => t.update(c, h, wake, |q, w| q.cancel(r, w)),
         }
     }
 
@@ -146,9 +175,16 @@ impl Table {
 /// latch held.
 #[inline]
 pub(crate) fn latch<'a, T>(m: &'a Mutex<T>, c: &AgentCounters) -> MutexGuard<'a, T> {
+    latch_heat(m, c).0
+}
+
+/// [`latch`], also saying whether the latch was found held (the heat that
+/// speculative lock inheritance looks at).
+#[inline]
+pub(crate) fn latch_heat<'a, T>(m: &'a Mutex<T>, c: &AgentCounters) -> (MutexGuard<'a, T>, bool) {
     match m.try_lock() {
-        Some(g) => g,
-        None => latch_slow(m, c),
+        Some(g) => (g, false),
+        None => (latch_slow(m, c), true),
     }
 }
 
