@@ -337,27 +337,41 @@ impl Queue {
         j
     }
 
+    /// One request in the way of `want` (for the no-wait error). A request
+    /// its owner re-inherited without the latch since our conflict check
+    /// counts too: the refusal is ordered before that hand-off.
     fn first_blocker(&self, want: Mode, upto: usize, own: Option<ReqPtr>) -> Blocker {
+        let blocker = |q: &crate::request::Request| Blocker {
+            txn: q.txn(),
+            agent: q.agent,
+            ts: q.ts.load(Ordering::Relaxed),
+        };
         for (i, &r) in self.reqs.iter().enumerate() {
             if Some(r) == own {
                 continue;
             }
             let q = r.get();
             let in_way = match q.status.load(Ordering::Relaxed) {
-                GRANTED => !want.compatible(q.mode()),
+                GRANTED | INHERITED => !want.compatible(q.mode()),
                 CONVERTING => !want.compatible(q.mode()) || !want.compatible(q.want()),
                 WAITING => i < upto && !want.compatible(q.want()),
                 _ => false,
             };
             if in_way {
-                return Blocker {
-                    txn: q.txn(),
-                    agent: q.agent,
-                    ts: q.ts.load(Ordering::Relaxed),
-                };
+                return blocker(q);
             }
         }
-        unreachable!("a refused request on {} has a blocker", self.id)
+        // Not reachable while the grant rules and this scan agree; name the
+        // oldest request rather than fail.
+        debug_assert!(false, "a refused request on {} has no blocker", self.id);
+        self.reqs.iter().find(|&&r| Some(r) != own).map_or(
+            Blocker {
+                txn: crate::error::TxnId(0),
+                agent: u32::MAX,
+                ts: u64::MAX,
+            },
+            |r| blocker(r.get()),
+        )
     }
 
     /// Grants conversions first, then waiters in order, as the rules allow.
