@@ -4,7 +4,8 @@
 //! (oversubscribed past the core count), with per-transaction counts.
 //!
 //! `cargo bench -p heirloom --bench sli` (options after `--`:
-//! `--seconds S` per configuration, default 2; `--threads 1,2,8,32`;
+//! `--seconds S` per run, default 1; `--repeat N` alternating off/on runs
+//! per thread count, median reported, default 3; `--threads 1,2,8,32`;
 //! `--table latched|global`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -72,9 +73,10 @@ fn run(kind: TableKind, sli: Inheritance, threads: usize, secs: f64) -> Run {
 }
 
 fn main() {
-    let mut secs = 2.0;
+    let mut secs = 1.0;
     let mut threads = vec![1, 2, 8, 32];
     let mut kind = TableKind::Latched;
+    let mut repeat = 3;
     let args: Vec<String> = std::env::args().collect();
     let mut i = 1;
     while i < args.len() {
@@ -89,6 +91,14 @@ fn main() {
                 }
                 i += 1;
             }
+            "--repeat" => {
+                repeat = args
+                    .get(i + 1)
+                    .and_then(|s| s.parse().ok())
+                    .filter(|&r| r > 0)
+                    .unwrap_or(repeat);
+                i += 1;
+            }
             "--table" => {
                 if let Some(k) = args.get(i + 1).and_then(|s| s.parse().ok()) {
                     kind = k;
@@ -100,7 +110,7 @@ fn main() {
         i += 1;
     }
     println!(
-        "sli bench: GET_SUBSCRIBER_DATA shape (IS db, IS table, S row of {ROWS}); table {}; {secs} s per run; {} cores",
+        "sli bench: GET_SUBSCRIBER_DATA shape (IS db, IS table, S row of {ROWS}); table {}; median of {repeat} x {secs} s; {} cores",
         kind.name(),
         thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
     );
@@ -109,8 +119,18 @@ fn main() {
         "threads", "sli", "txn/s", "db+table ops", "contended", "reclaimed", "on/off"
     );
     for &t in &threads {
-        let off = run(kind, Inheritance::Off, t, secs);
-        let on = run(kind, Inheritance::On, t, secs);
+        // Alternate off/on `repeat` times and keep each side's median
+        // throughput, so drift on a shared machine hits both alike.
+        let (mut offs, mut ons) = (Vec::new(), Vec::new());
+        for _ in 0..repeat {
+            offs.push(run(kind, Inheritance::Off, t, secs));
+            ons.push(run(kind, Inheritance::On, t, secs));
+        }
+        let median = |mut v: Vec<Run>| {
+            v.sort_by(|a, b| a.tps.total_cmp(&b.tps));
+            v.swap_remove(v.len() / 2)
+        };
+        let (off, on) = (median(offs), median(ons));
         for (name, r) in [("off", &off), ("on", &on)] {
             println!(
                 "{:>7} {:>4} {:>12.0} {:>14.3} {:>14.3} {:>10.3} {:>9}",
