@@ -168,7 +168,6 @@ impl Agent {
     /// others, and leave the list root first for the next transaction.
     pub(crate) fn keep_rooted_inheritance(&mut self, txn: TxnId, age: u64) {
         self.inherited.reverse();
-        let c = &self.shared.counters;
         let mut i = 0;
         while i < self.inherited.len() {
             let h = self.inherited[i];
@@ -181,18 +180,28 @@ impl Agent {
                 continue;
             }
             self.inherited.remove(i);
-            c.inherited.add(u64::MAX); // undo the count (wrapping -1)
-            if crate::inherit::reclaim(h.req, txn, age) {
-                c.table_ops.bump();
-                self.lm.table.release(c, h.head, h.req, &mut self.wake);
-                for r in self.wake.drain(..) {
-                    crate::sync::wake_all(r.key());
-                }
-            } else {
-                c.inherited_invalidated.bump();
-            }
-            self.pool.push(h.req);
+            self.shared.counters.inherited.add(u64::MAX); // undo the count (wrapping -1)
+            self.take_back_and_release(h, txn, age);
         }
+    }
+
+    /// Takes an inherited request back (reclaim CAS) and releases it, or, if
+    /// it was invalidated meanwhile, only returns the node to the pool.
+    /// Returns whether it was released.
+    fn take_back_and_release(&mut self, h: Held, txn: TxnId, age: u64) -> bool {
+        let c = &self.shared.counters;
+        let released = crate::inherit::reclaim(h.req, txn, age);
+        if released {
+            c.table_ops.bump();
+            self.lm.table.release(c, h.head, h.req, &mut self.wake);
+            for r in self.wake.drain(..) {
+                crate::sync::wake_all(r.key());
+            }
+        } else {
+            c.inherited_invalidated.bump();
+        }
+        self.pool.push(h.req);
+        released
     }
 
     pub(crate) fn next_txn_id(&mut self) -> TxnId {
@@ -205,19 +214,11 @@ impl Drop for Agent {
     fn drop(&mut self) {
         debug_assert!(self.held.is_empty(), "an agent dropped with locks held");
         // Inherited locks nobody will reclaim: take them back and release.
-        let c = &self.shared.counters;
+        let txn = TxnId::new(self.shared.index, self.seq);
         while let Some(h) = self.inherited.pop() {
-            if crate::inherit::reclaim(h.req, TxnId::new(self.shared.index, self.seq), 0) {
-                c.table_ops.bump();
-                c.inherited_discarded.bump();
-                self.lm.table.release(c, h.head, h.req, &mut self.wake);
-                for r in self.wake.drain(..) {
-                    crate::sync::wake_all(r.key());
-                }
-            } else {
-                c.inherited_invalidated.bump();
+            if self.take_back_and_release(h, txn, 0) {
+                self.shared.counters.inherited_discarded.bump();
             }
-            self.pool.push(h.req);
         }
         for r in self.pool.drain(..) {
             // SAFETY: every node of the pool was allocated by this agent and

@@ -1,7 +1,9 @@
 //! Speculative lock inheritance: hand-off, reclaim, invalidation, short
 //! memory, the Figure 4 deadlock, no starvation, and money conservation.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+mod common;
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::Duration;
@@ -191,47 +193,10 @@ fn inheritance_does_not_create_the_figure_4_deadlock() {
 fn x_on_a_hot_table_is_not_starved_by_inheritance() {
     for sli in [Inheritance::On, Inheritance::Always] {
         let lm = manager(TableKind::Latched, ConflictPolicy::Detect, sli);
-        let stop = Arc::new(AtomicBool::new(false));
-        let done = Arc::new(AtomicU64::new(0));
-        let hammers: Vec<_> = (0..8u64)
-            .map(|i| {
-                let (lm, stop, done) = (lm.clone(), stop.clone(), done.clone());
-                thread::spawn(move || {
-                    let mut a = lm.agent();
-                    let mut k = i;
-                    while !stop.load(Ordering::Relaxed) {
-                        k += 8;
-                        let m = if k.is_multiple_of(3) { Mode::X } else { Mode::S };
-                        a.run(|t| {
-                            t.lock(LockId::row(T, k % 64), m)?;
-                            thread::sleep(Duration::from_micros(200));
-                            Ok::<_, LockError>(())
-                        })
-                        .unwrap();
-                        done.fetch_add(1, Ordering::Relaxed);
-                    }
-                })
-            })
-            .collect();
-        while done.load(Ordering::Relaxed) < 200 {
-            thread::yield_now();
-        }
-        let (tx, rx) = mpsc::channel();
-        let lm2 = lm.clone();
-        let x = thread::spawn(move || {
-            let mut a = lm2.agent();
-            let mut t = a.begin();
-            t.lock(LockId::table(T), Mode::X).unwrap();
-            tx.send(()).unwrap();
-            t.commit().unwrap();
-        });
-        let granted = rx.recv_timeout(Duration::from_secs(10));
-        stop.store(true, Ordering::Relaxed);
-        for h in hammers {
-            h.join().unwrap();
-        }
-        x.join().unwrap();
-        granted.expect("X on the hot table starved");
+        assert!(
+            common::x_granted_under_intention_stream(&lm, T, Duration::from_micros(200)),
+            "{sli:?}: X on the hot table starved"
+        );
         assert!(lm.snapshot().is_empty());
         if sli == Inheritance::Always {
             assert!(lm.stats().inherited_used > 0, "the hammers did inherit");

@@ -4,7 +4,13 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use heirloom::{LockId, Mode, TxnId};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use heirloom::{LockError, LockId, LockManager, Mode, TableId, TxnId};
 
 /// A tiny deterministic generator (xorshift64*), enough for test workloads.
 pub struct Rng(u64);
@@ -76,4 +82,53 @@ impl Ghost {
         assert!(v.is_empty(), "{} incompatible grants, first: {}", v.len(), v[0]);
         assert!(self.locks.lock().unwrap().is_empty());
     }
+}
+
+/// Eight threads keep taking row locks of `table` (so IS/IX on it, each held
+/// about `hold` with overlapping holders, so the table's group is never
+/// empty); then one more thread asks for X on the table. Returns whether X
+/// was granted within ten seconds (then everything is stopped and joined).
+pub fn x_granted_under_intention_stream(lm: &LockManager, table: TableId, hold: Duration) -> bool {
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicU64::new(0));
+    let hammers: Vec<_> = (0..8u64)
+        .map(|i| {
+            let (lm, stop, done) = (lm.clone(), stop.clone(), done.clone());
+            thread::spawn(move || {
+                let mut a = lm.agent();
+                let mut k = i;
+                while !stop.load(Ordering::Relaxed) {
+                    k += 8;
+                    let m = if k.is_multiple_of(3) { Mode::X } else { Mode::S };
+                    a.run(|t| {
+                        t.lock(LockId::row(table, k % 64), m)?;
+                        thread::sleep(hold);
+                        Ok::<_, LockError>(())
+                    })
+                    .unwrap();
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    while done.load(Ordering::Relaxed) < 100 {
+        thread::yield_now();
+    }
+    let (tx, rx) = mpsc::channel();
+    let lm2 = lm.clone();
+    let x = thread::spawn(move || {
+        let mut a = lm2.agent();
+        let mut t = a.begin();
+        t.lock(LockId::table(table), Mode::X).unwrap();
+        tx.send(()).unwrap();
+        thread::sleep(Duration::from_millis(5));
+        t.commit().unwrap();
+    });
+    let granted = rx.recv_timeout(Duration::from_secs(10)).is_ok();
+    stop.store(true, Ordering::Relaxed);
+    for h in hammers {
+        h.join().unwrap();
+    }
+    x.join().unwrap();
+    granted
 }
