@@ -351,3 +351,8 @@ impl Drop for Latched {
         }
     }
 }
+
+#[cfg(all(test, heirloom_loom))]
+mod tests {
+    mod loom_reinherit;
+}

@@ -1,0 +1,61 @@
+//! loom model of latch-free re-inheritance against a waiter (the `waiters`
+//! flag Dekker of `Head::settle` and `Latched::reinherit`, step for step):
+//! a waiter is never left waiting behind an INHERITED request that nobody
+//! will invalidate.
+
+use crate::inherit::invalidate;
+use crate::request::{GRANTED, INHERITED, INVALID, ReqPtr};
+use crate::sync::{Arc, AtomicBool, Ordering, fence};
+
+#[test]
+fn a_waiter_is_never_stranded_behind_a_reinherited_request() {
+    loom::model(|| {
+        // The owner's reclaimed IS request; a conflicting X requester.
+        let r = ReqPtr::alloc(0);
+        r.get().status.store(GRANTED, Ordering::Release);
+        let latch = Arc::new(loom::sync::Mutex::new(false)); // guards "X is waiting"
+        let waiters = Arc::new(AtomicBool::new(false));
+
+        let requester = {
+            let (latch, waiters) = (latch.clone(), waiters.clone());
+            loom::thread::spawn(move || {
+                let mut x_waiting = latch.lock().unwrap();
+                // Queue::acquire: an INHERITED request in the way is invalidated.
+                if r.get().status.load(Ordering::Acquire) == INHERITED && invalidate(r) {
+                    return;
+                }
+                // Blocked by a GRANTED holder: link as waiting, then settle.
+                *x_waiting = true;
+                waiters.store(true, Ordering::Relaxed);
+                fence(Ordering::SeqCst);
+                if r.get().status.load(Ordering::Acquire) == INHERITED && invalidate(r) {
+                    *x_waiting = false; // granted by the re-check
+                }
+            })
+        };
+
+        // Latched::reinherit by the owner at commit.
+        if !waiters.load(Ordering::Relaxed) {
+            r.get().status.store(INHERITED, Ordering::Release);
+            fence(Ordering::SeqCst);
+            if waiters.load(Ordering::Relaxed) {
+                let mut x_waiting = latch.lock().unwrap();
+                // Head::settle under the latch: let the waiter in.
+                if *x_waiting && invalidate(r) {
+                    *x_waiting = false;
+                }
+            }
+        } else {
+            // The owner releases under the latch instead; the waiter is granted.
+            let mut x_waiting = latch.lock().unwrap();
+            *x_waiting = false;
+            r.get().status.store(INVALID, Ordering::Relaxed);
+        }
+        requester.join().unwrap();
+
+        let stranded = *latch.lock().unwrap() && r.get().status.load(Ordering::Acquire) == INHERITED;
+        assert!(!stranded, "X waits behind an INHERITED request nobody will invalidate");
+        // SAFETY: allocated above; both threads are done with it.
+        unsafe { r.free() };
+    });
+}
