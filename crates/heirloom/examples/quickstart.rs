@@ -6,7 +6,7 @@
 use std::thread;
 use std::time::{Duration, Instant};
 
-use heirloom::{ConflictPolicy, LockError, LockId, LockManager, Mode, TableId, TableKind};
+use heirloom::{ConflictPolicy, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind};
 
 const ACCOUNTS: TableId = TableId::new(0, 1);
 const BRANCHES: TableId = TableId::new(0, 2);
@@ -14,10 +14,16 @@ const BRANCHES: TableId = TableId::new(0, 2);
 fn main() {
     let threads = 4;
     let per_thread = 50_000u64;
-    for kind in TableKind::ALL {
+    let configs = [
+        (TableKind::Global, Inheritance::Off),
+        (TableKind::Latched, Inheritance::Off),
+        (TableKind::Latched, Inheritance::On),
+    ];
+    for (kind, sli) in configs {
         let lm = LockManager::builder()
             .table(kind)
             .conflicts(ConflictPolicy::Detect)
+            .inheritance(sli)
             .build();
         let start = Instant::now();
         let workers: Vec<_> = (0..threads)
@@ -54,9 +60,10 @@ fn main() {
         let secs = start.elapsed().as_secs_f64();
         let s = lm.stats();
         println!(
-            "== table {} / policy {} / {threads} threads ==",
+            "== table {} / policy {} / inheritance {} / {threads} threads ==",
             kind.name(),
-            lm.policy().name()
+            lm.policy().name(),
+            sli.name()
         );
         println!(
             "{:.0} transactions/s ({} committed in {secs:.2} s)",
@@ -69,6 +76,10 @@ fn main() {
             s.table_ops_per_commit(),
             s.waits as f64 / s.committed as f64,
             s.latch_contended as f64 / s.committed as f64
+        );
+        println!(
+            "inheritance: {} passed on, {} used, {} discarded, {} invalidated, {} lock-table ops avoided",
+            s.inherited, s.inherited_used, s.inherited_discarded, s.inherited_invalidated, s.table_ops_avoided
         );
         for (name, v) in s.fields() {
             print!("{name}={v} ");
