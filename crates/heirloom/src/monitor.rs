@@ -15,6 +15,10 @@ pub struct Holder {
     pub txn: TxnId,
     /// The mode it holds.
     pub mode: Mode,
+    /// Held for the agent's next transaction (speculative lock inheritance):
+    /// `txn` is the transaction that passed it on; a conflicting request
+    /// invalidates it instead of waiting.
+    pub inherited: bool,
 }
 
 /// A transaction waiting for a lock.
@@ -78,7 +82,7 @@ impl fmt::Display for Snapshot {
                     "{:<24} {:<5} {:<6} {:<10} {:<5} {:>12}",
                     l.lock.to_string(),
                     l.group.name(),
-                    "held",
+                    if h.inherited { "inher" } else { "held" },
                     h.txn.to_string(),
                     h.mode.name(),
                     ""
@@ -103,7 +107,7 @@ impl fmt::Display for Snapshot {
 
 /// Builds a [`LockInfo`] from a queue (called under the queue's latch).
 pub(crate) fn describe(q: &crate::queue::Queue, now_ns: u64) -> LockInfo {
-    use crate::request::{CONVERTING, GRANTED, WAITING};
+    use crate::request::{CONVERTING, GRANTED, INHERITED, WAITING};
     use crate::sync::Ordering;
     let mut info = LockInfo {
         lock: q.id,
@@ -115,14 +119,17 @@ pub(crate) fn describe(q: &crate::queue::Queue, now_ns: u64) -> LockInfo {
         let status = r.status.load(Ordering::Relaxed);
         let waited = || Duration::from_nanos(now_ns.saturating_sub(r.since.load(Ordering::Relaxed)));
         match status {
-            GRANTED => info.holders.push(Holder {
+            // An INHERITED request shows with the transaction that passed it on.
+            GRANTED | INHERITED => info.holders.push(Holder {
                 txn: r.txn(),
                 mode: r.mode(),
+                inherited: status == INHERITED,
             }),
             CONVERTING => {
                 info.holders.push(Holder {
                     txn: r.txn(),
                     mode: r.mode(),
+                    inherited: false,
                 });
                 info.waiters.push(Waiter {
                     txn: r.txn(),

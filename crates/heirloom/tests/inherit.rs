@@ -45,6 +45,11 @@ fn shared_intention_locks_pass_to_the_next_transaction() {
         let snap = lm.snapshot();
         assert_eq!(snap.locks.len(), 2, "{snap}");
         assert!(snap.lock(LockId::row(T, 1)).is_none());
+        let table = snap.lock(LockId::table(T)).unwrap();
+        assert!(
+            table.holders.len() == 1 && table.holders[0].inherited && table.holders[0].mode == Mode::IS,
+            "{snap}"
+        );
         let ops = s.table_ops;
         let mut t = a.begin();
         t.lock(LockId::row(T, 2), Mode::S).unwrap();
