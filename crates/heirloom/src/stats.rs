@@ -113,8 +113,9 @@ stats! {
     inherited_discarded,
     /// Inherited locks a conflicting requester invalidated first.
     inherited_invalidated,
-    /// Lock-table operations avoided by inheritance: a release not done at
-    /// commit, an acquisition not done by the reclaiming transaction.
+    /// Lock-table operations avoided by inheritance: an acquisition not done
+    /// by a transaction that reclaimed an inherited lock, and a release not
+    /// done by a commit that passed a lock on again without the latch.
     table_ops_avoided,
 }
 

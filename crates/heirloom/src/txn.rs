@@ -522,15 +522,17 @@ impl<'a> Transaction<'a> {
                     {
                         // Used after being inherited: pass it on again
                         // without the latch if nobody waits.
-                        let reused = h.state == RECLAIMED;
-                        let passed = (reused && lm.table.reinherit(c, h.head, h.req, &mut a.wake)) || {
+                        let latch_free = h.state == RECLAIMED && lm.table.reinherit(c, h.head, h.req, &mut a.wake);
+                        let passed = latch_free || {
                             c.table_ops.bump();
                             lm.table.release_or_inherit(c, h.head, h.req, hot, &mut a.wake) == Handoff::Inherited
                         };
                         wake_granted(&mut a.wake);
                         if passed {
                             c.inherited.bump();
-                            c.table_ops_avoided.bump();
+                            if latch_free {
+                                c.table_ops_avoided.bump();
+                            }
                             a.inherited.push(Held { state: LIVE, ..h });
                         } else {
                             a.pool.push(h.req);
