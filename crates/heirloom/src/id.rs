@@ -42,14 +42,14 @@ impl TableId {
 const PAGED: u8 = 1;
 
 /// The name of a lockable thing. See the module docs.
-#[derive(Clone, Copy, PartialOrd, Ord)]
-#[repr(C)]
+///
+/// Stored as two words so that comparing and hashing ids (the lock cache,
+/// the table's head lookup) is two integer operations: `key`, and `hi` =
+/// table << 32 | db << 16 | level << 8 | flags.
+#[derive(Clone, Copy)]
 pub struct LockId {
     key: u64,
-    table: u32,
-    db: u16,
-    level: Level,
-    flags: u8,
+    hi: u64,
 }
 
 const _: () = assert!(std::mem::size_of::<LockId>() == 16);
@@ -58,81 +58,79 @@ const _: () = assert!(std::mem::size_of::<LockId>() == 16);
 pub const MAX_DEPTH: usize = 4;
 
 impl LockId {
+    #[inline]
+    const fn make(key: u64, table: u32, db: u16, level: Level, flags: u8) -> Self {
+        LockId {
+            key,
+            hi: ((table as u64) << 32) | ((db as u64) << 16) | ((level as u64) << 8) | flags as u64,
+        }
+    }
+
+    #[inline]
+    const fn table_no(&self) -> u32 {
+        (self.hi >> 32) as u32
+    }
+
+    #[inline]
+    const fn db_no(&self) -> u16 {
+        (self.hi >> 16) as u16
+    }
+
+    #[inline]
+    const fn flags(&self) -> u8 {
+        self.hi as u8
+    }
+
     /// Database `db`.
     pub const fn database(db: u16) -> Self {
-        LockId {
-            key: 0,
-            table: 0,
-            db,
-            level: Level::Database,
-            flags: 0,
-        }
+        LockId::make(0, 0, db, Level::Database, 0)
     }
 
     /// The table `t`; its parent is its database.
     pub const fn table(t: TableId) -> Self {
-        LockId {
-            key: 0,
-            table: t.table,
-            db: t.db,
-            level: Level::Table,
-            flags: 0,
-        }
+        LockId::make(0, t.table, t.db, Level::Table, 0)
     }
 
     /// Page `page` of table `t`; its parent is the table.
     pub const fn page(t: TableId, page: u32) -> Self {
-        LockId {
-            key: page as u64,
-            table: t.table,
-            db: t.db,
-            level: Level::Page,
-            flags: 0,
-        }
+        LockId::make(page as u64, t.table, t.db, Level::Page, 0)
     }
 
     /// Row `key` of table `t` in an engine without pages; its parent is the table.
     pub const fn row(t: TableId, key: u64) -> Self {
-        LockId {
-            key,
-            table: t.table,
-            db: t.db,
-            level: Level::Row,
-            flags: 0,
-        }
+        LockId::make(key, t.table, t.db, Level::Row, 0)
     }
 
     /// Row in `slot` of page `page` of table `t`; its parent is the page.
     pub const fn paged_row(t: TableId, page: u32, slot: u32) -> Self {
-        LockId {
-            key: ((page as u64) << 32) | slot as u64,
-            table: t.table,
-            db: t.db,
-            level: Level::Row,
-            flags: PAGED,
-        }
+        LockId::make(((page as u64) << 32) | slot as u64, t.table, t.db, Level::Row, PAGED)
     }
 
     /// The level of this lock.
     #[inline]
     pub const fn level(&self) -> Level {
-        self.level
+        match (self.hi >> 8) as u8 {
+            0 => Level::Database,
+            1 => Level::Table,
+            2 => Level::Page,
+            _ => Level::Row,
+        }
     }
 
     /// The table this lock belongs to (`None` for a database).
     pub const fn table_id(&self) -> Option<TableId> {
-        match self.level {
+        match self.level() {
             Level::Database => None,
             _ => Some(TableId {
-                db: self.db,
-                table: self.table,
+                db: self.db_no(),
+                table: self.table_no(),
             }),
         }
     }
 
     /// The database this lock belongs to.
     pub const fn db(&self) -> u16 {
-        self.db
+        self.db_no()
     }
 
     /// The row key, page number or (page << 32 | slot) for paged rows; 0 above.
@@ -144,14 +142,14 @@ impl LockId {
     #[inline]
     pub const fn parent(&self) -> Option<LockId> {
         let t = TableId {
-            db: self.db,
-            table: self.table,
+            db: self.db_no(),
+            table: self.table_no(),
         };
-        match self.level {
+        match self.level() {
             Level::Database => None,
-            Level::Table => Some(LockId::database(self.db)),
+            Level::Table => Some(LockId::database(self.db_no())),
             Level::Page => Some(LockId::table(t)),
-            Level::Row if self.flags & PAGED != 0 => Some(LockId::page(t, (self.key >> 32) as u32)),
+            Level::Row if self.flags() & PAGED != 0 => Some(LockId::page(t, (self.key >> 32) as u32)),
             Level::Row => Some(LockId::table(t)),
         }
     }
@@ -176,9 +174,7 @@ impl LockId {
     /// atomics.
     #[inline]
     pub(crate) const fn words(&self) -> (u64, u64) {
-        let hi =
-            ((self.table as u64) << 32) | ((self.db as u64) << 16) | ((self.level as u64) << 8) | self.flags as u64;
-        (self.key, hi)
+        (self.key, self.hi)
     }
 
     /// A well-mixed 64-bit hash (murmur3's fmix64 over the packed fields).
@@ -196,8 +192,7 @@ impl LockId {
 }
 
 impl PartialEq for LockId {
-    /// Two word compares instead of five field compares (hot in the lock
-    /// cache and the table). Agrees with the derived `Ord`.
+    /// Two word compares (hot in the lock cache and the table).
     #[inline]
     fn eq(&self, other: &Self) -> bool {
         self.words() == other.words()
@@ -205,6 +200,20 @@ impl PartialEq for LockId {
 }
 
 impl Eq for LockId {}
+
+impl PartialOrd for LockId {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for LockId {
+    /// Database, table, level, key: the order a listing wants.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let k = |x: &LockId| (x.db_no(), x.table_no(), x.level(), x.key, x.flags());
+        k(self).cmp(&k(other))
+    }
+}
 
 impl Hash for LockId {
     #[inline]
@@ -221,19 +230,19 @@ impl fmt::Debug for LockId {
 
 impl fmt::Display for LockId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.level {
-            Level::Database => write!(f, "db{}", self.db),
-            Level::Table => write!(f, "db{}.t{}", self.db, self.table),
-            Level::Page => write!(f, "db{}.t{}.p{}", self.db, self.table, self.key),
-            Level::Row if self.flags & PAGED != 0 => write!(
+        match self.level() {
+            Level::Database => write!(f, "db{}", self.db_no()),
+            Level::Table => write!(f, "db{}.t{}", self.db_no(), self.table_no()),
+            Level::Page => write!(f, "db{}.t{}.p{}", self.db_no(), self.table_no(), self.key),
+            Level::Row if self.flags() & PAGED != 0 => write!(
                 f,
                 "db{}.t{}.p{}.s{}",
-                self.db,
-                self.table,
+                self.db_no(),
+                self.table_no(),
                 self.key >> 32,
                 self.key as u32
             ),
-            Level::Row => write!(f, "db{}.t{}.r{}", self.db, self.table, self.key),
+            Level::Row => write!(f, "db{}.t{}.r{}", self.db_no(), self.table_no(), self.key),
         }
     }
 }

@@ -120,11 +120,13 @@ impl Queue {
         } else {
             self.waiting_join(self.reqs.len())
         };
-        if !mode.compatible(self.granted.group()) {
+        let mut group = self.granted.group();
+        if !mode.compatible(group) {
             // Inherited requests in the way are invalidated, as if released.
             self.invalidate_conflicting(mode, None);
+            group = self.granted.group();
         }
-        if mode.compatible(self.granted.group()) && mode.compatible(ahead) {
+        if mode.compatible(group) && mode.compatible(ahead) {
             q.mode.store(mode as u8, Ordering::Relaxed);
             q.status.store(GRANTED, Ordering::Relaxed);
             self.granted.add(mode);

@@ -244,7 +244,7 @@ impl<'a> Transaction<'a> {
         if let Some(cause) = self.doomed {
             return Err(LockError::Doomed { txn: self.id, cause });
         }
-        if self.agent.lm.policy == ConflictPolicy::WoundWait
+        if matches!(self.agent.lm.policy, ConflictPolicy::WoundWait)
             && let Some(by) = self.wounded_by()
         {
             self.agent.shared.counters.wounded.bump();
@@ -266,7 +266,7 @@ impl<'a> Transaction<'a> {
     }
 
     fn may_wait(&self) -> bool {
-        self.agent.lm.policy != ConflictPolicy::NoWait
+        !matches!(self.agent.lm.policy, ConflictPolicy::NoWait)
     }
 
     #[inline]
