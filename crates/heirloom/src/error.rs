@@ -21,7 +21,7 @@ impl TxnId {
 
     /// The index of the agent that runs this transaction.
     pub fn agent(&self) -> u32 {
-        ((self.0 >> SEQ_BITS) - 1) as u32
+        ((self.0 >> SEQ_BITS).wrapping_sub(1)) as u32
     }
 
     /// The transaction's sequence number on its agent.
@@ -37,6 +37,9 @@ impl TxnId {
 
 impl fmt::Debug for TxnId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 >> SEQ_BITS == 0 {
+            return f.write_str("T-"); // no transaction
+        }
         write!(f, "T{}.{}", self.agent(), self.seq())
     }
 }

@@ -73,10 +73,14 @@ fn stress(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, threads: us
             })
         })
         .collect();
-    // Fail with a picture of the lock table instead of hanging.
-    let start = std::time::Instant::now();
+    // Fail with a picture of the lock table instead of hanging: stuck means
+    // no transaction committed for 30 s (slow oversubscribed runs are fine).
+    let mut last = (lm.stats().committed, std::time::Instant::now());
     while !handles.iter().all(|h| h.is_finished()) {
-        if start.elapsed() > Duration::from_secs(60) {
+        let now = lm.stats().committed;
+        if now != last.0 {
+            last = (now, std::time::Instant::now());
+        } else if last.1.elapsed() > Duration::from_secs(30) {
             panic!(
                 "{kind:?} {policy:?} {sli:?}: workers stuck; lock table:\n{}\n{}",
                 lm.snapshot(),
@@ -138,7 +142,7 @@ fn soak_oversubscribed() {
     for kind in TableKind::ALL {
         for policy in policies() {
             for sli in [Inheritance::Off, Inheritance::On, Inheritance::Always] {
-                stress(kind, policy, sli, 32, 5000);
+                stress(kind, policy, sli, 32, 1000);
             }
         }
     }
