@@ -285,45 +285,33 @@ impl<'a> Transaction<'a> {
         let (out, head) = a.lm.table.acquire(c, id, r, mode, may_wait, &mut a.wake);
         wake_granted(&mut a.wake);
         match out {
-            Outcome::Granted => {
-                a.shared.counters.immediate_grants.bump();
-                self.push_held(Held {
-                    id,
-                    mode,
-                    req: r,
-                    head,
-                    state: LIVE,
-                });
-                Ok(())
-            }
+            Outcome::Granted => a.shared.counters.immediate_grants.bump(),
             Outcome::Refused(b) => {
                 a.shared.counters.would_block.bump();
                 a.pool.push(r);
-                Err(self.doom(LockError::WouldBlock {
+                return Err(self.doom(LockError::WouldBlock {
                     txn: self.id,
                     lock: id,
                     mode,
                     holder: b.txn,
-                }))
+                }));
             }
-            Outcome::Waiting => match self.wait(head, r, id, mode) {
-                Ok(()) => {
-                    self.push_held(Held {
-                        id,
-                        mode,
-                        req: r,
-                        head,
-                        state: LIVE,
-                    });
-                    Ok(())
-                }
-                Err(e) => {
+            Outcome::Waiting => {
+                if let Err(e) = self.wait(head, r, id, mode) {
                     // `wait` unlinked the request.
                     self.agent.pool.push(r);
-                    Err(self.doom(e))
+                    return Err(self.doom(e));
                 }
-            },
+            }
         }
+        self.push_held(Held {
+            id,
+            mode,
+            req: r,
+            head,
+            state: LIVE,
+        });
+        Ok(())
     }
 
     fn convert(&mut self, k: usize, to: Mode) -> Result<(), LockError> {
