@@ -109,7 +109,7 @@ impl Queue {
         self.granted.group()
     }
 
-    /// Links `r`, asked by `txn` (age `ts`) in `mode`, and grants it if the
+    /// Links `r` (owner and age already set) asking for `mode`, and grants it if the
     /// rules allow. With `may_wait == false` a request that cannot be
     /// granted is not linked.
     /// `contended` says whether the latch was found held (the heat window).
