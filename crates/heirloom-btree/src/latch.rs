@@ -104,7 +104,11 @@ impl SpinLatch {
     fn lock(&self) {
         // Acquire pairs with the Release in `unlock`: the new holder sees
         // every write of the previous one.
-        if self.held.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+        if self
+            .held
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+        {
             return;
         }
         self.lock_slow();
@@ -119,7 +123,11 @@ impl SpinLatch {
             while self.held.load(Ordering::Relaxed) {
                 spin.wait();
             }
-            if self.held.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+            if self
+                .held
+                .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+            {
                 return;
             }
         }
@@ -222,7 +230,11 @@ impl VersionLatch {
         debug_assert_eq!(v & Self::LOCKED, 0);
         // Acquire: the new holder sees every write of the previous one
         // (pairs with the Release in `unlock`).
-        if self.word.compare_exchange(v, v + Self::LOCKED, Ordering::Acquire, Ordering::Relaxed).is_err() {
+        if self
+            .word
+            .compare_exchange(v, v + Self::LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
             return false;
         }
         // Release fence: orders the lock above before this writer's data

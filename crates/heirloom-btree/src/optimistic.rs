@@ -90,7 +90,11 @@ impl Tree {
                 let (l, v) = self.find_leaf(key)?;
                 let leaf = Self::leaf(l);
                 let r = leaf.search(key).ok().map(|i| leaf.value(i));
-                if Self::latch(l).validate(v) { Ok(r) } else { Err(Some(l)) }
+                if Self::latch(l).validate(v) {
+                    Ok(r)
+                } else {
+                    Err(Some(l))
+                }
             },
             || self.get_latched(key),
         )
@@ -162,89 +166,89 @@ impl Tree {
     fn try_insert(&self, key: u64, value: u64) -> Result<bool, Retry> {
         use crate::latch::NodeLatch as _;
         'split: loop {
-        let r = self.root.load(Ordering::Acquire);
-        let mut v = Self::latch(r).read_begin();
-        if self.root.load(Ordering::Acquire) != r {
-            return Err(None);
-        }
-        let mut n = r;
-        let mut parent: Option<(Ptr, u64)> = None;
-        loop {
-            let node = Self::node(n);
-            if node.is_full() {
-                // Split now, with the parent (which has room: it was checked
-                // at `pv` and is unchanged if the upgrade succeeds), then
-                // start over.
-                if let Some((p, pv)) = parent
-                    && !Self::latch(p).try_upgrade(pv)
-                {
-                    return Err(Some(p));
-                }
-                if !Self::latch(n).try_upgrade(v) {
-                    if let Some((p, _)) = parent {
-                        // SAFETY: upgraded just above.
-                        unsafe { Self::latch(p).unlock_exclusive() };
+            let r = self.root.load(Ordering::Acquire);
+            let mut v = Self::latch(r).read_begin();
+            if self.root.load(Ordering::Acquire) != r {
+                return Err(None);
+            }
+            let mut n = r;
+            let mut parent: Option<(Ptr, u64)> = None;
+            loop {
+                let node = Self::node(n);
+                if node.is_full() {
+                    // Split now, with the parent (which has room: it was checked
+                    // at `pv` and is unchanged if the upgrade succeeds), then
+                    // start over.
+                    if let Some((p, pv)) = parent
+                        && !Self::latch(p).try_upgrade(pv)
+                    {
+                        return Err(Some(p));
                     }
+                    if !Self::latch(n).try_upgrade(v) {
+                        if let Some((p, _)) = parent {
+                            // SAFETY: upgraded just above.
+                            unsafe { Self::latch(p).unlock_exclusive() };
+                        }
+                        return Err(Some(n));
+                    }
+                    // Unchanged since `v`; with no parent it was the root at `v`
+                    // and a root is replaced only by splitting it.
+                    debug_assert!(parent.is_some() || self.root.load(Ordering::Relaxed) == n);
+                    let present = node.is_leaf() && Self::leaf(n).search(key).is_ok();
+                    if !present {
+                        // SAFETY: `n` is latched exclusively (upgraded above).
+                        let (sep, right) = unsafe { split(n) };
+                        match parent {
+                            Some((p, _)) => {
+                                let pi = Self::inner(p);
+                                pi.insert_child(pi.child_index(key), sep, right);
+                            }
+                            // Release: the new root is initialised before it is found.
+                            None => self.root.store(Inner::new_root(n, sep, right), Ordering::Release),
+                        }
+                    }
+                    // SAFETY: both upgraded above.
+                    unsafe {
+                        Self::latch(n).unlock_exclusive();
+                        if let Some((p, _)) = parent {
+                            Self::latch(p).unlock_exclusive();
+                        }
+                    }
+                    if present {
+                        return Ok(false);
+                    }
+                    // A split is progress, not a failure: go again at once.
+                    continue 'split;
+                }
+                if node.is_leaf() {
+                    let leaf = Self::leaf(n);
+                    return match leaf.search(key) {
+                        Ok(_) if Self::latch(n).validate(v) => Ok(false),
+                        Ok(_) => Err(Some(n)),
+                        Err(i) => {
+                            if !Self::latch(n).try_upgrade(v) {
+                                return Err(Some(n));
+                            }
+                            leaf.insert_at(i, key, value);
+                            // SAFETY: upgraded just above.
+                            unsafe { Self::latch(n).unlock_exclusive() };
+                            Ok(true)
+                        }
+                    };
+                }
+                let inner = Self::inner(n);
+                let c = inner.child(inner.child_index(key));
+                if c.is_null() {
                     return Err(Some(n));
                 }
-                // Unchanged since `v`; with no parent it was the root at `v`
-                // and a root is replaced only by splitting it.
-                debug_assert!(parent.is_some() || self.root.load(Ordering::Relaxed) == n);
-                let present = node.is_leaf() && Self::leaf(n).search(key).is_ok();
-                if !present {
-                    // SAFETY: `n` is latched exclusively (upgraded above).
-                    let (sep, right) = unsafe { split(n) };
-                    match parent {
-                        Some((p, _)) => {
-                            let pi = Self::inner(p);
-                            pi.insert_child(pi.child_index(key), sep, right);
-                        }
-                        // Release: the new root is initialised before it is found.
-                        None => self.root.store(Inner::new_root(n, sep, right), Ordering::Release),
-                    }
+                let cv = Self::latch(c).read_begin();
+                if !Self::latch(n).validate(v) {
+                    return Err(Some(n));
                 }
-                // SAFETY: both upgraded above.
-                unsafe {
-                    Self::latch(n).unlock_exclusive();
-                    if let Some((p, _)) = parent {
-                        Self::latch(p).unlock_exclusive();
-                    }
-                }
-                if present {
-                    return Ok(false);
-                }
-                // A split is progress, not a failure: go again at once.
-                continue 'split;
+                parent = Some((n, v));
+                n = c;
+                v = cv;
             }
-            if node.is_leaf() {
-                let leaf = Self::leaf(n);
-                return match leaf.search(key) {
-                    Ok(_) if Self::latch(n).validate(v) => Ok(false),
-                    Ok(_) => Err(Some(n)),
-                    Err(i) => {
-                        if !Self::latch(n).try_upgrade(v) {
-                            return Err(Some(n));
-                        }
-                        leaf.insert_at(i, key, value);
-                        // SAFETY: upgraded just above.
-                        unsafe { Self::latch(n).unlock_exclusive() };
-                        Ok(true)
-                    }
-                };
-            }
-            let inner = Self::inner(n);
-            let c = inner.child(inner.child_index(key));
-            if c.is_null() {
-                return Err(Some(n));
-            }
-            let cv = Self::latch(c).read_begin();
-            if !Self::latch(n).validate(v) {
-                return Err(Some(n));
-            }
-            parent = Some((n, v));
-            n = c;
-            v = cv;
-        }
         }
     }
 

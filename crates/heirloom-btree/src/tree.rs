@@ -78,7 +78,9 @@ impl<P: Protocol> Default for BTree<P> {
 
 impl<P: Protocol> std::fmt::Debug for BTree<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BTree").field("protocol", &P::NAME).finish_non_exhaustive()
+        f.debug_struct("BTree")
+            .field("protocol", &P::NAME)
+            .finish_non_exhaustive()
     }
 }
 
@@ -266,7 +268,11 @@ impl<P: Protocol> BTree<P> {
 
     #[inline]
     fn lock(p: NodePtr<P::Latch>, exclusive: bool) {
-        if exclusive { Self::latch(p).lock_exclusive() } else { Self::latch(p).lock_shared() }
+        if exclusive {
+            Self::latch(p).lock_exclusive()
+        } else {
+            Self::latch(p).lock_shared()
+        }
     }
 
     /// # Safety
@@ -275,7 +281,11 @@ impl<P: Protocol> BTree<P> {
     unsafe fn unlock(p: NodePtr<P::Latch>, exclusive: bool) {
         // SAFETY: forwarded from the caller.
         unsafe {
-            if exclusive { Self::latch(p).unlock_exclusive() } else { Self::latch(p).unlock_shared() }
+            if exclusive {
+                Self::latch(p).unlock_exclusive()
+            } else {
+                Self::latch(p).unlock_shared()
+            }
         }
     }
 

@@ -19,7 +19,10 @@ use std::sync::Barrier;
 const THREADS: u64 = 8;
 
 fn ops() -> u64 {
-    std::env::var("HEIRLOOM_BTREE_STRESS_OPS").ok().and_then(|s| s.parse().ok()).unwrap_or(60_000)
+    std::env::var("HEIRLOOM_BTREE_STRESS_OPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60_000)
 }
 
 fn disjoint<P: Protocol>() {

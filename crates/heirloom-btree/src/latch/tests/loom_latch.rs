@@ -41,7 +41,11 @@ fn write(node: &Node) {
 #[test]
 fn loom_version_latch_readers_never_validate_a_torn_node() {
     loom::model(|| {
-        let node = Arc::new(Node { latch: VersionLatch::default(), a: AtomicU64::new(0), b: AtomicU64::new(0) });
+        let node = Arc::new(Node {
+            latch: VersionLatch::default(),
+            a: AtomicU64::new(0),
+            b: AtomicU64::new(0),
+        });
         let writer = {
             let node = node.clone();
             loom::thread::spawn(move || write(&node))
@@ -68,7 +72,11 @@ fn loom_version_latch_readers_never_validate_a_torn_node() {
 #[test]
 fn loom_version_latch_upgrade_fails_after_a_write() {
     loom::model(|| {
-        let node = Arc::new(Node { latch: VersionLatch::default(), a: AtomicU64::new(0), b: AtomicU64::new(0) });
+        let node = Arc::new(Node {
+            latch: VersionLatch::default(),
+            a: AtomicU64::new(0),
+            b: AtomicU64::new(0),
+        });
         let writer = {
             let node = node.clone();
             loom::thread::spawn(move || write(&node))
@@ -130,4 +138,3 @@ fn loom_spin_latch_excludes() {
 fn loom_version_latch_excludes() {
     counter_model::<VersionLatch>();
 }
-
