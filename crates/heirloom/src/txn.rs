@@ -116,6 +116,13 @@ impl<'a> Transaction<'a> {
             .count()
     }
 
+    /// The statistics of this transaction's agent so far (for callers that
+    /// attribute lock manager events to their own calls, such as a time
+    /// breakdown; reading them costs a few loads of the agent's own line).
+    pub fn agent_stats(&self) -> crate::Stats {
+        self.agent.stats()
+    }
+
     /// The mode this transaction holds explicitly on `id`, if any.
     pub fn held_mode(&self, id: LockId) -> Option<Mode> {
         self.find(id)

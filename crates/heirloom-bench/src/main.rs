@@ -1,0 +1,277 @@
+//! `heirloom`: measure lock manager designs side by side.
+//!
+//! ```text
+//! heirloom demo
+//! heirloom bench --workload tm1 --mix ndbb --threads 1,2,8 --table global,latched --sli off,on \
+//!     --duration 2 --verify --json out.json --csv out.csv --plot out.svg
+//! ```
+//!
+//! Errors are one line on stderr and exit status 2 (bad arguments) or 1
+//! (a run or a consistency check failed).
+
+use clap::{Args, Parser, Subcommand};
+use heirloom::{ConflictPolicy, TableKind};
+use heirloom_bench::{BenchError, Spec, report, sli_summary, sweep};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(name = "heirloom", version, about = "Measure lock manager designs side by side")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a workload over the cross product of the given configurations.
+    Bench(BenchArgs),
+    /// About a minute: TM1 NDBB mix on the latched table, SLI off and on,
+    /// 1, 2 and 8 threads; writes heirloom-demo.png and heirloom-demo.json here.
+    Demo {
+        /// Measured seconds per run.
+        #[arg(long, default_value_t = 9.0)]
+        duration: f64,
+    },
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// tm1, tpcb or ycsb.
+    #[arg(long, default_value = "tm1")]
+    workload: String,
+    /// Transaction mix (tm1: ndbb, forward, or one transaction's name).
+    #[arg(long)]
+    mix: Option<String>,
+    /// Worker thread counts.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,8")]
+    threads: Vec<String>,
+    /// Lock table kinds: global, latched.
+    #[arg(long = "table", value_delimiter = ',', default_value = "latched")]
+    tables: Vec<String>,
+    /// Speculative lock inheritance: off, on.
+    #[arg(long, value_delimiter = ',', default_value = "off,on")]
+    sli: Vec<String>,
+    /// Conflict policies: detect, timeout[=MS], nowait, waitdie, woundwait.
+    #[arg(long = "policy", value_delimiter = ',', default_value = "detect")]
+    policies: Vec<String>,
+    /// TM1 subscribers, TPC-B branches, YCSB rows.
+    #[arg(long)]
+    scale: Option<u64>,
+    /// Measured seconds per run.
+    #[arg(long, default_value_t = 2.0)]
+    duration: f64,
+    /// Warm-up seconds per run.
+    #[arg(long, default_value_t = 0.5)]
+    warmup: f64,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Split worker time into lock manager work, latch contention, lock waits, rest.
+    #[arg(long)]
+    breakdown: bool,
+    /// Check the workload's consistency rules after every run.
+    #[arg(long)]
+    verify: bool,
+    /// YCSB: Zipf theta (0 = uniform).
+    #[arg(long, default_value_t = 0.0)]
+    theta: f64,
+    /// YCSB: share of requests that read.
+    #[arg(long, default_value_t = 0.5)]
+    read_share: f64,
+    /// TPC-B: accounts per branch.
+    #[arg(long, default_value_t = 100_000)]
+    accounts: u64,
+    /// TM1: draw subscriber ids non-uniformly (NURand).
+    #[arg(long)]
+    nurand: bool,
+    /// Write the runs as JSON here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write the runs as CSV here.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Plot throughput against threads here (.svg or .png).
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+struct Outputs {
+    json: Option<PathBuf>,
+    csv: Option<PathBuf>,
+    plot: Option<PathBuf>,
+}
+
+fn seconds(flag: &str, s: f64, zero_ok: bool) -> Result<Duration, BenchError> {
+    if !s.is_finite() || s < 0.0 || (s == 0.0 && !zero_ok) || s > 86_400.0 {
+        return Err(BenchError::Usage(format!("{flag} {s}: must be {} seconds up to a day", if zero_ok { "0 or more" } else { "more than 0" })));
+    }
+    Ok(Duration::from_secs_f64(s))
+}
+
+fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
+    let usage = BenchError::Usage;
+    let threads = a
+        .threads
+        .iter()
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| t.trim().parse::<usize>().map_err(|_| usage(format!("--threads: {t:?} is not a number"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let tables = a
+        .tables
+        .iter()
+        .map(|t| t.trim().parse::<TableKind>().map_err(usage))
+        .collect::<Result<Vec<_>, _>>()?;
+    let sli = a
+        .sli
+        .iter()
+        .map(|s| match s.trim() {
+            "off" | "false" => Ok(false),
+            "on" | "true" => Ok(true),
+            other => Err(usage(format!("--sli: {other:?} is neither off nor on"))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let policies = a
+        .policies
+        .iter()
+        .map(|p| p.trim().parse::<ConflictPolicy>().map_err(usage))
+        .collect::<Result<Vec<_>, _>>()?;
+    let spec = Spec {
+        workload: a.workload.clone(),
+        mix: a.mix.clone(),
+        threads,
+        tables,
+        sli,
+        policies,
+        scale: a.scale,
+        duration: seconds("--duration", a.duration, false)?,
+        warmup: seconds("--warmup", a.warmup, true)?,
+        seed: a.seed,
+        breakdown: a.breakdown,
+        verify: a.verify,
+        theta: a.theta,
+        read_share: a.read_share,
+        accounts_per_branch: a.accounts,
+        nurand: a.nurand,
+    };
+    if let Some(p) = &a.plot {
+        let ext = p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        if !matches!(ext.as_deref(), Some("svg" | "png")) {
+            return Err(usage(format!("--plot {}: the file name must end in .svg or .png", p.display())));
+        }
+    }
+    Ok((spec, Outputs { json: a.json.clone(), csv: a.csv.clone(), plot: a.plot.clone() }))
+}
+
+fn execute(spec: &Spec, out: &Outputs, title: &str) -> Result<(), BenchError> {
+    heirloom_bench::validate(spec)?;
+    let scale = spec.scale.unwrap_or_else(|| heirloom_bench::default_scale(&spec.workload));
+    let runs_n = heirloom_bench::configs(spec).len() as u64;
+    let total = (spec.duration + spec.warmup).as_millis() as u64 * runs_n;
+    let bar = if std::io::stderr().is_terminal() && total >= 3_000 {
+        let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        b.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} ms, {msg} runs done, about {eta} left")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let mix = spec.mix.clone().unwrap_or_else(|| heirloom_bench::default_mix(&spec.workload).into());
+    println!(
+        "{}",
+        report::header(&spec.workload, &mix, scale, spec.duration.as_secs_f64(), spec.warmup.as_secs_f64(), spec.seed)
+    );
+    let mut done = 0;
+    let runs = sweep(spec, &mut |run, d| {
+        bar.inc(d.as_millis() as u64);
+        if run.is_some() {
+            done += 1;
+            bar.set_message(format!("{done}/{runs_n}"));
+        }
+    })?;
+    bar.finish_and_clear();
+    print!("{}", report::table(&runs));
+    for line in sli_summary(&runs) {
+        println!("{line}");
+    }
+    if spec.verify {
+        for r in &runs {
+            if let Some(v) = &r.verified {
+                println!(
+                    "verified after {} sli={} {} threads: {v}",
+                    r.table,
+                    if r.sli { "on" } else { "off" },
+                    r.threads
+                );
+            }
+        }
+    }
+    if let Some(p) = &out.json {
+        report::write_json(p, &runs)?;
+        println!("wrote {}", p.display());
+    }
+    if let Some(p) = &out.csv {
+        report::write_csv(p, &runs)?;
+        println!("wrote {}", p.display());
+    }
+    if let Some(p) = &out.plot {
+        report::plot(p, title, &runs)?;
+        println!("wrote {}", p.display());
+    }
+    Ok(())
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                std::process::exit(0);
+            }
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                let _ = e.print();
+                std::process::exit(2);
+            }
+            // One line: clap's first line, without its usage block.
+            let msg = e.to_string();
+            let first = msg.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
+            eprintln!("heirloom: {first} (see heirloom --help)");
+            std::process::exit(2);
+        }
+    };
+    let result = match &cli.command {
+        Command::Bench(a) => spec_of(a).and_then(|(spec, out)| {
+            let title = format!("{} {}", spec.workload, spec.mix.clone().unwrap_or_default());
+            execute(&spec, &out, title.trim())
+        }),
+        Command::Demo { duration } => seconds("--duration", *duration, false).and_then(|d| {
+            let spec = Spec {
+                workload: "tm1".into(),
+                mix: Some("ndbb".into()),
+                threads: vec![1, 2, 8],
+                tables: vec![TableKind::Latched],
+                sli: vec![false, true],
+                duration: d,
+                warmup: Duration::from_secs(1),
+                verify: true,
+                ..Spec::default()
+            };
+            let out = Outputs {
+                json: Some("heirloom-demo.json".into()),
+                csv: None,
+                plot: Some("heirloom-demo.png".into()),
+            };
+            execute(&spec, &out, "TM1 NDBB mix: latched lock table, SLI off and on")
+        }),
+    };
+    if let Err(e) = result {
+        eprintln!("heirloom: {e}");
+        std::process::exit(if matches!(e, BenchError::Usage(_)) { 2 } else { 1 });
+    }
+}

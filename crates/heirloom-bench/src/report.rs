@@ -1,0 +1,272 @@
+//! Reports: the terminal table, JSON, CSV and the throughput plot.
+
+use crate::runner::RunResult;
+use plotters::prelude::*;
+use serde::Serialize;
+use std::io::Write;
+use std::path::Path;
+
+/// Errors writing a report.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        /// The path.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// CSV encoding failed.
+    #[error("cannot write {path}: {source}")]
+    Csv {
+        /// The path.
+        path: String,
+        /// The cause.
+        source: csv::Error,
+    },
+    /// Plotting failed.
+    #[error("cannot draw {path}: {message}")]
+    Plot {
+        /// The path.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The plot path has an extension other than .svg or .png.
+    #[error("--plot {0}: the file name must end in .svg or .png")]
+    PlotKind(String),
+}
+
+/// The JSON document: `{"runs": [...]}`.
+#[derive(Debug, Serialize)]
+pub struct Document<'a> {
+    /// Every run, in the order run.
+    pub runs: &'a [RunResult],
+}
+
+/// The configuration header printed above the table.
+pub fn header(workload: &str, mix: &str, scale: u64, seconds: f64, warmup: f64, seed: u64) -> String {
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    format!(
+        "# heirloom bench: workload {workload}, mix {mix}, scale {scale}, {seconds} s measured after {warmup} s warm-up, seed {seed}, {cores} cores"
+    )
+}
+
+/// The terminal table.
+pub fn table(runs: &[RunResult]) -> String {
+    let mut out = String::new();
+    let breakdown = runs.iter().any(|r| r.breakdown.is_some());
+    out.push_str(&format!(
+        "{:<8} {:<4} {:<12} {:>7} {:>11} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9}",
+        "table",
+        "sli",
+        "policy",
+        "threads",
+        "txn/s",
+        "failed%",
+        "aborts/s",
+        "p50 us",
+        "p99 us",
+        "lt-ops/tx",
+        "latch/tx",
+        "inh-used",
+        "inh-inval"
+    ));
+    if breakdown {
+        out.push_str(&format!(" {:>6} {:>6} {:>6} {:>6}", "lm%", "latch%", "wait%", "other%"));
+    }
+    out.push('\n');
+    for r in runs {
+        let done = (r.committed + r.failed).max(1) as f64;
+        out.push_str(&format!(
+            "{:<8} {:<4} {:<12} {:>7} {:>11.0} {:>8.1}% {:>9.0} {:>8.1} {:>8.1} {:>9.2} {:>9.3} {:>9.2} {:>9.4}",
+            r.table,
+            if r.sli { "on" } else { "off" },
+            r.policy,
+            r.threads,
+            r.tps,
+            100.0 * r.failed as f64 / done,
+            r.aborted as f64 / r.seconds.max(1e-9),
+            r.latency_us.p50,
+            r.latency_us.p99,
+            r.per_txn.table_ops,
+            r.per_txn.latch_contended,
+            r.per_txn.inherited_used,
+            r.per_txn.inherited_invalidated,
+        ));
+        if let Some(b) = r.breakdown {
+            out.push_str(&format!(
+                " {:>5.1}% {:>5.1}% {:>5.1}% {:>5.1}%",
+                100.0 * b.lock_manager,
+                100.0 * b.latch_contention,
+                100.0 * b.lock_wait,
+                100.0 * b.other
+            ));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Writes `{"runs": [...]}` to `path`.
+pub fn write_json(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
+    let io = |source| ReportError::Io { path: path.display().to_string(), source };
+    let mut f = std::fs::File::create(path).map_err(io)?;
+    serde_json::to_writer_pretty(&mut f, &Document { runs }).map_err(|e| io(e.into()))?;
+    f.write_all(b"\n").map_err(io)
+}
+
+#[derive(Serialize)]
+struct CsvRow<'a> {
+    workload: &'a str,
+    mix: &'a str,
+    table: &'a str,
+    sli: bool,
+    policy: &'a str,
+    threads: usize,
+    seconds: f64,
+    committed: u64,
+    failed: u64,
+    aborted: u64,
+    restarts: u64,
+    tps: f64,
+    p50_us: f64,
+    p99_us: f64,
+    p999_us: f64,
+    max_us: f64,
+    lock_requests_per_txn: f64,
+    table_ops_per_txn: f64,
+    latch_contended_per_txn: f64,
+    waits_per_txn: f64,
+    inherited_used_per_txn: f64,
+    inherited_discarded_per_txn: f64,
+    inherited_invalidated_per_txn: f64,
+}
+
+/// Writes one CSV row per run to `path`.
+pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
+    let err = |source| ReportError::Csv { path: path.display().to_string(), source };
+    let mut w = csv::Writer::from_path(path).map_err(err)?;
+    for r in runs {
+        w.serialize(CsvRow {
+            workload: &r.workload,
+            mix: &r.mix,
+            table: &r.table,
+            sli: r.sli,
+            policy: &r.policy,
+            threads: r.threads,
+            seconds: r.seconds,
+            committed: r.committed,
+            failed: r.failed,
+            aborted: r.aborted,
+            restarts: r.restarts,
+            tps: r.tps,
+            p50_us: r.latency_us.p50,
+            p99_us: r.latency_us.p99,
+            p999_us: r.latency_us.p999,
+            max_us: r.latency_us.max,
+            lock_requests_per_txn: r.per_txn.lock_requests,
+            table_ops_per_txn: r.per_txn.table_ops,
+            latch_contended_per_txn: r.per_txn.latch_contended,
+            waits_per_txn: r.per_txn.waits,
+            inherited_used_per_txn: r.per_txn.inherited_used,
+            inherited_discarded_per_txn: r.per_txn.inherited_discarded,
+            inherited_invalidated_per_txn: r.per_txn.inherited_invalidated,
+        })
+        .map_err(err)?;
+    }
+    w.flush().map_err(|e| err(e.into()))
+}
+
+static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+
+fn register_font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // The shipped font is valid TrueType; a failure here would be a build defect.
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+}
+
+/// Draws throughput against threads, one line per configuration (table,
+/// SLI, policy), to `path` (.svg or .png).
+pub fn plot(path: &Path, title: &str, runs: &[RunResult]) -> Result<(), ReportError> {
+    let name = path.display().to_string();
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("svg") => draw(SVGBackend::new(path, (900, 560)).into_drawing_area(), title, runs, &name),
+        Some("png") => draw(BitMapBackend::new(path, (900, 560)).into_drawing_area(), title, runs, &name),
+        _ => Err(ReportError::PlotKind(name)),
+    }
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    runs: &[RunResult],
+    path: &str,
+) -> Result<(), ReportError> {
+    register_font();
+    let err = |e: &dyn std::fmt::Display| ReportError::Plot { path: path.to_string(), message: e.to_string() };
+    // Series: one per configuration, points (threads, txn/s) sorted by threads.
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for r in runs {
+        let label = format!("{} sli={} {}", r.table, if r.sli { "on" } else { "off" }, r.policy);
+        match series.iter_mut().find(|s| s.0 == label) {
+            Some(s) => s.1.push((r.threads as f64, r.tps)),
+            None => series.push((label, vec![(r.threads as f64, r.tps)])),
+        }
+    }
+    for s in &mut series {
+        s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let max_threads = runs.iter().map(|r| r.threads).max().unwrap_or(1) as f64;
+    let max_tps = runs.iter().map(|r| r.tps).fold(0.0, f64::max).max(1.0);
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..max_threads * 1.05 + 0.5, 0.0..max_tps * 1.15)
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("worker threads")
+        .y_desc("transactions per second")
+        .y_label_formatter(&|v| {
+            if *v >= 1e6 {
+                format!("{:.1}M", v / 1e6)
+            } else {
+                format!("{:.0}k", v / 1e3)
+            }
+        })
+        .x_labels((max_threads as usize + 1).min(17))
+        .x_label_formatter(&|v| if (v - v.round()).abs() < 1e-6 { format!("{v:.0}") } else { String::new() })
+        .light_line_style(WHITE)
+        .label_style(("sans-serif", 14))
+        .draw()
+        .map_err(|e| err(&e))?;
+    for (i, (label, pts)) in series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+            .map_err(|e| err(&e))?
+            .label(label.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart
+            .draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled())))
+            .map_err(|e| err(&e))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}

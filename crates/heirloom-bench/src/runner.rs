@@ -1,0 +1,360 @@
+//! Runs a workload under one lock manager configuration: one agent per
+//! worker thread, a warm-up, a measured interval, and the counts.
+
+use crate::storage::{Outcome, StorageError, Tx, TxError, UndoLog};
+use crate::workload::{Mix, Workload};
+use hdrhistogram::Histogram;
+use heirloom::{ConflictPolicy, Inheritance, LockManager, Stats, TableKind};
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+use serde::Serialize;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::{Duration, Instant};
+
+/// One lock manager configuration and run length.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Lock table kind.
+    pub table: TableKind,
+    /// Speculative lock inheritance on or off.
+    pub sli: bool,
+    /// Conflict policy.
+    pub policy: ConflictPolicy,
+    /// Worker threads (one agent each).
+    pub threads: usize,
+    /// Measured interval.
+    pub duration: Duration,
+    /// Warm-up before it (not measured).
+    pub warmup: Duration,
+    /// Seed of the workers' random streams.
+    pub seed: u64,
+    /// Split each worker's time into lock manager work, latch contention,
+    /// lock waits and the rest (adds two clock reads per lock call).
+    pub breakdown: bool,
+}
+
+/// Latency percentiles in microseconds.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Latency {
+    /// Median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Maximum.
+    pub max: f64,
+}
+
+/// Lock manager events per completed (committed or failed) transaction.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct PerTxn {
+    /// `lock()` calls (intention locks included).
+    pub lock_requests: f64,
+    /// Lock table operations: acquisitions, conversions, releases.
+    pub table_ops: f64,
+    /// Latch acquisitions that found the latch held.
+    pub latch_contended: f64,
+    /// Requests that waited for a lock.
+    pub waits: f64,
+    /// Inherited locks used (reclaimed with one CAS).
+    pub inherited_used: f64,
+    /// Inherited locks not used.
+    pub inherited_discarded: f64,
+    /// Inherited locks invalidated by a conflicting requester.
+    pub inherited_invalidated: f64,
+}
+
+/// Shares of worker time (they add up to 1).
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Breakdown {
+    /// Inside the lock manager, not waiting (lock calls, commit/abort).
+    pub lock_manager: f64,
+    /// Lock calls during which a latch was found held.
+    pub latch_contention: f64,
+    /// Lock calls that waited for a lock.
+    pub lock_wait: f64,
+    /// Everything else (the transaction's own work, the runner).
+    pub other: f64,
+}
+
+/// The measurements of one run (the JSON record).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    /// Workload name.
+    pub workload: String,
+    /// Mix name.
+    pub mix: String,
+    /// Lock table kind.
+    pub table: String,
+    /// SLI on?
+    pub sli: bool,
+    /// Conflict policy.
+    pub policy: String,
+    /// Worker threads.
+    pub threads: usize,
+    /// Measured seconds.
+    pub seconds: f64,
+    /// Transactions committed with their work done.
+    pub committed: u64,
+    /// Transactions that failed by design (rolled back, then committed).
+    pub failed: u64,
+    /// Transaction attempts aborted by the lock manager (concurrency).
+    pub aborted: u64,
+    /// Restarts after such aborts.
+    pub restarts: u64,
+    /// (committed + failed) per second.
+    pub tps: f64,
+    /// Latency of completed transactions (restarts included).
+    pub latency_us: Latency,
+    /// Lock manager events per completed transaction.
+    pub per_txn: PerTxn,
+    /// Time breakdown (with `--breakdown`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breakdown: Option<Breakdown>,
+    /// Consistency check summary (with `--verify`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verified: Option<String>,
+}
+
+/// Why a run could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A table ran out of room.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The lock manager refused a request the workload made (a bug).
+    #[error("lock manager error that cannot be retried: {0}")]
+    Lock(heirloom::LockError),
+}
+
+const WARMUP: u8 = 0;
+const MEASURE: u8 = 1;
+const STOP: u8 = 2;
+
+/// Nanosecond totals of the breakdown, per worker.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Times {
+    /// Lock calls that neither waited nor found a latch held.
+    pub lock_work: u64,
+    /// Lock calls that found a latch held.
+    pub contention: u64,
+    /// Lock calls that waited for a lock.
+    pub lock_wait: u64,
+}
+
+struct WorkerOut {
+    committed: u64,
+    failed: u64,
+    stats: Stats,
+    hist: Histogram<u64>,
+    times: Times,
+    total_ns: u64,
+    in_closure_ns: u64,
+}
+
+/// Builds the lock manager of `cfg`.
+pub fn lock_manager(cfg: &RunConfig) -> LockManager {
+    LockManager::builder()
+        .table(cfg.table)
+        .conflicts(cfg.policy)
+        .inheritance(if cfg.sli { Inheritance::On } else { Inheritance::Off })
+        .build()
+}
+
+/// Runs `workload` with `mix` under `cfg`; `tick` is called about every
+/// 100 ms (progress).
+pub fn run<W: Workload>(
+    workload: &W,
+    mix: &Mix,
+    cfg: &RunConfig,
+    tick: &mut dyn FnMut(Duration),
+) -> Result<RunResult, RunError> {
+    let lm = lock_manager(cfg);
+    let phase = AtomicU8::new(WARMUP);
+    let mut measured = Duration::ZERO;
+    let outs: Vec<Result<WorkerOut, RunError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..cfg.threads)
+            .map(|i| {
+                let (lm, phase) = (&lm, &phase);
+                s.spawn(move || worker(workload, mix, lm, cfg, i, phase))
+            })
+            .collect();
+        let step = |d: Duration, tick: &mut dyn FnMut(Duration)| {
+            let end = Instant::now() + d;
+            loop {
+                let now = Instant::now();
+                if now >= end {
+                    break;
+                }
+                let nap = (end - now).min(Duration::from_millis(100));
+                std::thread::sleep(nap);
+                tick(nap);
+            }
+        };
+        step(cfg.warmup, tick);
+        phase.store(MEASURE, Ordering::Relaxed);
+        let start = Instant::now();
+        step(cfg.duration, tick);
+        phase.store(STOP, Ordering::Relaxed);
+        measured = start.elapsed();
+        handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
+    });
+    let mut committed = 0;
+    let mut failed = 0;
+    let mut stats = Stats::default();
+    let mut hist = Histogram::<u64>::new(3).expect("3 significant digits is valid");
+    let mut times = Times::default();
+    let (mut total_ns, mut closure_ns) = (0u64, 0u64);
+    for o in outs {
+        let o = o?;
+        committed += o.committed;
+        failed += o.failed;
+        stats.merge(&o.stats);
+        hist.add(&o.hist).expect("auto-resizing histograms add");
+        times.lock_work += o.times.lock_work;
+        times.contention += o.times.contention;
+        times.lock_wait += o.times.lock_wait;
+        total_ns += o.total_ns;
+        closure_ns += o.in_closure_ns;
+    }
+    let done = (committed + failed).max(1) as f64;
+    let per = |x: u64| x as f64 / done;
+    let us = |q: f64| hist.value_at_quantile(q) as f64 / 1000.0;
+    let breakdown = cfg.breakdown.then(|| {
+        // Commit, abort and restart backoff happen outside the closure, in
+        // the lock manager: count them as its work.
+        let total = total_ns.max(1) as f64;
+        let outside = total_ns.saturating_sub(closure_ns) as f64;
+        let lm = (times.lock_work as f64 + outside) / total;
+        let cont = times.contention as f64 / total;
+        let wait = times.lock_wait as f64 / total;
+        Breakdown { lock_manager: lm, latch_contention: cont, lock_wait: wait, other: (1.0 - lm - cont - wait).max(0.0) }
+    });
+    Ok(RunResult {
+        workload: workload.name().to_string(),
+        mix: mix.name.clone(),
+        table: cfg.table.name().to_string(),
+        sli: cfg.sli,
+        policy: cfg.policy.name(),
+        threads: cfg.threads,
+        seconds: measured.as_secs_f64(),
+        committed,
+        failed,
+        aborted: stats.aborted,
+        restarts: stats.restarts,
+        tps: (committed + failed) as f64 / measured.as_secs_f64(),
+        latency_us: Latency { p50: us(0.5), p99: us(0.99), p999: us(0.999), max: hist.max() as f64 / 1000.0 },
+        per_txn: PerTxn {
+            lock_requests: per(stats.lock_requests),
+            table_ops: per(stats.table_ops),
+            latch_contended: per(stats.latch_contended),
+            waits: per(stats.waits),
+            inherited_used: per(stats.inherited_used),
+            inherited_discarded: per(stats.inherited_discarded),
+            inherited_invalidated: per(stats.inherited_invalidated),
+        },
+        breakdown,
+        verified: None,
+    })
+}
+
+fn worker<W: Workload>(
+    workload: &W,
+    mix: &Mix,
+    lm: &LockManager,
+    cfg: &RunConfig,
+    index: usize,
+    phase: &AtomicU8,
+) -> Result<WorkerOut, RunError> {
+    let mut agent = lm.agent();
+    let mut state = workload.worker(index);
+    let mut rng = SmallRng::seed_from_u64(cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut undo = UndoLog::default();
+    let mut hist = Histogram::<u64>::new(3).expect("valid");
+    let mut measuring = false;
+    let mut base = Stats::default();
+    let (mut committed, mut failed) = (0u64, 0u64);
+    let mut times = Times::default();
+    let (mut total_ns, mut closure_ns) = (0u64, 0u64);
+    let result = loop {
+        match phase.load(Ordering::Relaxed) {
+            STOP => break Ok(()),
+            MEASURE if !measuring => {
+                measuring = true;
+                base = agent.stats();
+                times = Times::default();
+            }
+            _ => {}
+        }
+        let kind = mix.pick(&mut rng);
+        let input = workload.input(kind, &mut rng);
+        let t0 = Instant::now();
+        let mut in_closure = 0u64;
+        let timing = cfg.breakdown.then_some((&mut times, &mut in_closure));
+        let r = run_one(workload, &mut agent, &mut state, &mut undo, &input, timing);
+        let ns = t0.elapsed().as_nanos() as u64;
+        match r {
+            Ok(outcome) => {
+                if measuring {
+                    match outcome {
+                        Outcome::Committed => committed += 1,
+                        Outcome::Failed => failed += 1,
+                    }
+                    // Auto-resizing histogram: recording cannot fail.
+                    let _ = hist.record(ns.max(1));
+                    total_ns += ns;
+                    closure_ns += in_closure;
+                }
+            }
+            Err(TxError::Storage(e)) => break Err(RunError::Storage(e)),
+            Err(TxError::Lock(e)) => break Err(RunError::Lock(e)),
+        }
+    };
+    let stats = agent.stats().since(&base);
+    workload.retire(state);
+    result?;
+    Ok(WorkerOut { committed, failed, stats, hist, times, total_ns, in_closure_ns: closure_ns })
+}
+
+/// Runs one transaction to its end on `agent`: executes it (restarting after
+/// concurrency aborts, with `Agent::run`'s backoff and exclusive mode), rolls
+/// back a business failure or an aborted attempt, and commits. `timing`
+/// collects the breakdown (lock call times, time inside the body).
+pub fn run_one<'d, W: Workload>(
+    workload: &'d W,
+    agent: &mut heirloom::Agent,
+    state: &mut W::Worker,
+    undo: &mut UndoLog<'d>,
+    input: &W::Input,
+    mut timing: Option<(&mut Times, &mut u64)>,
+) -> Result<Outcome, TxError> {
+    let r = agent.run(|txn| {
+        let c0 = timing.is_some().then(Instant::now);
+        let mut tx = Tx::new(txn, undo);
+        if let Some((times, _)) = timing.as_mut() {
+            tx.time_locks(times);
+        }
+        let r = workload.execute(&mut tx, state, input);
+        drop(tx);
+        let r = match r {
+            Ok(Outcome::Failed) => {
+                undo.rollback(|log| workload.undo_append(state, log));
+                Ok(Outcome::Failed)
+            }
+            Ok(o) => Ok(o),
+            Err(e) => {
+                undo.rollback(|log| workload.undo_append(state, log));
+                Err(e)
+            }
+        };
+        if let (Some(c0), Some((_, closure))) = (c0, timing.as_mut()) {
+            **closure += c0.elapsed().as_nanos() as u64;
+        }
+        r
+    });
+    if r.is_ok() {
+        undo.committed();
+    }
+    r
+}

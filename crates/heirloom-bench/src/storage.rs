@@ -1,0 +1,333 @@
+//! In-memory tables: rows in one preallocated array, a primary-key index in
+//! heirloom-btree, and the transaction context that locks, logs undo and
+//! rolls back.
+//!
+//! A row is `width` 64-bit words. Words are atomics read and written with
+//! `Relaxed` ordering: the locks of heirloom (strict two-phase locking)
+//! decide who may touch a row, and the lock manager's latches order those
+//! accesses; the atomics only make a locking bug show up as wrong data
+//! instead of undefined behaviour. On x86-64 relaxed loads and stores are
+//! plain moves.
+
+use heirloom::{LockError, LockId, Mode, TableId, Transaction};
+use heirloom_btree::{BTree, Optimistic};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// A row slot in a table's array.
+pub type Slot = u32;
+
+/// What can go wrong with a table (beyond lock errors).
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum StorageError {
+    /// Every slot is in use: the table was sized too small for the run.
+    #[error("table {table} is full ({capacity} rows)")]
+    Full {
+        /// Table name.
+        table: &'static str,
+        /// Its capacity.
+        capacity: usize,
+    },
+}
+
+/// One table.
+pub struct Table {
+    /// Name for messages.
+    pub name: &'static str,
+    /// Lock name of the table (rows are `LockId::row(id, primary key)`).
+    pub id: TableId,
+    width: usize,
+    words: Box<[AtomicU64]>,
+    capacity: usize,
+    next: AtomicUsize,
+    free: Mutex<Vec<Slot>>,
+    /// Primary key -> slot.
+    pub index: BTree<Optimistic>,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table").field("name", &self.name).field("capacity", &self.capacity).finish_non_exhaustive()
+    }
+}
+
+impl Table {
+    /// A table of `capacity` rows of `width` words.
+    pub fn new(name: &'static str, id: TableId, width: usize, capacity: usize) -> Self {
+        let words = (0..capacity * width).map(|_| AtomicU64::new(0)).collect();
+        Table {
+            name,
+            id,
+            width,
+            words,
+            capacity,
+            next: AtomicUsize::new(0),
+            free: Mutex::new(Vec::new()),
+            index: BTree::new(),
+        }
+    }
+
+    /// Bytes a table of this shape takes (rows plus an index estimate), for
+    /// checking a scale against memory before allocating.
+    pub fn estimate_bytes(width: usize, capacity: usize) -> u64 {
+        // Rows, plus about 40 bytes of B+tree per entry (512-byte nodes ~2/3 full).
+        (capacity as u64) * (width as u64 * 8 + 40)
+    }
+
+    /// Row words per row.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Takes a free slot.
+    pub fn alloc(&self) -> Result<Slot, StorageError> {
+        if let Some(s) = self.free.lock().pop() {
+            return Ok(s);
+        }
+        let s = self.next.fetch_add(1, Ordering::Relaxed);
+        if s >= self.capacity {
+            self.next.fetch_sub(1, Ordering::Relaxed);
+            return Err(StorageError::Full { table: self.name, capacity: self.capacity });
+        }
+        Ok(s as Slot)
+    }
+
+    /// Returns a slot (after the deleting transaction committed, or an
+    /// inserting one rolled back).
+    pub fn release(&self, slot: Slot) {
+        self.free.lock().push(slot);
+    }
+
+    #[inline]
+    fn word(&self, slot: Slot, field: usize) -> &AtomicU64 {
+        debug_assert!(field < self.width);
+        &self.words[slot as usize * self.width + field]
+    }
+
+    /// Field `field` of the row in `slot` (the caller holds a lock on the row,
+    /// or the database is quiescent).
+    #[inline]
+    pub fn get(&self, slot: Slot, field: usize) -> u64 {
+        self.word(slot, field).load(Ordering::Relaxed)
+    }
+
+    /// Sets a field without undo (loading, or inside [`Tx`]).
+    #[inline]
+    pub fn put(&self, slot: Slot, field: usize, v: u64) {
+        self.word(slot, field).store(v, Ordering::Relaxed);
+    }
+
+    /// Loads a row at population time: allocate, write, index.
+    pub fn load(&self, key: u64, fields: &[u64]) -> Result<Slot, StorageError> {
+        let slot = self.alloc()?;
+        for (i, &v) in fields.iter().enumerate() {
+            self.put(slot, i, v);
+        }
+        let fresh = self.index.insert(key, slot as u64);
+        debug_assert!(fresh, "duplicate key {key} loading {}", self.name);
+        Ok(slot)
+    }
+
+    /// The lock of the row with primary key `key`.
+    #[inline]
+    pub fn row_lock(&self, key: u64) -> LockId {
+        LockId::row(self.id, key)
+    }
+
+    /// Rows in use (index entries; a full scan).
+    pub fn rows(&self) -> usize {
+        self.index.count()
+    }
+}
+
+/// One undo record.
+#[derive(Debug, Clone, Copy)]
+enum Undo<'d> {
+    /// A field had `old` before.
+    Field { t: &'d Table, slot: Slot, field: usize, old: u64 },
+    /// A row was inserted: remove it from the index and free the slot.
+    Insert { t: &'d Table, key: u64, slot: Slot },
+    /// A row was deleted: put the index entry back.
+    Delete { t: &'d Table, key: u64, slot: Slot },
+    /// An entry was appended to a worker-owned log: drop it.
+    Append { log: usize },
+}
+
+/// The business outcome of a transaction that did not hit a concurrency
+/// error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Did its work and committed.
+    Committed,
+    /// Failed by design (TM1's missing rows, TPC-C's unused item): rolled
+    /// back, then committed with no effect.
+    Failed,
+}
+
+/// Why a transaction body stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum TxError {
+    /// A concurrency abort (the runner restarts the transaction).
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// A storage error (ends the run).
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl heirloom::Restart for TxError {
+    fn lock_error(&self) -> Option<&LockError> {
+        match self {
+            TxError::Lock(e) => Some(e),
+            TxError::Storage(_) => None,
+        }
+    }
+}
+
+/// Worker-owned undo state, reused across transactions.
+#[derive(Default)]
+pub struct UndoLog<'d> {
+    records: Vec<Undo<'d>>,
+    /// Slots of deleted rows, returned to their tables after commit.
+    freed: Vec<(&'d Table, Slot)>,
+}
+
+impl<'d> UndoLog<'d> {
+    /// Rolls back every change (newest first) and forgets the log.
+    /// `appends` is told how many entries to drop from each worker log.
+    pub fn rollback(&mut self, mut drop_append: impl FnMut(usize)) {
+        while let Some(u) = self.records.pop() {
+            match u {
+                Undo::Field { t, slot, field, old } => t.put(slot, field, old),
+                Undo::Insert { t, key, slot } => {
+                    t.index.remove(key);
+                    t.release(slot);
+                }
+                Undo::Delete { t, key, slot } => {
+                    let fresh = t.index.insert(key, slot as u64);
+                    debug_assert!(fresh, "undo of a delete found the key back");
+                }
+                Undo::Append { log } => drop_append(log),
+            }
+        }
+        self.freed.clear();
+    }
+
+    /// After commit: frees deleted slots and forgets the log.
+    pub fn committed(&mut self) {
+        self.records.clear();
+        for (t, s) in self.freed.drain(..) {
+            t.release(s);
+        }
+    }
+
+    /// True if nothing is logged.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty() && self.freed.is_empty()
+    }
+}
+
+/// A transaction's view of the tables: every access takes the row lock
+/// first (strict 2PL; intention locks on table and database come with it)
+/// and every change is logged for rollback.
+pub struct Tx<'t, 'a, 'd> {
+    /// The lock manager transaction.
+    pub txn: &'t mut Transaction<'a>,
+    undo: &'t mut UndoLog<'d>,
+    times: Option<&'t mut crate::runner::Times>,
+}
+
+impl<'t, 'a, 'd> Tx<'t, 'a, 'd> {
+    /// Wraps a lock manager transaction and an (empty) undo log.
+    pub fn new(txn: &'t mut Transaction<'a>, undo: &'t mut UndoLog<'d>) -> Self {
+        debug_assert!(undo.is_empty());
+        Tx { txn, undo, times: None }
+    }
+
+    /// Times every lock call into `times`: a call during which the agent
+    /// waited counts as lock wait, one that found a latch held as latch
+    /// contention, any other as lock manager work (whole calls: the
+    /// attribution is per call, not per nanosecond).
+    pub(crate) fn time_locks(&mut self, times: &'t mut crate::runner::Times) {
+        self.times = Some(times);
+    }
+
+    /// Locks row `key` of `t` in `mode`.
+    #[inline]
+    pub fn lock(&mut self, t: &Table, key: u64, mode: Mode) -> Result<(), LockError> {
+        self.lock_id(t.row_lock(key), mode)
+    }
+
+    /// Locks `id` in `mode` (intention locks on its ancestors first).
+    #[inline]
+    pub fn lock_id(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
+        match self.times.as_deref_mut() {
+            None => self.txn.lock(id, mode),
+            Some(times) => {
+                let before = self.txn.agent_stats();
+                let t0 = std::time::Instant::now();
+                let r = self.txn.lock(id, mode);
+                let ns = t0.elapsed().as_nanos() as u64;
+                let after = self.txn.agent_stats();
+                if after.waits > before.waits {
+                    times.lock_wait += ns;
+                } else if after.latch_contended > before.latch_contended {
+                    times.contention += ns;
+                } else {
+                    times.lock_work += ns;
+                }
+                r
+            }
+        }
+    }
+
+    /// Locks row `key` in `mode` and returns its slot, or `None` if there is
+    /// no such row (the lock is kept either way: the absence is read).
+    #[inline]
+    pub fn find(&mut self, t: &Table, key: u64, mode: Mode) -> Result<Option<Slot>, LockError> {
+        self.lock(t, key, mode)?;
+        Ok(t.index.get(key).map(|s| s as Slot))
+    }
+
+    /// Sets a field of a row this transaction holds X on, logging the old value.
+    #[inline]
+    pub fn set(&mut self, t: &'d Table, slot: Slot, field: usize, v: u64) {
+        let old = t.get(slot, field);
+        self.undo.records.push(Undo::Field { t, slot, field, old });
+        t.put(slot, field, v);
+    }
+
+    /// Inserts row `key` (X lock first); false if the key exists.
+    pub fn insert(&mut self, t: &'d Table, key: u64, fields: &[u64]) -> Result<bool, TxError> {
+        self.lock(t, key, Mode::X)?;
+        if t.index.get(key).is_some() {
+            return Ok(false);
+        }
+        let slot = t.alloc()?;
+        for (i, &v) in fields.iter().enumerate() {
+            t.put(slot, i, v);
+        }
+        // The X lock on `key` excludes every other inserter of this key.
+        let fresh = t.index.insert(key, slot as u64);
+        debug_assert!(fresh);
+        self.undo.records.push(Undo::Insert { t, key, slot });
+        Ok(true)
+    }
+
+    /// Deletes row `key` (X lock first); false if absent.
+    pub fn delete(&mut self, t: &'d Table, key: u64) -> Result<bool, TxError> {
+        self.lock(t, key, Mode::X)?;
+        let Some(slot) = t.index.remove(key) else {
+            return Ok(false);
+        };
+        let slot = slot as Slot;
+        self.undo.records.push(Undo::Delete { t, key, slot });
+        self.undo.freed.push((t, slot));
+        Ok(true)
+    }
+
+    /// Records an append to worker-owned log `log` (undone by dropping it).
+    pub fn appended(&mut self, log: usize) {
+        self.undo.records.push(Undo::Append { log });
+    }
+}

@@ -1,0 +1,229 @@
+//! TPC-B: one transaction type that moves a delta through an account, a
+//! teller and a branch and appends a HISTORY row (TPC-B clauses 1.2, 4.2).
+//!
+//! Balances are stored as two's-complement `i64` in a `u64` word. HISTORY is
+//! append-only and never read by the transaction, so each worker appends to
+//! its own segment (no shared tail to latch); an X lock on the new history
+//! row's key (worker, sequence) keeps the locking honest.
+
+use super::{Mix, Workload};
+use crate::storage::{Outcome, Table, Tx, TxError};
+use heirloom::{Mode, TableId};
+use parking_lot::Mutex;
+use rand::RngExt;
+use rand::rngs::SmallRng;
+
+/// BRANCH.
+pub const BRANCH: TableId = TableId::new(2, 1);
+/// TELLER.
+pub const TELLER: TableId = TableId::new(2, 2);
+/// ACCOUNT.
+pub const ACCOUNT: TableId = TableId::new(2, 3);
+/// HISTORY (locked per row; rows live in worker segments).
+pub const HISTORY: TableId = TableId::new(2, 4);
+
+/// Tellers per branch (clause 4.2).
+pub const TELLERS_PER_BRANCH: u64 = 10;
+/// Accounts per branch in the specification (clause 4.2); `Tpcb::new` takes
+/// a smaller number for small machines.
+pub const ACCOUNTS_PER_BRANCH: u64 = 100_000;
+
+const BALANCE: usize = 0;
+
+/// One TPC-B transaction's inputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Input {
+    /// Account id.
+    pub account: u64,
+    /// Teller id.
+    pub teller: u64,
+    /// The teller's branch.
+    pub branch: u64,
+    /// Amount added to the three balances.
+    pub delta: i64,
+}
+
+/// A HISTORY row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct History {
+    /// Account.
+    pub account: u64,
+    /// Teller.
+    pub teller: u64,
+    /// Branch.
+    pub branch: u64,
+    /// Delta.
+    pub delta: i64,
+}
+
+/// A worker's HISTORY segment.
+#[derive(Debug, Default)]
+pub struct Segment {
+    index: usize,
+    rows: Vec<History>,
+}
+
+/// The TPC-B database.
+pub struct Tpcb {
+    branches: u64,
+    accounts_per_branch: u64,
+    /// BRANCH, keyed by branch id 0..B.
+    pub branch: Table,
+    /// TELLER, keyed by teller id 0..10B (teller t belongs to branch t / 10).
+    pub teller: Table,
+    /// ACCOUNT, keyed by account id (account a belongs to branch a / accounts_per_branch).
+    pub account: Table,
+    history: Mutex<Vec<Segment>>,
+}
+
+impl std::fmt::Debug for Tpcb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tpcb").field("branches", &self.branches).finish_non_exhaustive()
+    }
+}
+
+impl Tpcb {
+    /// Bytes needed (for the memory check).
+    pub fn estimate_bytes(branches: u64, accounts_per_branch: u64) -> u64 {
+        Table::estimate_bytes(1, (branches * accounts_per_branch) as usize)
+            + Table::estimate_bytes(1, (branches * (TELLERS_PER_BRANCH + 1)) as usize)
+    }
+
+    /// `branches` branches with all balances 0.
+    pub fn new(branches: u64, accounts_per_branch: u64) -> Self {
+        let branch = Table::new("BRANCH", BRANCH, 1, branches as usize);
+        let teller = Table::new("TELLER", TELLER, 1, (branches * TELLERS_PER_BRANCH) as usize);
+        let account = Table::new("ACCOUNT", ACCOUNT, 1, (branches * accounts_per_branch) as usize);
+        for b in 0..branches {
+            branch.load(b, &[0]).expect("sized");
+        }
+        for t in 0..branches * TELLERS_PER_BRANCH {
+            teller.load(t, &[0]).expect("sized");
+        }
+        for a in 0..branches * accounts_per_branch {
+            account.load(a, &[0]).expect("sized");
+        }
+        Tpcb { branches, accounts_per_branch, branch, teller, account, history: Mutex::new(Vec::new()) }
+    }
+
+    /// The HISTORY rows of finished workers.
+    pub fn history(&self) -> Vec<History> {
+        self.history.lock().iter().flat_map(|s| s.rows.iter().copied()).collect()
+    }
+
+}
+
+/// Adds `delta` to the balance of row `key` (X lock first); the new balance.
+fn add<'d>(tx: &mut Tx<'_, '_, 'd>, t: &'d Table, key: u64, delta: i64) -> Result<i64, TxError> {
+    let slot = tx.find(t, key, Mode::X)?.expect("TPC-B rows are never deleted");
+    let v = (t.get(slot, BALANCE) as i64).wrapping_add(delta);
+    tx.set(t, slot, BALANCE, v as u64);
+    Ok(v)
+}
+
+impl Workload for Tpcb {
+    type Input = Input;
+    type Worker = Segment;
+
+    fn name(&self) -> &'static str {
+        "tpcb"
+    }
+
+    fn transactions(&self) -> &'static [&'static str] {
+        &["account-update"]
+    }
+
+    fn default_mix(&self) -> &'static str {
+        "account-update"
+    }
+
+    fn mix(&self, name: &str) -> Result<Mix, String> {
+        match name {
+            "account-update" | "default" => Ok(Mix::new(name, vec![(0, 1)]).expect("non-zero")),
+            other => Err(format!("unknown tpcb mix {other:?} (known: account-update)")),
+        }
+    }
+
+    fn worker(&self, index: usize) -> Segment {
+        Segment { index, rows: Vec::new() }
+    }
+
+    fn input(&self, _kind: usize, rng: &mut SmallRng) -> Input {
+        // Clause 5.3: a random teller, its branch; the account from that
+        // branch with probability 85%, else from another branch (if any).
+        let teller = rng.random_range(0..self.branches * TELLERS_PER_BRANCH);
+        let branch = teller / TELLERS_PER_BRANCH;
+        let account_branch = if self.branches > 1 && rng.random_range(0..100) >= 85 {
+            let other = rng.random_range(0..self.branches - 1);
+            if other >= branch { other + 1 } else { other }
+        } else {
+            branch
+        };
+        let account = account_branch * self.accounts_per_branch + rng.random_range(0..self.accounts_per_branch);
+        Input { account, teller, branch, delta: rng.random_range(-999_999..=999_999) }
+    }
+
+    fn execute<'d>(&'d self, tx: &mut Tx<'_, '_, 'd>, w: &mut Segment, i: &Input) -> Result<Outcome, TxError> {
+        // Clause 1.2: account, read its balance, teller, branch, history.
+        let balance = add(tx, &self.account, i.account, i.delta)?;
+        std::hint::black_box(balance);
+        add(tx, &self.teller, i.teller, i.delta)?;
+        add(tx, &self.branch, i.branch, i.delta)?;
+        let key = ((w.index as u64) << 40) | w.rows.len() as u64;
+        tx.lock_id(heirloom::LockId::row(HISTORY, key), Mode::X)?;
+        w.rows.push(History { account: i.account, teller: i.teller, branch: i.branch, delta: i.delta });
+        tx.appended(0);
+        Ok(Outcome::Committed)
+    }
+
+    fn undo_append(&self, w: &mut Segment, _log: usize) {
+        w.rows.pop();
+    }
+
+    fn retire(&self, w: Segment) {
+        self.history.lock().push(w);
+    }
+
+    fn verify(&self) -> Result<String, String> {
+        let sum = |t: &Table| {
+            let mut per = Vec::new();
+            t.index.scan(.., |k, slot| {
+                per.push((k, t.get(slot as u32, BALANCE) as i64));
+                true
+            });
+            per
+        };
+        let branches = sum(&self.branch);
+        let tellers = sum(&self.teller);
+        let accounts = sum(&self.account);
+        let history = self.history();
+        let total = |v: &[(u64, i64)]| v.iter().map(|x| x.1 as i128).sum::<i128>();
+        let (b, t, a) = (total(&branches), total(&tellers), total(&accounts));
+        let h: i128 = history.iter().map(|r| r.delta as i128).sum();
+        if !(b == t && t == a && a == h) {
+            return Err(format!(
+                "tpcb: balances disagree: branches {b}, tellers {t}, accounts {a}, history {h} ({} rows)",
+                history.len()
+            ));
+        }
+        let mut per_teller_branch = vec![0i128; self.branches as usize];
+        for &(k, v) in &tellers {
+            per_teller_branch[(k / TELLERS_PER_BRANCH) as usize] += v as i128;
+        }
+        let mut per_history_branch = vec![0i128; self.branches as usize];
+        for r in &history {
+            per_history_branch[r.branch as usize] += r.delta as i128;
+        }
+        for &(k, v) in &branches {
+            let (tb, hb) = (per_teller_branch[k as usize], per_history_branch[k as usize]);
+            if v as i128 != tb || tb != hb {
+                return Err(format!("tpcb: branch {k}: balance {v}, its tellers {tb}, its history {hb}"));
+            }
+        }
+        Ok(format!(
+            "tpcb: {} branches: sum(account) = sum(teller) = sum(branch) = sum(history) = {a} over {} history rows, and per branch",
+            self.branches,
+            history.len()
+        ))
+    }
+}

@@ -1,0 +1,177 @@
+//! YCSB as the concurrency-control testbeds (DBx1000) run it: one table of
+//! N rows with a 100-byte payload, transactions of 16 requests, each a read
+//! (S lock, read the row) or a write (X lock, update the row), keys drawn
+//! from a Zipfian distribution with parameter theta (0 = uniform).
+//!
+//! Word 0 of every row counts the writes it received, so after a run the
+//! sum of the counters must equal the committed writes.
+
+use super::{Mix, Workload};
+use crate::storage::{Outcome, Table, Tx, TxError};
+use heirloom::{Mode, TableId};
+use parking_lot::Mutex;
+use rand::RngExt;
+use rand::rngs::SmallRng;
+use rand_distr::{Distribution, Zipf};
+
+/// The YCSB table.
+pub const USERTABLE: TableId = TableId::new(3, 1);
+/// Requests per transaction.
+pub const REQUESTS: usize = 16;
+/// Row width in words: a counter and 96 bytes of payload (104 bytes).
+pub const WIDTH: usize = 13;
+
+/// One YCSB transaction: 16 (key, is_write) requests.
+#[derive(Debug, Clone, Copy)]
+pub struct Input {
+    /// The requests.
+    pub requests: [(u64, bool); REQUESTS],
+}
+
+/// Per-worker count of writes made by its committed transactions.
+#[derive(Debug, Default)]
+pub struct Writes(u64);
+
+/// The YCSB database.
+pub struct Ycsb {
+    rows: u64,
+    read_share: f64,
+    zipf: Option<Zipf<f64>>,
+    /// The table.
+    pub table: Table,
+    committed_writes: Mutex<u64>,
+}
+
+impl std::fmt::Debug for Ycsb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ycsb").field("rows", &self.rows).field("read_share", &self.read_share).finish_non_exhaustive()
+    }
+}
+
+impl Ycsb {
+    /// Bytes needed (for the memory check).
+    pub fn estimate_bytes(rows: u64) -> u64 {
+        Table::estimate_bytes(WIDTH, rows as usize)
+    }
+
+    /// `rows` rows; requests read with probability `read_share`; keys
+    /// Zipfian with `theta` (0: uniform). Errors on parameters out of range.
+    pub fn new(rows: u64, theta: f64, read_share: f64) -> Result<Self, String> {
+        if rows == 0 {
+            return Err("ycsb: rows must be positive".into());
+        }
+        if !(0.0..=1.0).contains(&read_share) {
+            return Err(format!("ycsb: --read-share {read_share} is not between 0 and 1"));
+        }
+        if !(0.0..10.0).contains(&theta) {
+            return Err(format!("ycsb: --theta {theta} is not in [0, 10)"));
+        }
+        let zipf = if theta == 0.0 {
+            None
+        } else {
+            Some(Zipf::new(rows as f64, theta).map_err(|e| format!("ycsb: --theta {theta}: {e}"))?)
+        };
+        let table = Table::new("USERTABLE", USERTABLE, WIDTH, rows as usize);
+        let mut fields = [0u64; WIDTH];
+        for k in 0..rows {
+            for (i, f) in fields.iter_mut().enumerate().skip(1) {
+                *f = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i as u64;
+            }
+            table.load(k, &fields).expect("sized");
+        }
+        Ok(Ycsb { rows, read_share, zipf, table, committed_writes: Mutex::new(0) })
+    }
+
+    /// Writes committed by retired workers.
+    pub fn committed_writes(&self) -> u64 {
+        *self.committed_writes.lock()
+    }
+}
+
+impl Workload for Ycsb {
+    type Input = Input;
+    type Worker = Writes;
+
+    fn name(&self) -> &'static str {
+        "ycsb"
+    }
+
+    fn transactions(&self) -> &'static [&'static str] {
+        &["requests"]
+    }
+
+    fn default_mix(&self) -> &'static str {
+        "requests"
+    }
+
+    fn mix(&self, name: &str) -> Result<Mix, String> {
+        match name {
+            "requests" | "default" => Ok(Mix::new(name, vec![(0, 1)]).expect("non-zero")),
+            other => Err(format!("unknown ycsb mix {other:?} (known: requests; use --read-share and --theta)")),
+        }
+    }
+
+    fn worker(&self, _index: usize) -> Writes {
+        Writes(0)
+    }
+
+    fn input(&self, _kind: usize, rng: &mut SmallRng) -> Input {
+        let mut requests = [(0, false); REQUESTS];
+        for r in &mut requests {
+            let key = match &self.zipf {
+                None => rng.random_range(0..self.rows),
+                Some(z) => (z.sample(rng) as u64).clamp(1, self.rows) - 1,
+            };
+            *r = (key, rng.random::<f64>() >= self.read_share);
+        }
+        Input { requests }
+    }
+
+    fn execute<'d>(&'d self, tx: &mut Tx<'_, '_, 'd>, w: &mut Writes, i: &Input) -> Result<Outcome, TxError> {
+        let t = &self.table;
+        let mut sum = 0u64;
+        for &(key, write) in &i.requests {
+            let mode = if write { Mode::X } else { Mode::S };
+            let slot = tx.find(t, key, mode)?.expect("YCSB rows are never deleted");
+            if write {
+                let c = t.get(slot, 0);
+                tx.set(t, slot, 0, c + 1);
+                tx.set(t, slot, 1 + (c as usize % (WIDTH - 1)), key ^ c);
+                w.0 += 1;
+                tx.appended(0);
+            } else {
+                for f in 0..WIDTH {
+                    sum = sum.wrapping_add(t.get(slot, f));
+                }
+            }
+        }
+        std::hint::black_box(sum);
+        Ok(Outcome::Committed)
+    }
+
+    fn undo_append(&self, w: &mut Writes, _log: usize) {
+        w.0 -= 1;
+    }
+
+    fn retire(&self, w: Writes) {
+        *self.committed_writes.lock() += w.0;
+    }
+
+    fn verify(&self) -> Result<String, String> {
+        let mut sum = 0u64;
+        let mut rows = 0u64;
+        self.table.index.scan(.., |_, slot| {
+            sum += self.table.get(slot as u32, 0);
+            rows += 1;
+            true
+        });
+        let want = self.committed_writes();
+        if rows != self.rows {
+            return Err(format!("ycsb: {rows} rows, expected {}", self.rows));
+        }
+        if sum != want {
+            return Err(format!("ycsb: the write counters add up to {sum}, but {want} writes committed"));
+        }
+        Ok(format!("ycsb: {rows} rows; write counters add up to the {want} committed writes"))
+    }
+}
