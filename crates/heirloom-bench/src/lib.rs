@@ -220,7 +220,11 @@ pub fn sweep(
     let scale = spec.scale.unwrap_or_else(|| default_scale(&spec.workload));
     match spec.workload.as_str() {
         "tm1" => run_all(&workload::tm1::Tm1::new(scale, spec.nurand, spec.seed), spec, progress),
-        "tpcb" => run_all(&workload::tpcb::Tpcb::new(scale, spec.accounts_per_branch), spec, progress),
+        "tpcb" => run_all(
+            &workload::tpcb::Tpcb::new(scale, spec.accounts_per_branch),
+            spec,
+            progress,
+        ),
         _ => {
             let db = workload::ycsb::Ycsb::new(scale, spec.theta, spec.read_share).map_err(BenchError::Usage)?;
             run_all(&db, spec, progress)
@@ -233,7 +237,9 @@ fn run_all<W: Workload>(
     spec: &Spec,
     progress: &mut dyn FnMut(Option<&RunResult>, Duration),
 ) -> Result<Vec<RunResult>, BenchError> {
-    let mix = db.mix(spec.mix.as_deref().unwrap_or(db.default_mix())).map_err(BenchError::Usage)?;
+    let mix = db
+        .mix(spec.mix.as_deref().unwrap_or(db.default_mix()))
+        .map_err(BenchError::Usage)?;
     let mut runs = Vec::new();
     for cfg in configs(spec) {
         let mut r = runner::run(db, &mix, &cfg, &mut |d| progress(None, d))?;
@@ -261,8 +267,9 @@ fn run_all<W: Workload>(
 pub fn sli_summary(runs: &[RunResult]) -> Vec<String> {
     let mut out = Vec::new();
     for on in runs.iter().filter(|r| r.sli) {
-        if let Some(off) =
-            runs.iter().find(|r| !r.sli && r.table == on.table && r.policy == on.policy && r.threads == on.threads)
+        if let Some(off) = runs
+            .iter()
+            .find(|r| !r.sli && r.table == on.table && r.policy == on.policy && r.threads == on.threads)
         {
             out.push(format!(
                 "{} {} {} threads: SLI on/off throughput {:.2}x; lock-table ops per txn {:.2} -> {:.2} ({:.2}x); contended latches per txn {:.3} -> {:.3}",

@@ -27,7 +27,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a workload over the cross product of the given configurations.
-    Bench(BenchArgs),
+    Bench(Box<BenchArgs>),
     /// About a minute: TM1 NDBB mix on the latched table, SLI off and on,
     /// 1, 2 and 8 threads; writes heirloom-demo.png and heirloom-demo.json here.
     Demo {
@@ -106,7 +106,10 @@ struct Outputs {
 
 fn seconds(flag: &str, s: f64, zero_ok: bool) -> Result<Duration, BenchError> {
     if !s.is_finite() || s < 0.0 || (s == 0.0 && !zero_ok) || s > 86_400.0 {
-        return Err(BenchError::Usage(format!("{flag} {s}: must be {} seconds up to a day", if zero_ok { "0 or more" } else { "more than 0" })));
+        return Err(BenchError::Usage(format!(
+            "{flag} {s}: must be {} seconds up to a day",
+            if zero_ok { "0 or more" } else { "more than 0" }
+        )));
     }
     Ok(Duration::from_secs_f64(s))
 }
@@ -117,7 +120,11 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
         .threads
         .iter()
         .filter(|t| !t.trim().is_empty())
-        .map(|t| t.trim().parse::<usize>().map_err(|_| usage(format!("--threads: {t:?} is not a number"))))
+        .map(|t| {
+            t.trim()
+                .parse::<usize>()
+                .map_err(|_| usage(format!("--threads: {t:?} is not a number")))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let tables = a
         .tables
@@ -159,15 +166,27 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
     if let Some(p) = &a.plot {
         let ext = p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
         if !matches!(ext.as_deref(), Some("svg" | "png")) {
-            return Err(usage(format!("--plot {}: the file name must end in .svg or .png", p.display())));
+            return Err(usage(format!(
+                "--plot {}: the file name must end in .svg or .png",
+                p.display()
+            )));
         }
     }
-    Ok((spec, Outputs { json: a.json.clone(), csv: a.csv.clone(), plot: a.plot.clone() }))
+    Ok((
+        spec,
+        Outputs {
+            json: a.json.clone(),
+            csv: a.csv.clone(),
+            plot: a.plot.clone(),
+        },
+    ))
 }
 
 fn execute(spec: &Spec, out: &Outputs, title: &str) -> Result<(), BenchError> {
     heirloom_bench::validate(spec)?;
-    let scale = spec.scale.unwrap_or_else(|| heirloom_bench::default_scale(&spec.workload));
+    let scale = spec
+        .scale
+        .unwrap_or_else(|| heirloom_bench::default_scale(&spec.workload));
     let runs_n = heirloom_bench::configs(spec).len() as u64;
     let total = (spec.duration + spec.warmup).as_millis() as u64 * runs_n;
     let bar = if std::io::stderr().is_terminal() && total >= 3_000 {
@@ -180,10 +199,20 @@ fn execute(spec: &Spec, out: &Outputs, title: &str) -> Result<(), BenchError> {
     } else {
         ProgressBar::hidden()
     };
-    let mix = spec.mix.clone().unwrap_or_else(|| heirloom_bench::default_mix(&spec.workload).into());
+    let mix = spec
+        .mix
+        .clone()
+        .unwrap_or_else(|| heirloom_bench::default_mix(&spec.workload).into());
     println!(
         "{}",
-        report::header(&spec.workload, &mix, scale, spec.duration.as_secs_f64(), spec.warmup.as_secs_f64(), spec.seed)
+        report::header(
+            &spec.workload,
+            &mix,
+            scale,
+            spec.duration.as_secs_f64(),
+            spec.warmup.as_secs_f64(),
+            spec.seed
+        )
     );
     let mut done = 0;
     let runs = sweep(spec, &mut |run, d| {
@@ -240,7 +269,11 @@ fn main() {
             }
             // One line: clap's first line, without its usage block.
             let msg = e.to_string();
-            let first = msg.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
+            let first = msg
+                .lines()
+                .next()
+                .unwrap_or("bad arguments")
+                .trim_start_matches("error: ");
             eprintln!("heirloom: {first} (see heirloom --help)");
             std::process::exit(2);
         }

@@ -111,7 +111,10 @@ pub fn table(runs: &[RunResult]) -> String {
 
 /// Writes `{"runs": [...]}` to `path`.
 pub fn write_json(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
-    let io = |source| ReportError::Io { path: path.display().to_string(), source };
+    let io = |source| ReportError::Io {
+        path: path.display().to_string(),
+        source,
+    };
     let mut f = std::fs::File::create(path).map_err(io)?;
     serde_json::to_writer_pretty(&mut f, &Document { runs }).map_err(|e| io(e.into()))?;
     f.write_all(b"\n").map_err(io)
@@ -146,7 +149,10 @@ struct CsvRow<'a> {
 
 /// Writes one CSV row per run to `path`.
 pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
-    let err = |source| ReportError::Csv { path: path.display().to_string(), source };
+    let err = |source| ReportError::Csv {
+        path: path.display().to_string(),
+        source,
+    };
     let mut w = csv::Writer::from_path(path).map_err(err)?;
     for r in runs {
         w.serialize(CsvRow {
@@ -195,8 +201,18 @@ pub fn plot(path: &Path, title: &str, runs: &[RunResult]) -> Result<(), ReportEr
     let name = path.display().to_string();
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match ext.as_deref() {
-        Some("svg") => draw(SVGBackend::new(path, (900, 560)).into_drawing_area(), title, runs, &name),
-        Some("png") => draw(BitMapBackend::new(path, (900, 560)).into_drawing_area(), title, runs, &name),
+        Some("svg") => draw(
+            SVGBackend::new(path, (900, 560)).into_drawing_area(),
+            title,
+            runs,
+            &name,
+        ),
+        Some("png") => draw(
+            BitMapBackend::new(path, (900, 560)).into_drawing_area(),
+            title,
+            runs,
+            &name,
+        ),
         _ => Err(ReportError::PlotKind(name)),
     }
 }
@@ -208,7 +224,10 @@ fn draw<DB: DrawingBackend>(
     path: &str,
 ) -> Result<(), ReportError> {
     register_font();
-    let err = |e: &dyn std::fmt::Display| ReportError::Plot { path: path.to_string(), message: e.to_string() };
+    let err = |e: &dyn std::fmt::Display| ReportError::Plot {
+        path: path.to_string(),
+        message: e.to_string(),
+    };
     // Series: one per configuration, points (threads, txn/s) sorted by threads.
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for r in runs {
@@ -243,7 +262,13 @@ fn draw<DB: DrawingBackend>(
             }
         })
         .x_labels((max_threads as usize + 1).min(17))
-        .x_label_formatter(&|v| if (v - v.round()).abs() < 1e-6 { format!("{v:.0}") } else { String::new() })
+        .x_label_formatter(&|v| {
+            if (v - v.round()).abs() < 1e-6 {
+                format!("{v:.0}")
+            } else {
+                String::new()
+            }
+        })
         .light_line_style(WHITE)
         .label_style(("sans-serif", 14))
         .draw()

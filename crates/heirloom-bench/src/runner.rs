@@ -126,6 +126,9 @@ pub enum RunError {
     /// The lock manager refused a request the workload made (a bug).
     #[error("lock manager error that cannot be retried: {0}")]
     Lock(heirloom::LockError),
+    /// Locks were still held after every worker had finished (a bug).
+    #[error("{0} locks still held after the run ended")]
+    LocksLeft(usize),
 }
 
 const WARMUP: u8 = 0;
@@ -198,8 +201,17 @@ pub fn run<W: Workload>(
         step(cfg.duration, tick);
         phase.store(STOP, Ordering::Relaxed);
         measured = start.elapsed();
-        handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("worker thread panicked"))
+            .collect()
     });
+    // Every agent is gone: the lock table must be empty (inherited locks
+    // are released when their agent drops).
+    let left = lm.snapshot().locks.len();
+    if left != 0 {
+        return Err(RunError::LocksLeft(left));
+    }
     let mut committed = 0;
     let mut failed = 0;
     let mut stats = Stats::default();
@@ -229,7 +241,12 @@ pub fn run<W: Workload>(
         let lm = (times.lock_work as f64 + outside) / total;
         let cont = times.contention as f64 / total;
         let wait = times.lock_wait as f64 / total;
-        Breakdown { lock_manager: lm, latch_contention: cont, lock_wait: wait, other: (1.0 - lm - cont - wait).max(0.0) }
+        Breakdown {
+            lock_manager: lm,
+            latch_contention: cont,
+            lock_wait: wait,
+            other: (1.0 - lm - cont - wait).max(0.0),
+        }
     });
     Ok(RunResult {
         workload: workload.name().to_string(),
@@ -244,7 +261,12 @@ pub fn run<W: Workload>(
         aborted: stats.aborted,
         restarts: stats.restarts,
         tps: (committed + failed) as f64 / measured.as_secs_f64(),
-        latency_us: Latency { p50: us(0.5), p99: us(0.99), p999: us(0.999), max: hist.max() as f64 / 1000.0 },
+        latency_us: Latency {
+            p50: us(0.5),
+            p99: us(0.99),
+            p999: us(0.999),
+            max: hist.max() as f64 / 1000.0,
+        },
         per_txn: PerTxn {
             lock_requests: per(stats.lock_requests),
             table_ops: per(stats.table_ops),
@@ -314,7 +336,15 @@ fn worker<W: Workload>(
     let stats = agent.stats().since(&base);
     workload.retire(state);
     result?;
-    Ok(WorkerOut { committed, failed, stats, hist, times, total_ns, in_closure_ns: closure_ns })
+    Ok(WorkerOut {
+        committed,
+        failed,
+        stats,
+        hist,
+        times,
+        total_ns,
+        in_closure_ns: closure_ns,
+    })
 }
 
 /// Runs one transaction to its end on `agent`: executes it (restarting after
@@ -331,12 +361,13 @@ pub fn run_one<'d, W: Workload>(
 ) -> Result<Outcome, TxError> {
     let r = agent.run(|txn| {
         let c0 = timing.is_some().then(Instant::now);
-        let mut tx = Tx::new(txn, undo);
-        if let Some((times, _)) = timing.as_mut() {
-            tx.time_locks(times);
-        }
-        let r = workload.execute(&mut tx, state, input);
-        drop(tx);
+        let r = {
+            let mut tx = Tx::new(txn, undo);
+            if let Some((times, _)) = timing.as_mut() {
+                tx.time_locks(times);
+            }
+            workload.execute(&mut tx, state, input)
+        };
         let r = match r {
             Ok(Outcome::Failed) => {
                 undo.rollback(|log| workload.undo_append(state, log));

@@ -47,7 +47,10 @@ pub struct Table {
 
 impl std::fmt::Debug for Table {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Table").field("name", &self.name).field("capacity", &self.capacity).finish_non_exhaustive()
+        f.debug_struct("Table")
+            .field("name", &self.name)
+            .field("capacity", &self.capacity)
+            .finish_non_exhaustive()
     }
 }
 
@@ -87,7 +90,10 @@ impl Table {
         let s = self.next.fetch_add(1, Ordering::Relaxed);
         if s >= self.capacity {
             self.next.fetch_sub(1, Ordering::Relaxed);
-            return Err(StorageError::Full { table: self.name, capacity: self.capacity });
+            return Err(StorageError::Full {
+                table: self.name,
+                capacity: self.capacity,
+            });
         }
         Ok(s as Slot)
     }
@@ -144,7 +150,12 @@ impl Table {
 #[derive(Debug, Clone, Copy)]
 enum Undo<'d> {
     /// A field had `old` before.
-    Field { t: &'d Table, slot: Slot, field: usize, old: u64 },
+    Field {
+        t: &'d Table,
+        slot: Slot,
+        field: usize,
+        old: u64,
+    },
     /// A row was inserted: remove it from the index and free the slot.
     Insert { t: &'d Table, key: u64, slot: Slot },
     /// A row was deleted: put the index entry back.

@@ -22,7 +22,11 @@ impl Mix {
     /// A mix from weights; `None` if they are all zero.
     pub fn new(name: &str, weights: Vec<(usize, u32)>) -> Option<Mix> {
         let total = weights.iter().map(|w| w.1).sum();
-        (total > 0).then(|| Mix { name: name.to_string(), weights, total })
+        (total > 0).then(|| Mix {
+            name: name.to_string(),
+            weights,
+            total,
+        })
     }
 
     /// Draws a transaction type.

@@ -85,15 +85,31 @@ pub enum Input {
     /// GET_SUBSCRIBER_DATA.
     GetSubscriberData { s_id: u64 },
     /// GET_NEW_DESTINATION.
-    GetNewDestination { s_id: u64, sf_type: u64, start: u64, end: u64 },
+    GetNewDestination {
+        s_id: u64,
+        sf_type: u64,
+        start: u64,
+        end: u64,
+    },
     /// GET_ACCESS_DATA.
     GetAccessData { s_id: u64, ai_type: u64 },
     /// UPDATE_SUBSCRIBER_DATA.
-    UpdateSubscriberData { s_id: u64, sf_type: u64, bit_1: u64, data_a: u64 },
+    UpdateSubscriberData {
+        s_id: u64,
+        sf_type: u64,
+        bit_1: u64,
+        data_a: u64,
+    },
     /// UPDATE_LOCATION.
     UpdateLocation { sub_nbr: u64, vlr: u64 },
     /// INSERT_CALL_FORWARDING.
-    InsertCallForwarding { sub_nbr: u64, sf_type: u64, start: u64, end: u64, numberx: u64 },
+    InsertCallForwarding {
+        sub_nbr: u64,
+        sf_type: u64,
+        start: u64,
+        end: u64,
+        numberx: u64,
+    },
     /// DELETE_CALL_FORWARDING.
     DeleteCallForwarding { sub_nbr: u64, sf_type: u64, start: u64 },
 }
@@ -116,7 +132,9 @@ pub struct Tm1 {
 
 impl std::fmt::Debug for Tm1 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tm1").field("subscribers", &self.subscribers).finish_non_exhaustive()
+        f.debug_struct("Tm1")
+            .field("subscribers", &self.subscribers)
+            .finish_non_exhaustive()
     }
 }
 
@@ -154,7 +172,13 @@ impl Tm1 {
             for t in distinct_types(&mut rng) {
                 let data3 = rng.random_range(0..1u64 << 24);
                 let data4 = rng.random_range(0..1u64 << 40);
-                ai.push((ai_key(s, t), [rng.random_range(0..256) | rng.random_range(0..256) << 8, data3 | data4 << 24]));
+                ai.push((
+                    ai_key(s, t),
+                    [
+                        rng.random_range(0..256) | rng.random_range(0..256) << 8,
+                        data3 | data4 << 24,
+                    ],
+                ));
             }
             for t in distinct_types(&mut rng) {
                 let active = (rng.random_range(0..100) < 85) as u64;
@@ -174,8 +198,12 @@ impl Tm1 {
         let access_info = Table::new("ACCESS_INFO", ACCESS_INFO, AI_WIDTH, ai.len());
         let special_facility = Table::new("SPECIAL_FACILITY", SPECIAL_FACILITY, SF_WIDTH, sf.len());
         // Inserts and deletes of call forwardings balance out; room for drift.
-        let call_forwarding =
-            Table::new("CALL_FORWARDING", CALL_FORWARDING, CF_WIDTH, cf.len() + cf.len() / 2 + 1024);
+        let call_forwarding = Table::new(
+            "CALL_FORWARDING",
+            CALL_FORWARDING,
+            CF_WIDTH,
+            cf.len() + cf.len() / 2 + 1024,
+        );
         for s in 1..=p {
             let mut bits_hex = 0;
             for b in 0..10 {
@@ -203,7 +231,15 @@ impl Tm1 {
         for (k, f) in cf {
             call_forwarding.load(k, &f).expect("sized for the population");
         }
-        Tm1 { subscribers: p, nurand, subscriber, sub_nbr, access_info, special_facility, call_forwarding }
+        Tm1 {
+            subscribers: p,
+            nurand,
+            subscriber,
+            sub_nbr,
+            access_info,
+            special_facility,
+            call_forwarding,
+        }
     }
 
     fn s_id(&self, rng: &mut SmallRng) -> u64 {
@@ -246,7 +282,11 @@ impl Workload for Tm1 {
                 (DELETE_CALL_FORWARDING, 2),
             ],
             // The forward mix as the SLI paper prints it (71.4/28.5/28.5), normalised.
-            "forward" => vec![(GET_NEW_DESTINATION, 714), (INSERT_CALL_FORWARDING, 285), (DELETE_CALL_FORWARDING, 285)],
+            "forward" => vec![
+                (GET_NEW_DESTINATION, 714),
+                (INSERT_CALL_FORWARDING, 285),
+                (DELETE_CALL_FORWARDING, 285),
+            ],
             other => match TRANSACTIONS.iter().position(|t| *t == other) {
                 Some(k) => vec![(k, 1)],
                 None => {
@@ -268,9 +308,12 @@ impl Workload for Tm1 {
         let start = |rng: &mut SmallRng| [0u64, 8, 16][rng.random_range(0..3)];
         match k {
             kind::GET_SUBSCRIBER_DATA => Input::GetSubscriberData { s_id },
-            kind::GET_NEW_DESTINATION => {
-                Input::GetNewDestination { s_id, sf_type: ty(rng), start: start(rng), end: rng.random_range(1..=24) }
-            }
+            kind::GET_NEW_DESTINATION => Input::GetNewDestination {
+                s_id,
+                sf_type: ty(rng),
+                start: start(rng),
+                end: rng.random_range(1..=24),
+            },
             kind::GET_ACCESS_DATA => Input::GetAccessData { s_id, ai_type: ty(rng) },
             kind::UPDATE_SUBSCRIBER_DATA => Input::UpdateSubscriberData {
                 s_id,
@@ -278,7 +321,10 @@ impl Workload for Tm1 {
                 bit_1: rng.random_range(0..2),
                 data_a: rng.random_range(0..256),
             },
-            kind::UPDATE_LOCATION => Input::UpdateLocation { sub_nbr: s_id, vlr: rng.random::<u32>() as u64 },
+            kind::UPDATE_LOCATION => Input::UpdateLocation {
+                sub_nbr: s_id,
+                vlr: rng.random::<u32>() as u64,
+            },
             kind::INSERT_CALL_FORWARDING => {
                 let start = start(rng);
                 Input::InsertCallForwarding {
@@ -289,7 +335,11 @@ impl Workload for Tm1 {
                     numberx: rng.random_range(0..1_000_000_000_000_000),
                 }
             }
-            _ => Input::DeleteCallForwarding { sub_nbr: s_id, sf_type: ty(rng), start: start(rng) },
+            _ => Input::DeleteCallForwarding {
+                sub_nbr: s_id,
+                sf_type: ty(rng),
+                start: start(rng),
+            },
         }
     }
 
@@ -297,7 +347,9 @@ impl Workload for Tm1 {
         use Outcome::{Committed, Failed};
         match *input {
             Input::GetSubscriberData { s_id } => {
-                let Some(slot) = tx.find(&self.subscriber, s_id, Mode::S)? else { return Ok(Failed) };
+                let Some(slot) = tx.find(&self.subscriber, s_id, Mode::S)? else {
+                    return Ok(Failed);
+                };
                 let mut sum = 0u64;
                 for f in 0..SUB_WIDTH {
                     sum = sum.wrapping_add(self.subscriber.get(slot, f));
@@ -305,20 +357,28 @@ impl Workload for Tm1 {
                 std::hint::black_box(sum);
                 Ok(Committed)
             }
-            Input::GetNewDestination { s_id, sf_type, start, end } => {
+            Input::GetNewDestination {
+                s_id,
+                sf_type,
+                start,
+                end,
+            } => {
                 let sf = &self.special_facility;
-                let Some(slot) = tx.find(sf, ai_key(s_id, sf_type), Mode::S)? else { return Ok(Failed) };
+                let Some(slot) = tx.find(sf, ai_key(s_id, sf_type), Mode::S)? else {
+                    return Ok(Failed);
+                };
                 if sf.get(slot, SF_FLAGS) & 0xff == 0 {
                     return Ok(Failed); // not active
                 }
                 let cf = &self.call_forwarding;
                 let mut keys = [0u64; 3];
                 let mut n = 0;
-                cf.index.scan(cf_key(s_id, sf_type, 0)..=cf_key(s_id, sf_type, start), |k, _| {
-                    keys[n] = k;
-                    n += 1;
-                    n < keys.len()
-                });
+                cf.index
+                    .scan(cf_key(s_id, sf_type, 0)..=cf_key(s_id, sf_type, start), |k, _| {
+                        keys[n] = k;
+                        n += 1;
+                        n < keys.len()
+                    });
                 let mut found = false;
                 for &k in &keys[..n] {
                     // Lock, then find again: the row may have gone meanwhile.
@@ -336,24 +396,45 @@ impl Workload for Tm1 {
                 std::hint::black_box(self.access_info.get(slot, 0) ^ self.access_info.get(slot, 1));
                 Ok(Committed)
             }
-            Input::UpdateSubscriberData { s_id, sf_type, bit_1, data_a } => {
-                let Some(slot) = tx.find(&self.subscriber, s_id, Mode::X)? else { return Ok(Failed) };
+            Input::UpdateSubscriberData {
+                s_id,
+                sf_type,
+                bit_1,
+                data_a,
+            } => {
+                let Some(slot) = tx.find(&self.subscriber, s_id, Mode::X)? else {
+                    return Ok(Failed);
+                };
                 let v = self.subscriber.get(slot, SUB_BITS_HEX);
                 tx.set(&self.subscriber, slot, SUB_BITS_HEX, (v & !1) | bit_1);
                 let sf = &self.special_facility;
-                let Some(fs) = tx.find(sf, ai_key(s_id, sf_type), Mode::X)? else { return Ok(Failed) };
+                let Some(fs) = tx.find(sf, ai_key(s_id, sf_type), Mode::X)? else {
+                    return Ok(Failed);
+                };
                 let flags = sf.get(fs, SF_FLAGS);
                 tx.set(sf, fs, SF_FLAGS, (flags & !(0xff << 16)) | data_a << 16);
                 Ok(Committed)
             }
             Input::UpdateLocation { sub_nbr, vlr } => {
-                let Some(s_id) = self.sub_nbr.get(sub_nbr) else { return Ok(Failed) };
-                let Some(slot) = tx.find(&self.subscriber, s_id, Mode::X)? else { return Ok(Failed) };
+                let Some(s_id) = self.sub_nbr.get(sub_nbr) else {
+                    return Ok(Failed);
+                };
+                let Some(slot) = tx.find(&self.subscriber, s_id, Mode::X)? else {
+                    return Ok(Failed);
+                };
                 tx.set(&self.subscriber, slot, SUB_VLR, vlr);
                 Ok(Committed)
             }
-            Input::InsertCallForwarding { sub_nbr, sf_type, start, end, numberx } => {
-                let Some(s_id) = self.sub_nbr.get(sub_nbr) else { return Ok(Failed) };
+            Input::InsertCallForwarding {
+                sub_nbr,
+                sf_type,
+                start,
+                end,
+                numberx,
+            } => {
+                let Some(s_id) = self.sub_nbr.get(sub_nbr) else {
+                    return Ok(Failed);
+                };
                 if tx.find(&self.subscriber, s_id, Mode::S)?.is_none() {
                     return Ok(Failed);
                 }
@@ -371,8 +452,14 @@ impl Workload for Tm1 {
                 let inserted = tx.insert(&self.call_forwarding, cf_key(s_id, sf_type, start), &[end, numberx])?;
                 Ok(if inserted { Committed } else { Failed })
             }
-            Input::DeleteCallForwarding { sub_nbr, sf_type, start } => {
-                let Some(s_id) = self.sub_nbr.get(sub_nbr) else { return Ok(Failed) };
+            Input::DeleteCallForwarding {
+                sub_nbr,
+                sf_type,
+                start,
+            } => {
+                let Some(s_id) = self.sub_nbr.get(sub_nbr) else {
+                    return Ok(Failed);
+                };
                 if tx.find(&self.subscriber, s_id, Mode::S)?.is_none() {
                     return Ok(Failed);
                 }
@@ -403,9 +490,13 @@ impl Workload for Tm1 {
             let (s_id, sf_type, start) = (k >> 16, (k >> 8) & 0xff, k & 0xff);
             let end = self.call_forwarding.get(slot as u32, CF_END);
             if self.special_facility.index.get(ai_key(s_id, sf_type)).is_none() {
-                bad = Some(format!("tm1: CALL_FORWARDING ({s_id}, {sf_type}, {start}) has no SPECIAL_FACILITY row"));
+                bad = Some(format!(
+                    "tm1: CALL_FORWARDING ({s_id}, {sf_type}, {start}) has no SPECIAL_FACILITY row"
+                ));
             } else if !matches!(start, 0 | 8 | 16) || end <= start || end > start + 8 {
-                bad = Some(format!("tm1: CALL_FORWARDING ({s_id}, {sf_type}, {start}) has end_time {end}"));
+                bad = Some(format!(
+                    "tm1: CALL_FORWARDING ({s_id}, {sf_type}, {start}) has end_time {end}"
+                ));
             }
             bad.is_none()
         });

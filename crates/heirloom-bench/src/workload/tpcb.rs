@@ -78,7 +78,9 @@ pub struct Tpcb {
 
 impl std::fmt::Debug for Tpcb {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tpcb").field("branches", &self.branches).finish_non_exhaustive()
+        f.debug_struct("Tpcb")
+            .field("branches", &self.branches)
+            .finish_non_exhaustive()
     }
 }
 
@@ -103,14 +105,24 @@ impl Tpcb {
         for a in 0..branches * accounts_per_branch {
             account.load(a, &[0]).expect("sized");
         }
-        Tpcb { branches, accounts_per_branch, branch, teller, account, history: Mutex::new(Vec::new()) }
+        Tpcb {
+            branches,
+            accounts_per_branch,
+            branch,
+            teller,
+            account,
+            history: Mutex::new(Vec::new()),
+        }
     }
 
     /// The HISTORY rows of finished workers.
     pub fn history(&self) -> Vec<History> {
-        self.history.lock().iter().flat_map(|s| s.rows.iter().copied()).collect()
+        self.history
+            .lock()
+            .iter()
+            .flat_map(|s| s.rows.iter().copied())
+            .collect()
     }
-
 }
 
 /// Adds `delta` to the balance of row `key` (X lock first); the new balance.
@@ -145,7 +157,10 @@ impl Workload for Tpcb {
     }
 
     fn worker(&self, index: usize) -> Segment {
-        Segment { index, rows: Vec::new() }
+        Segment {
+            index,
+            rows: Vec::new(),
+        }
     }
 
     fn input(&self, _kind: usize, rng: &mut SmallRng) -> Input {
@@ -160,7 +175,12 @@ impl Workload for Tpcb {
             branch
         };
         let account = account_branch * self.accounts_per_branch + rng.random_range(0..self.accounts_per_branch);
-        Input { account, teller, branch, delta: rng.random_range(-999_999..=999_999) }
+        Input {
+            account,
+            teller,
+            branch,
+            delta: rng.random_range(-999_999..=999_999),
+        }
     }
 
     fn execute<'d>(&'d self, tx: &mut Tx<'_, '_, 'd>, w: &mut Segment, i: &Input) -> Result<Outcome, TxError> {
@@ -171,7 +191,12 @@ impl Workload for Tpcb {
         add(tx, &self.branch, i.branch, i.delta)?;
         let key = ((w.index as u64) << 40) | w.rows.len() as u64;
         tx.lock_id(heirloom::LockId::row(HISTORY, key), Mode::X)?;
-        w.rows.push(History { account: i.account, teller: i.teller, branch: i.branch, delta: i.delta });
+        w.rows.push(History {
+            account: i.account,
+            teller: i.teller,
+            branch: i.branch,
+            delta: i.delta,
+        });
         tx.appended(0);
         Ok(Outcome::Committed)
     }
@@ -217,7 +242,9 @@ impl Workload for Tpcb {
         for &(k, v) in &branches {
             let (tb, hb) = (per_teller_branch[k as usize], per_history_branch[k as usize]);
             if v as i128 != tb || tb != hb {
-                return Err(format!("tpcb: branch {k}: balance {v}, its tellers {tb}, its history {hb}"));
+                return Err(format!(
+                    "tpcb: branch {k}: balance {v}, its tellers {tb}, its history {hb}"
+                ));
             }
         }
         Ok(format!(

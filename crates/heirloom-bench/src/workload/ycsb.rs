@@ -44,7 +44,10 @@ pub struct Ycsb {
 
 impl std::fmt::Debug for Ycsb {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ycsb").field("rows", &self.rows).field("read_share", &self.read_share).finish_non_exhaustive()
+        f.debug_struct("Ycsb")
+            .field("rows", &self.rows)
+            .field("read_share", &self.read_share)
+            .finish_non_exhaustive()
     }
 }
 
@@ -79,7 +82,13 @@ impl Ycsb {
             }
             table.load(k, &fields).expect("sized");
         }
-        Ok(Ycsb { rows, read_share, zipf, table, committed_writes: Mutex::new(0) })
+        Ok(Ycsb {
+            rows,
+            read_share,
+            zipf,
+            table,
+            committed_writes: Mutex::new(0),
+        })
     }
 
     /// Writes committed by retired workers.
@@ -107,7 +116,9 @@ impl Workload for Ycsb {
     fn mix(&self, name: &str) -> Result<Mix, String> {
         match name {
             "requests" | "default" => Ok(Mix::new(name, vec![(0, 1)]).expect("non-zero")),
-            other => Err(format!("unknown ycsb mix {other:?} (known: requests; use --read-share and --theta)")),
+            other => Err(format!(
+                "unknown ycsb mix {other:?} (known: requests; use --read-share and --theta)"
+            )),
         }
     }
 
@@ -170,8 +181,12 @@ impl Workload for Ycsb {
             return Err(format!("ycsb: {rows} rows, expected {}", self.rows));
         }
         if sum != want {
-            return Err(format!("ycsb: the write counters add up to {sum}, but {want} writes committed"));
+            return Err(format!(
+                "ycsb: the write counters add up to {sum}, but {want} writes committed"
+            ));
         }
-        Ok(format!("ycsb: {rows} rows; write counters add up to the {want} committed writes"))
+        Ok(format!(
+            "ycsb: {rows} rows; write counters add up to the {want} committed writes"
+        ))
     }
 }

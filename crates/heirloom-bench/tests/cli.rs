@@ -1,0 +1,128 @@
+//! The `heirloom` command: bad arguments get one line on stderr and exit
+//! status 2; a tiny verified run writes JSON of the documented shape.
+
+use std::process::Command;
+
+fn heirloom(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_heirloom"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+#[test]
+fn bad_arguments_exit_2_with_one_line() {
+    let cases: &[&[&str]] = &[
+        &["bench", "--workload", "tpcc9"],
+        &["bench", "--threads", ""],
+        &["bench", "--threads", "0"],
+        &["bench", "--threads", "two"],
+        &["bench", "--duration", "0"],
+        &["bench", "--duration", "nan"],
+        &["bench", "--warmup", "-1"],
+        &["bench", "--scale", "0"],
+        &["bench", "--workload", "ycsb", "--scale", "999999999999"],
+        &["bench", "--table", "hashed"],
+        &["bench", "--sli", "maybe"],
+        &["bench", "--policy", "wait-forever"],
+        &[
+            "bench",
+            "--mix",
+            "no-such-mix",
+            "--scale",
+            "10",
+            "--duration",
+            "0.01",
+            "--warmup",
+            "0",
+        ],
+        &["bench", "--workload", "ycsb", "--read-share", "1.5"],
+        &["bench", "--plot", "out.gif"],
+        &["bench", "--no-such-flag"],
+        &["frobnicate"],
+    ];
+    for args in cases {
+        let out = heirloom(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: not one line: {err}");
+        assert!(err.starts_with("heirloom: "), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn tiny_verified_run_writes_json_csv_and_plot() {
+    let dir = std::env::temp_dir().join(format!("heirloom-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (json, csv, svg) = (dir.join("r.json"), dir.join("r.csv"), dir.join("r.svg"));
+    let out = heirloom(&[
+        "bench",
+        "--workload",
+        "tpcb",
+        "--scale",
+        "2",
+        "--accounts",
+        "100",
+        "--threads",
+        "1,2",
+        "--sli",
+        "off,on",
+        "--duration",
+        "0.05",
+        "--warmup",
+        "0",
+        "--verify",
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("verified after"), "{stdout}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let runs = doc["runs"].as_array().expect("runs array");
+    assert_eq!(runs.len(), 4);
+    for r in runs {
+        for k in [
+            "workload",
+            "mix",
+            "table",
+            "sli",
+            "policy",
+            "threads",
+            "seconds",
+            "committed",
+            "failed",
+            "aborted",
+            "restarts",
+            "tps",
+        ] {
+            assert!(!r[k].is_null(), "missing {k} in {r}");
+        }
+        assert!(r["sli"].is_boolean());
+        assert!(r["latency_us"]["p50"].is_number() && r["latency_us"]["p99"].is_number());
+        for k in [
+            "table_ops",
+            "latch_contended",
+            "inherited_used",
+            "inherited_discarded",
+            "inherited_invalidated",
+        ] {
+            assert!(r["per_txn"][k].is_number(), "missing per_txn.{k}");
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(&csv).unwrap().lines().count(),
+        5,
+        "header + 4 rows"
+    );
+    let svg_text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        svg_text.contains("<svg") && svg_text.contains("worker threads"),
+        "axis label in plot"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
