@@ -33,7 +33,7 @@ pub struct Spec {
     pub sli: Vec<bool>,
     /// Conflict policies.
     pub policies: Vec<ConflictPolicy>,
-    /// TM1 subscribers, TPC-B branches, YCSB rows (`None`: the workload's default).
+    /// TM1 subscribers, TPC-B branches, YCSB rows, TPC-C warehouses (`None`: the workload's default).
     pub scale: Option<u64>,
     /// Measured seconds per run.
     pub duration: Duration,
@@ -53,6 +53,8 @@ pub struct Spec {
     pub accounts_per_branch: u64,
     /// TM1: non-uniform subscriber ids (NURand).
     pub nurand: bool,
+    /// TPC-C: divide ITEM, STOCK and CUSTOMER (and initial ORDER) counts by this (1 = full size).
+    pub tpcc_shrink: u64,
 }
 
 impl Default for Spec {
@@ -74,6 +76,7 @@ impl Default for Spec {
             read_share: 0.5,
             accounts_per_branch: tpcb_default_accounts(),
             nurand: false,
+            tpcc_shrink: 1,
         }
     }
 }
@@ -108,7 +111,7 @@ pub enum BenchError {
 pub fn default_scale(workload: &str) -> u64 {
     match workload {
         "tm1" => 100_000,
-        "tpcb" => 1,
+        "tpcb" | "tpcc" => 1,
         _ => 1_000_000,
     }
 }
@@ -118,6 +121,7 @@ pub fn default_mix(workload: &str) -> &'static str {
     match workload {
         "tm1" => "ndbb",
         "tpcb" => "account-update",
+        "tpcc" => "full",
         _ => "requests",
     }
 }
@@ -125,8 +129,14 @@ pub fn default_mix(workload: &str) -> &'static str {
 /// Checks the arguments that do not need the database.
 pub fn validate(spec: &Spec) -> Result<(), BenchError> {
     let bad = |m: String| Err(BenchError::Usage(m));
-    if !matches!(spec.workload.as_str(), "tm1" | "tpcb" | "ycsb") {
-        return bad(format!("unknown workload {:?} (known: tm1, tpcb, ycsb)", spec.workload));
+    if !matches!(spec.workload.as_str(), "tm1" | "tpcb" | "tpcc" | "ycsb") {
+        return bad(format!(
+            "unknown workload {:?} (known: tm1, tpcb, tpcc, ycsb)",
+            spec.workload
+        ));
+    }
+    if spec.workload == "tpcc" && !(1..=100).contains(&spec.tpcc_shrink) {
+        return bad(format!("--tpcc-shrink {} is not between 1 and 100", spec.tpcc_shrink));
     }
     if spec.threads.is_empty() || spec.tables.is_empty() || spec.sli.is_empty() || spec.policies.is_empty() {
         return bad("--threads, --table, --sli and --policy need at least one value".into());
@@ -147,6 +157,7 @@ pub fn validate(spec: &Spec) -> Result<(), BenchError> {
     let limit: u64 = match spec.workload.as_str() {
         "tm1" => 1 << 40,
         "tpcb" => 1 << 20,
+        "tpcc" => 1_000,
         _ => 1 << 40,
     };
     if scale > limit {
@@ -155,6 +166,7 @@ pub fn validate(spec: &Spec) -> Result<(), BenchError> {
     let need = match spec.workload.as_str() {
         "tm1" => workload::tm1::Tm1::estimate_bytes(scale),
         "tpcb" => workload::tpcb::Tpcb::estimate_bytes(scale, spec.accounts_per_branch),
+        "tpcc" => workload::tpcc::Tpcc::estimate_bytes(scale, workload::tpcc::Size::shrunk(spec.tpcc_shrink)),
         _ => workload::ycsb::Ycsb::estimate_bytes(scale),
     };
     if let Some(avail) = available_memory()
@@ -225,6 +237,10 @@ pub fn sweep(
             spec,
             progress,
         ),
+        "tpcc" => {
+            let size = workload::tpcc::Size::shrunk(spec.tpcc_shrink);
+            run_all(&workload::tpcc::Tpcc::new(scale, size, spec.seed), spec, progress)
+        }
         _ => {
             let db = workload::ycsb::Ycsb::new(scale, spec.theta, spec.read_share).map_err(BenchError::Usage)?;
             run_all(&db, spec, progress)

@@ -39,10 +39,10 @@ enum Command {
 
 #[derive(Args)]
 struct BenchArgs {
-    /// tm1, tpcb or ycsb.
+    /// tm1, tpcb, tpcc or ycsb.
     #[arg(long, default_value = "tm1")]
     workload: String,
-    /// Transaction mix (tm1: ndbb, forward, or one transaction's name).
+    /// Transaction mix (tm1: ndbb, forward; tpcc: full, small, pay-new; or one transaction's name).
     #[arg(long)]
     mix: Option<String>,
     /// Worker thread counts.
@@ -57,7 +57,7 @@ struct BenchArgs {
     /// Conflict policies: detect, timeout[=MS], nowait, waitdie, woundwait.
     #[arg(long = "policy", value_delimiter = ',', default_value = "detect")]
     policies: Vec<String>,
-    /// TM1 subscribers, TPC-B branches, YCSB rows.
+    /// TM1 subscribers, TPC-B branches, TPC-C warehouses, YCSB rows.
     #[arg(long)]
     scale: Option<u64>,
     /// Measured seconds per run.
@@ -87,6 +87,9 @@ struct BenchArgs {
     /// TM1: draw subscriber ids non-uniformly (NURand).
     #[arg(long)]
     nurand: bool,
+    /// TPC-C: divide the ITEM, STOCK and CUSTOMER counts by this (1 = the specification's sizes).
+    #[arg(long, default_value_t = 1)]
+    tpcc_shrink: u64,
     /// Write the runs as JSON here.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -162,6 +165,7 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
         read_share: a.read_share,
         accounts_per_branch: a.accounts,
         nurand: a.nurand,
+        tpcc_shrink: a.tpcc_shrink,
     };
     if let Some(p) = &a.plot {
         let ext = p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);

@@ -310,7 +310,7 @@ fn worker<W: Workload>(
             _ => {}
         }
         let kind = mix.pick(&mut rng);
-        let input = workload.input(kind, &mut rng);
+        let input = workload.input(kind, &state, &mut rng);
         let t0 = Instant::now();
         let mut in_closure = 0u64;
         let timing = cfg.breakdown.then_some((&mut times, &mut in_closure));

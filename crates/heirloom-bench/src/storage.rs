@@ -12,7 +12,11 @@
 use heirloom::{LockError, LockId, Mode, TableId, Transaction};
 use heirloom_btree::{BTree, Optimistic};
 use parking_lot::Mutex;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// Rows per storage chunk: tables grow a chunk at a time, up to their capacity.
+const CHUNK_ROWS: usize = 1 << 14;
 
 /// A row slot in a table's array.
 pub type Slot = u32;
@@ -37,7 +41,9 @@ pub struct Table {
     /// Lock name of the table (rows are `LockId::row(id, primary key)`).
     pub id: TableId,
     width: usize,
-    words: Box<[AtomicU64]>,
+    /// Row storage, allocated a chunk at a time on first use (so a table
+    /// that grows, like TPC-C's ORDER_LINE, costs only what it holds).
+    chunks: Box<[OnceLock<Box<[AtomicU64]>>]>,
     capacity: usize,
     next: AtomicUsize,
     free: Mutex<Vec<Slot>>,
@@ -55,14 +61,15 @@ impl std::fmt::Debug for Table {
 }
 
 impl Table {
-    /// A table of `capacity` rows of `width` words.
+    /// A table of up to `capacity` rows of `width` words (memory is taken as
+    /// rows are allocated).
     pub fn new(name: &'static str, id: TableId, width: usize, capacity: usize) -> Self {
-        let words = (0..capacity * width).map(|_| AtomicU64::new(0)).collect();
+        let chunks = (0..capacity.div_ceil(CHUNK_ROWS)).map(|_| OnceLock::new()).collect();
         Table {
             name,
             id,
             width,
-            words,
+            chunks,
             capacity,
             next: AtomicUsize::new(0),
             free: Mutex::new(Vec::new()),
@@ -88,13 +95,15 @@ impl Table {
             return Ok(s);
         }
         let s = self.next.fetch_add(1, Ordering::Relaxed);
-        if s >= self.capacity {
+        if s >= self.capacity || s > Slot::MAX as usize {
             self.next.fetch_sub(1, Ordering::Relaxed);
             return Err(StorageError::Full {
                 table: self.name,
                 capacity: self.capacity,
             });
         }
+        // Make sure the slot's chunk exists before anybody indexes the row.
+        self.chunks[s / CHUNK_ROWS].get_or_init(|| (0..CHUNK_ROWS * self.width).map(|_| AtomicU64::new(0)).collect());
         Ok(s as Slot)
     }
 
@@ -107,7 +116,10 @@ impl Table {
     #[inline]
     fn word(&self, slot: Slot, field: usize) -> &AtomicU64 {
         debug_assert!(field < self.width);
-        &self.words[slot as usize * self.width + field]
+        let s = slot as usize;
+        // A slot is handed out only after its chunk is initialised (`alloc`).
+        let chunk = self.chunks[s / CHUNK_ROWS].get().expect("slot from alloc");
+        &chunk[(s % CHUNK_ROWS) * self.width + field]
     }
 
     /// Field `field` of the row in `slot` (the caller holds a lock on the row,
@@ -160,6 +172,8 @@ enum Undo<'d> {
     Insert { t: &'d Table, key: u64, slot: Slot },
     /// A row was deleted: put the index entry back.
     Delete { t: &'d Table, key: u64, slot: Slot },
+    /// An entry was added to a secondary index: remove it.
+    IndexInsert { index: &'d BTree<Optimistic>, key: u64 },
     /// An entry was appended to a worker-owned log: drop it.
     Append { log: usize },
 }
@@ -217,6 +231,9 @@ impl<'d> UndoLog<'d> {
                 Undo::Delete { t, key, slot } => {
                     let fresh = t.index.insert(key, slot as u64);
                     debug_assert!(fresh, "undo of a delete found the key back");
+                }
+                Undo::IndexInsert { index, key } => {
+                    index.remove(key);
                 }
                 Undo::Append { log } => drop_append(log),
             }
@@ -335,6 +352,14 @@ impl<'t, 'a, 'd> Tx<'t, 'a, 'd> {
         self.undo.records.push(Undo::Delete { t, key, slot });
         self.undo.freed.push((t, slot));
         Ok(true)
+    }
+
+    /// Adds `key -> value` to a secondary index (the caller holds the lock
+    /// that covers the entry, such as the X lock on the row it points to).
+    pub fn index_insert(&mut self, index: &'d BTree<Optimistic>, key: u64, value: u64) {
+        if index.insert(key, value) {
+            self.undo.records.push(Undo::IndexInsert { index, key });
+        }
     }
 
     /// Records an append to worker-owned log `log` (undone by dropping it).

@@ -6,6 +6,7 @@ use rand::rngs::SmallRng;
 
 pub mod tm1;
 pub mod tpcb;
+pub mod tpcc;
 pub mod ycsb;
 
 /// A transaction mix: transaction types with weights.
@@ -62,7 +63,7 @@ pub trait Workload: Send + Sync + 'static {
     /// State for worker `index`.
     fn worker(&self, index: usize) -> Self::Worker;
     /// Draws the next transaction of type `kind`.
-    fn input(&self, kind: usize, rng: &mut SmallRng) -> Self::Input;
+    fn input(&self, kind: usize, worker: &Self::Worker, rng: &mut SmallRng) -> Self::Input;
     /// Runs one transaction. On a business failure it returns
     /// `Ok(Outcome::Failed)` and the caller rolls back; on an error the
     /// caller rolls back and the lock manager aborts.

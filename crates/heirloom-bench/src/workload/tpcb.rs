@@ -163,7 +163,7 @@ impl Workload for Tpcb {
         }
     }
 
-    fn input(&self, _kind: usize, rng: &mut SmallRng) -> Input {
+    fn input(&self, _kind: usize, _w: &Self::Worker, rng: &mut SmallRng) -> Input {
         // Clause 5.3: a random teller, its branch; the account from that
         // branch with probability 85%, else from another branch (if any).
         let teller = rng.random_range(0..self.branches * TELLERS_PER_BRANCH);

@@ -126,7 +126,7 @@ impl Workload for Ycsb {
         Writes(0)
     }
 
-    fn input(&self, _kind: usize, rng: &mut SmallRng) -> Input {
+    fn input(&self, _kind: usize, _w: &Self::Worker, rng: &mut SmallRng) -> Input {
         let mut requests = [(0, false); REQUESTS];
         for r in &mut requests {
             let key = match &self.zipf {

@@ -1,0 +1,879 @@
+//! TPC-C: nine tables, five transactions, the specification's inputs and
+//! the consistency conditions (TPC-C 5.11; clauses cited below).
+//!
+//! Money is kept in cents, times as a run-wide counter.
+//!
+//! Phantoms. Every scanned range is guarded by the lock of the row that
+//! owns it, which every inserter of the range holds exclusively:
+//! - the ORDER_LINE rows of an order are inserted only by the NewOrder that
+//!   creates the order, under its X lock on the ORDER row; a reader S-locks
+//!   (Delivery: X-locks) the ORDER row before scanning its lines;
+//! - NEW_ORDER rows of a district, and the ORDER_LINE rows of its last 20
+//!   orders, are inserted only under an X lock on the DISTRICT row (NewOrder
+//!   increments D_NEXT_O_ID); Delivery and StockLevel S-lock the DISTRICT row
+//!   before scanning, so no row can appear in the range while they run;
+//!   Delivery's deletes are X-locked per NEW_ORDER row, and a Delivery that
+//!   finds its oldest row deleted by another looks again;
+//! - a customer's orders (OrderStatus) only grow by a new maximum from a
+//!   NewOrder; an OrderStatus that sees the new entry waits on the ORDER row
+//!   lock and serialises after that NewOrder, one that does not serialises
+//!   before it, and it reads nothing else NewOrder writes;
+//! - the last-name index never changes after loading.
+//!
+//! So row locks plus these "owner" locks give serialisable executions
+//! without key-range or page locks.
+
+use super::{Mix, Workload};
+use crate::storage::{Outcome, Table, Tx, TxError};
+use heirloom::{LockId, Mode, TableId};
+use heirloom_btree::{BTree, Optimistic};
+use parking_lot::Mutex;
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// WAREHOUSE.
+pub const WAREHOUSE: TableId = TableId::new(4, 1);
+/// DISTRICT.
+pub const DISTRICT: TableId = TableId::new(4, 2);
+/// CUSTOMER.
+pub const CUSTOMER: TableId = TableId::new(4, 3);
+/// HISTORY (rows in worker segments, each X-locked by its key).
+pub const HISTORY: TableId = TableId::new(4, 4);
+/// NEW_ORDER.
+pub const NEW_ORDER: TableId = TableId::new(4, 5);
+/// ORDER.
+pub const ORDER: TableId = TableId::new(4, 6);
+/// ORDER_LINE.
+pub const ORDER_LINE: TableId = TableId::new(4, 7);
+/// ITEM.
+pub const ITEM: TableId = TableId::new(4, 8);
+/// STOCK.
+pub const STOCK: TableId = TableId::new(4, 9);
+
+/// Districts per warehouse (clause 4.2.2).
+pub const DISTRICTS: u64 = 10;
+
+/// Field numbers: the whole row layout (some fields are only written at load).
+#[allow(dead_code)]
+mod f {
+    pub const W_YTD: usize = 0;
+    pub const W_TAX: usize = 1;
+    pub const D_YTD: usize = 0;
+    pub const D_TAX: usize = 1;
+    pub const D_NEXT_O_ID: usize = 2;
+    pub const C_BALANCE: usize = 0;
+    pub const C_YTD_PAYMENT: usize = 1;
+    pub const C_PAYMENT_CNT: usize = 2;
+    pub const C_DELIVERY_CNT: usize = 3;
+    pub const C_CREDIT_BC: usize = 4;
+    pub const C_DISCOUNT: usize = 5;
+    pub const C_LAST: usize = 6;
+    pub const C_FIRST: usize = 7;
+    pub const C_DATA: usize = 8;
+    pub const O_C_ID: usize = 0;
+    pub const O_ENTRY_D: usize = 1;
+    pub const O_CARRIER_ID: usize = 2;
+    pub const O_OL_CNT: usize = 3;
+    pub const OL_I_ID: usize = 0;
+    pub const OL_DELIVERY_D: usize = 2;
+    pub const OL_QUANTITY: usize = 3;
+    pub const OL_AMOUNT: usize = 4;
+    pub const I_PRICE: usize = 0;
+    pub const S_QUANTITY: usize = 0;
+    pub const S_YTD: usize = 1;
+    pub const S_ORDER_CNT: usize = 2;
+    pub const S_REMOTE_CNT: usize = 3;
+}
+
+/// DISTRICT key.
+pub fn d_key(w: u64, d: u64) -> u64 {
+    (w << 4) | d
+}
+/// CUSTOMER key.
+pub fn c_key(w: u64, d: u64, c: u64) -> u64 {
+    (d_key(w, d) << 16) | c
+}
+/// ORDER / NEW_ORDER key.
+pub fn o_key(w: u64, d: u64, o: u64) -> u64 {
+    (d_key(w, d) << 32) | o
+}
+/// ORDER_LINE key.
+pub fn ol_key(w: u64, d: u64, o: u64, ol: u64) -> u64 {
+    (o_key(w, d, o) << 4) | ol
+}
+/// STOCK key.
+pub fn s_key(w: u64, i: u64) -> u64 {
+    (w << 20) | i
+}
+fn name_key(w: u64, d: u64, last: u64, c: u64) -> u64 {
+    (((d_key(w, d) << 10) | last) << 16) | c
+}
+fn oc_key(w: u64, d: u64, c: u64, o: u64) -> u64 {
+    (c_key(w, d, c) << 32) | o
+}
+
+/// Transaction types.
+pub mod kind {
+    /// NewOrder.
+    pub const NEW_ORDER: usize = 0;
+    /// Payment.
+    pub const PAYMENT: usize = 1;
+    /// OrderStatus.
+    pub const ORDER_STATUS: usize = 2;
+    /// Delivery.
+    pub const DELIVERY: usize = 3;
+    /// StockLevel.
+    pub const STOCK_LEVEL: usize = 4;
+}
+
+/// Transaction names (and single-transaction mix names).
+pub const TRANSACTIONS: &[&str] = &["new-order", "payment", "order-status", "delivery", "stock-level"];
+
+/// A customer chosen by id or by last name (clause 2.5.1.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Who {
+    /// By C_ID.
+    Id(u64),
+    /// By C_LAST (the name's number 0..999).
+    Last(u64),
+}
+
+/// One TPC-C transaction's inputs (clauses 2.4.1, 2.5.1, 2.6.1, 2.7.1, 2.8.1).
+#[allow(missing_docs)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    NewOrder {
+        w: u64,
+        d: u64,
+        c: u64,
+        items: Vec<(u64, u64, u64)>,
+    },
+    Payment {
+        w: u64,
+        d: u64,
+        c_w: u64,
+        c_d: u64,
+        who: Who,
+        amount: u64,
+    },
+    OrderStatus {
+        w: u64,
+        d: u64,
+        who: Who,
+    },
+    Delivery {
+        w: u64,
+        carrier: u64,
+    },
+    StockLevel {
+        w: u64,
+        d: u64,
+        threshold: u64,
+    },
+}
+
+/// A HISTORY row.
+#[derive(Debug, Clone, Copy)]
+pub struct History {
+    /// Customer's warehouse, district, id.
+    pub c: (u64, u64, u64),
+    /// Paying warehouse and district.
+    pub wd: (u64, u64),
+    /// Amount in cents.
+    pub amount: u64,
+}
+
+/// A worker: its home warehouse (clause 2.4.1.1 binds terminals to one) and
+/// its HISTORY segment.
+#[derive(Debug)]
+pub struct Terminal {
+    index: usize,
+    home: u64,
+    history: Vec<History>,
+}
+
+/// Sizes (the specification's, or shrunk for small machines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size {
+    /// ITEM rows (and STOCK rows per warehouse): 100,000.
+    pub items: u64,
+    /// CUSTOMER rows (and initial ORDER rows) per district: 3,000.
+    pub customers: u64,
+}
+
+impl Size {
+    /// Full size divided by `shrink` (1: the specification's; at most 100).
+    pub fn shrunk(shrink: u64) -> Size {
+        let k = shrink.clamp(1, 100);
+        Size {
+            items: 100_000 / k,
+            customers: 3_000 / k,
+        }
+    }
+    /// Initial NEW_ORDER rows per district: the last 900 of 3,000 orders.
+    pub fn new_orders(&self) -> u64 {
+        self.customers * 900 / 3_000
+    }
+    /// Distinct last names in use: 1,000, fewer if there are fewer customers.
+    pub fn names(&self) -> u64 {
+        self.customers.min(1_000)
+    }
+}
+
+/// The TPC-C database.
+pub struct Tpcc {
+    warehouses: u64,
+    size: Size,
+    c_last_run: u64,
+    c_id_c: u64,
+    ol_i_id_c: u64,
+    clock: AtomicU64,
+    /// WAREHOUSE.
+    pub warehouse: Table,
+    /// DISTRICT.
+    pub district: Table,
+    /// CUSTOMER.
+    pub customer: Table,
+    /// (w, d, C_LAST, c) -> c; never changes after loading.
+    pub customer_by_name: BTree<Optimistic>,
+    /// NEW_ORDER.
+    pub new_order: Table,
+    /// ORDER.
+    pub order: Table,
+    /// (w, d, c, o) -> o.
+    pub order_by_customer: BTree<Optimistic>,
+    /// ORDER_LINE.
+    pub order_line: Table,
+    /// ITEM.
+    pub item: Table,
+    /// STOCK.
+    pub stock: Table,
+    history: Mutex<Vec<History>>,
+}
+
+impl std::fmt::Debug for Tpcc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tpcc")
+            .field("warehouses", &self.warehouses)
+            .field("size", &self.size)
+            .finish_non_exhaustive()
+    }
+}
+
+fn nurand(rng: &mut SmallRng, a: u64, c: u64, x: u64, y: u64) -> u64 {
+    (((rng.random_range(0..=a) | rng.random_range(x..=y)) + c) % (y - x + 1)) + x
+}
+
+/// Growth room of the tables that NewOrder inserts into (memory is taken
+/// only as rows are used).
+const GROWTH: usize = 1 << 28;
+
+impl Tpcc {
+    /// Bytes needed at load (for the memory check).
+    pub fn estimate_bytes(warehouses: u64, size: Size) -> u64 {
+        let w = warehouses as usize;
+        let c = size.customers as usize * DISTRICTS as usize * w;
+        Table::estimate_bytes(2, size.items as usize)
+            + Table::estimate_bytes(4, size.items as usize * w)
+            + Table::estimate_bytes(9, c) * 2
+            + Table::estimate_bytes(5, c) * 2
+            + Table::estimate_bytes(5, c * 10)
+    }
+
+    /// Populates `warehouses` warehouses (clause 4.3.3.1) of `size`.
+    pub fn new(warehouses: u64, size: Size, seed: u64) -> Self {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let (w_n, items, cust) = (warehouses, size.items, size.customers);
+        let c_n = (w_n * DISTRICTS * cust) as usize;
+        // C for C_LAST at load and run (clause 2.1.6.1: the difference in
+        // [65, 119] and not 96 or 112).
+        let c_last_load = rng.random_range(0..=255u64);
+        let c_last_run = loop {
+            let c = rng.random_range(0..=255u64);
+            let delta = c.abs_diff(c_last_load);
+            if (65..=119).contains(&delta) && delta != 96 && delta != 112 {
+                break c;
+            }
+        };
+        let db = Tpcc {
+            warehouses,
+            size,
+            c_last_run,
+            c_id_c: rng.random_range(0..=1023),
+            ol_i_id_c: rng.random_range(0..=8191),
+            clock: AtomicU64::new(1),
+            warehouse: Table::new("WAREHOUSE", WAREHOUSE, 2, w_n as usize),
+            district: Table::new("DISTRICT", DISTRICT, 3, (w_n * DISTRICTS) as usize),
+            customer: Table::new("CUSTOMER", CUSTOMER, 9, c_n),
+            customer_by_name: BTree::new(),
+            new_order: Table::new("NEW_ORDER", NEW_ORDER, 1, c_n + GROWTH),
+            order: Table::new("ORDER", ORDER, 5, c_n + GROWTH),
+            order_by_customer: BTree::new(),
+            order_line: Table::new("ORDER_LINE", ORDER_LINE, 5, c_n * 15 + 4 * GROWTH),
+            item: Table::new("ITEM", ITEM, 2, items as usize),
+            stock: Table::new("STOCK", STOCK, 4, (items * w_n) as usize),
+            history: Mutex::new(Vec::new()),
+        };
+        for i in 1..=items {
+            db.item
+                .load(i, &[rng.random_range(100..=10_000), rng.random_range(1..=10_000)])
+                .expect("sized");
+        }
+        let names = size.names();
+        for w in 1..=w_n {
+            // W_YTD and D_YTD start at the sum of the loaded history (10.00 per customer).
+            let d_ytd = cust * 1_000;
+            db.warehouse
+                .load(w, &[d_ytd * DISTRICTS, rng.random_range(0..=2_000)])
+                .expect("sized");
+            for i in 1..=items {
+                db.stock
+                    .load(s_key(w, i), &[rng.random_range(10..=100), 0, 0, 0])
+                    .expect("sized");
+            }
+            for d in 1..=DISTRICTS {
+                db.district
+                    .load(d_key(w, d), &[d_ytd, rng.random_range(0..=2_000), cust + 1])
+                    .expect("sized");
+                for c in 1..=cust {
+                    let last = if c <= names {
+                        c - 1
+                    } else {
+                        nurand(&mut rng, 255, c_last_load, 0, names - 1)
+                    };
+                    let fields = [
+                        (-1_000i64) as u64, // C_BALANCE -10.00
+                        1_000,              // C_YTD_PAYMENT 10.00
+                        1,
+                        0,
+                        (rng.random_range(0..10) == 0) as u64, // 10% BC
+                        rng.random_range(0..=5_000),
+                        last,
+                        rng.random::<u64>(), // C_FIRST (random letters, packed)
+                        0,
+                    ];
+                    db.customer.load(c_key(w, d, c), &fields).expect("sized");
+                    db.customer_by_name.insert(name_key(w, d, last, c), c);
+                }
+                // Orders with a random permutation of customers (clause 4.3.3.1).
+                let mut perm: Vec<u64> = (1..=cust).collect();
+                for i in (1..perm.len()).rev() {
+                    perm.swap(i, rng.random_range(0..=i));
+                }
+                let delivered_below = cust - size.new_orders() + 1;
+                for o in 1..=cust {
+                    let c = perm[o as usize - 1];
+                    let ol_cnt = rng.random_range(5..=15u64);
+                    let delivered = o < delivered_below;
+                    let carrier = if delivered { rng.random_range(1..=10) } else { 0 };
+                    db.order
+                        .load(o_key(w, d, o), &[c, 1, carrier, ol_cnt, 1])
+                        .expect("sized");
+                    db.order_by_customer.insert(oc_key(w, d, c, o), o);
+                    for ol in 1..=ol_cnt {
+                        let amount = if delivered { 0 } else { rng.random_range(1..=999_999) };
+                        let fields = [rng.random_range(1..=items), w, delivered as u64, 5, amount];
+                        db.order_line.load(ol_key(w, d, o, ol), &fields).expect("sized");
+                    }
+                    if !delivered {
+                        db.new_order.load(o_key(w, d, o), &[0]).expect("sized");
+                    }
+                }
+            }
+        }
+        db
+    }
+
+    fn now(&self) -> u64 {
+        self.clock.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    fn customer_input(&self, rng: &mut SmallRng) -> Who {
+        // Clause 2.5.1.2: 60% by last name, 40% by id.
+        if rng.random_range(0..100) < 60 {
+            Who::Last(nurand(rng, 255, self.c_last_run, 0, self.size.names() - 1))
+        } else {
+            Who::Id(nurand(rng, 1023, self.c_id_c, 1, self.size.customers))
+        }
+    }
+
+    /// The customer's id: by id, or the middle one (rounded up) of those with
+    /// the last name sorted by C_FIRST (clause 2.5.2.2), each S-locked to
+    /// read its first name.
+    fn resolve(&self, tx: &mut Tx<'_, '_, '_>, w: u64, d: u64, who: Who) -> Result<Option<u64>, TxError> {
+        match who {
+            Who::Id(c) => Ok(Some(c)),
+            Who::Last(last) => {
+                let mut found = Vec::new();
+                self.customer_by_name
+                    .scan(name_key(w, d, last, 0)..=name_key(w, d, last, 0xffff), |_, c| {
+                        found.push(c);
+                        true
+                    });
+                let mut named = Vec::with_capacity(found.len());
+                for c in found {
+                    if let Some(slot) = tx.find(&self.customer, c_key(w, d, c), Mode::S)? {
+                        named.push((self.customer.get(slot, f::C_FIRST), c));
+                    }
+                }
+                if named.is_empty() {
+                    return Ok(None);
+                }
+                named.sort_unstable();
+                Ok(Some(named[(named.len() - 1) / 2].1))
+            }
+        }
+    }
+
+    /// HISTORY rows of retired workers.
+    pub fn history(&self) -> Vec<History> {
+        self.history.lock().clone()
+    }
+
+    fn new_order<'d>(
+        &'d self,
+        tx: &mut Tx<'_, '_, 'd>,
+        w: u64,
+        d: u64,
+        c: u64,
+        items: &[(u64, u64, u64)],
+    ) -> Result<Outcome, TxError> {
+        let ws = tx.find(&self.warehouse, w, Mode::S)?.expect("warehouse");
+        std::hint::black_box(self.warehouse.get(ws, f::W_TAX));
+        let ds = tx.find(&self.district, d_key(w, d), Mode::X)?.expect("district");
+        let o = self.district.get(ds, f::D_NEXT_O_ID);
+        tx.set(&self.district, ds, f::D_NEXT_O_ID, o + 1);
+        let cs = tx.find(&self.customer, c_key(w, d, c), Mode::S)?.expect("customer");
+        let discount = self.customer.get(cs, f::C_DISCOUNT);
+        let all_local = items.iter().all(|&(_, s, _)| s == w) as u64;
+        let now = self.now();
+        let fresh = tx.insert(&self.order, o_key(w, d, o), &[c, now, 0, items.len() as u64, all_local])?;
+        debug_assert!(fresh, "D_NEXT_O_ID is taken under the district's X lock");
+        tx.insert(&self.new_order, o_key(w, d, o), &[0])?;
+        tx.index_insert(&self.order_by_customer, oc_key(w, d, c, o), o);
+        let mut total = 0u64;
+        for (n, &(i, supply, qty)) in items.iter().enumerate() {
+            // Clause 2.4.2.3: an unused item id rolls the transaction back.
+            let Some(is) = tx.find(&self.item, i, Mode::S)? else {
+                return Ok(Outcome::Failed);
+            };
+            let price = self.item.get(is, f::I_PRICE);
+            let ss = tx.find(&self.stock, s_key(supply, i), Mode::X)?.expect("stock");
+            let q = self.stock.get(ss, f::S_QUANTITY);
+            tx.set(
+                &self.stock,
+                ss,
+                f::S_QUANTITY,
+                if q >= qty + 10 { q - qty } else { q + 91 - qty },
+            );
+            tx.set(&self.stock, ss, f::S_YTD, self.stock.get(ss, f::S_YTD) + qty);
+            tx.set(&self.stock, ss, f::S_ORDER_CNT, self.stock.get(ss, f::S_ORDER_CNT) + 1);
+            if supply != w {
+                tx.set(
+                    &self.stock,
+                    ss,
+                    f::S_REMOTE_CNT,
+                    self.stock.get(ss, f::S_REMOTE_CNT) + 1,
+                );
+            }
+            let amount = qty * price;
+            total += amount;
+            tx.insert(
+                &self.order_line,
+                ol_key(w, d, o, n as u64 + 1),
+                &[i, supply, 0, qty, amount],
+            )?;
+        }
+        std::hint::black_box(total * (10_000 - discount));
+        Ok(Outcome::Committed)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn payment<'d>(
+        &'d self,
+        tx: &mut Tx<'_, '_, 'd>,
+        t: &mut Terminal,
+        (w, d): (u64, u64),
+        (c_w, c_d): (u64, u64),
+        who: Who,
+        amount: u64,
+    ) -> Result<Outcome, TxError> {
+        let ws = tx.find(&self.warehouse, w, Mode::X)?.expect("warehouse");
+        tx.set(&self.warehouse, ws, f::W_YTD, self.warehouse.get(ws, f::W_YTD) + amount);
+        let ds = tx.find(&self.district, d_key(w, d), Mode::X)?.expect("district");
+        tx.set(&self.district, ds, f::D_YTD, self.district.get(ds, f::D_YTD) + amount);
+        let Some(c) = self.resolve(tx, c_w, c_d, who)? else {
+            return Ok(Outcome::Failed);
+        };
+        let cs = tx.find(&self.customer, c_key(c_w, c_d, c), Mode::X)?.expect("customer");
+        let cu = &self.customer;
+        tx.set(
+            cu,
+            cs,
+            f::C_BALANCE,
+            (cu.get(cs, f::C_BALANCE) as i64 - amount as i64) as u64,
+        );
+        tx.set(cu, cs, f::C_YTD_PAYMENT, cu.get(cs, f::C_YTD_PAYMENT) + amount);
+        tx.set(cu, cs, f::C_PAYMENT_CNT, cu.get(cs, f::C_PAYMENT_CNT) + 1);
+        if cu.get(cs, f::C_CREDIT_BC) == 1 {
+            // Clause 2.5.2.2: bad credit customers get the payment recorded in C_DATA.
+            let data = cu.get(cs, f::C_DATA).rotate_left(7) ^ (c << 32 | d << 16 | w) ^ amount;
+            tx.set(cu, cs, f::C_DATA, data);
+        }
+        let key = ((t.index as u64) << 40) | t.history.len() as u64;
+        tx.lock_id(LockId::row(HISTORY, key), Mode::X)?;
+        t.history.push(History {
+            c: (c_w, c_d, c),
+            wd: (w, d),
+            amount,
+        });
+        tx.appended(0);
+        Ok(Outcome::Committed)
+    }
+
+    fn order_status<'d>(&'d self, tx: &mut Tx<'_, '_, 'd>, w: u64, d: u64, who: Who) -> Result<Outcome, TxError> {
+        let Some(c) = self.resolve(tx, w, d, who)? else {
+            return Ok(Outcome::Failed);
+        };
+        let cs = tx.find(&self.customer, c_key(w, d, c), Mode::S)?.expect("customer");
+        std::hint::black_box(self.customer.get(cs, f::C_BALANCE));
+        let mut newest = None;
+        self.order_by_customer
+            .scan(oc_key(w, d, c, 0)..=oc_key(w, d, c, u32::MAX as u64), |_, o| {
+                newest = Some(o);
+                true
+            });
+        let Some(o) = newest else { return Ok(Outcome::Committed) };
+        let Some(os) = tx.find(&self.order, o_key(w, d, o), Mode::S)? else {
+            return Ok(Outcome::Committed);
+        };
+        std::hint::black_box(self.order.get(os, f::O_CARRIER_ID));
+        for k in self.order_line.index.range(ol_key(w, d, o, 0)..=ol_key(w, d, o, 15)) {
+            if let Some(s) = tx.find(&self.order_line, k.0, Mode::S)? {
+                std::hint::black_box(self.order_line.get(s, f::OL_AMOUNT));
+            }
+        }
+        Ok(Outcome::Committed)
+    }
+
+    fn delivery<'d>(&'d self, tx: &mut Tx<'_, '_, 'd>, w: u64, carrier: u64) -> Result<Outcome, TxError> {
+        let now = self.now();
+        for d in 1..=DISTRICTS {
+            // Guards the district's NEW_ORDER range (module docs).
+            tx.find(&self.district, d_key(w, d), Mode::S)?;
+            let o = loop {
+                let Some((k, _)) = self
+                    .new_order
+                    .index
+                    .first(o_key(w, d, 0)..=o_key(w, d, u32::MAX as u64))
+                else {
+                    break None;
+                };
+                if tx.delete(&self.new_order, k)? {
+                    break Some(k & 0xffff_ffff);
+                }
+                // Another Delivery took it meanwhile: look again.
+            };
+            let Some(o) = o else { continue }; // clause 2.7.4.2: skipped
+            let os = tx
+                .find(&self.order, o_key(w, d, o), Mode::X)?
+                .expect("order of a new order");
+            let c = self.order.get(os, f::O_C_ID);
+            tx.set(&self.order, os, f::O_CARRIER_ID, carrier);
+            let mut sum = 0;
+            for (k, _) in self.order_line.index.range(ol_key(w, d, o, 0)..=ol_key(w, d, o, 15)) {
+                if let Some(s) = tx.find(&self.order_line, k, Mode::X)? {
+                    tx.set(&self.order_line, s, f::OL_DELIVERY_D, now);
+                    sum += self.order_line.get(s, f::OL_AMOUNT);
+                }
+            }
+            let cs = tx.find(&self.customer, c_key(w, d, c), Mode::X)?.expect("customer");
+            let cu = &self.customer;
+            tx.set(
+                cu,
+                cs,
+                f::C_BALANCE,
+                (cu.get(cs, f::C_BALANCE) as i64 + sum as i64) as u64,
+            );
+            tx.set(cu, cs, f::C_DELIVERY_CNT, cu.get(cs, f::C_DELIVERY_CNT) + 1);
+        }
+        Ok(Outcome::Committed)
+    }
+
+    fn stock_level<'d>(&'d self, tx: &mut Tx<'_, '_, 'd>, w: u64, d: u64, threshold: u64) -> Result<Outcome, TxError> {
+        // The district's S lock keeps its last 20 orders' lines stable (module docs).
+        let ds = tx.find(&self.district, d_key(w, d), Mode::S)?.expect("district");
+        let next = self.district.get(ds, f::D_NEXT_O_ID);
+        let lines = self
+            .order_line
+            .index
+            .range(ol_key(w, d, next.saturating_sub(20), 0)..ol_key(w, d, next, 0));
+        let mut items = Vec::with_capacity(lines.len());
+        for (k, _) in lines {
+            if let Some(s) = tx.find(&self.order_line, k, Mode::S)? {
+                items.push(self.order_line.get(s, f::OL_I_ID));
+            }
+        }
+        items.sort_unstable();
+        items.dedup();
+        let mut low = 0;
+        for i in items {
+            if let Some(s) = tx.find(&self.stock, s_key(w, i), Mode::S)? {
+                low += (self.stock.get(s, f::S_QUANTITY) < threshold) as u64;
+            }
+        }
+        std::hint::black_box(low);
+        Ok(Outcome::Committed)
+    }
+}
+
+impl Workload for Tpcc {
+    type Input = Input;
+    type Worker = Terminal;
+
+    fn name(&self) -> &'static str {
+        "tpcc"
+    }
+
+    fn transactions(&self) -> &'static [&'static str] {
+        TRANSACTIONS
+    }
+
+    fn default_mix(&self) -> &'static str {
+        "full"
+    }
+
+    fn mix(&self, name: &str) -> Result<Mix, String> {
+        use kind::*;
+        let weights = match name {
+            // Clause 5.2.3 minimums, NewOrder the rest.
+            "full" => vec![
+                (NEW_ORDER, 45),
+                (PAYMENT, 43),
+                (ORDER_STATUS, 4),
+                (DELIVERY, 4),
+                (STOCK_LEVEL, 4),
+            ],
+            // The SLI paper's small mix.
+            "small" => vec![(PAYMENT, 467), (NEW_ORDER, 489), (ORDER_STATUS, 43)],
+            // The DBx1000 testbed's default.
+            "pay-new" => vec![(PAYMENT, 1), (NEW_ORDER, 1)],
+            other => match TRANSACTIONS.iter().position(|t| *t == other) {
+                Some(k) => vec![(k, 1)],
+                None => {
+                    return Err(format!(
+                        "unknown tpcc mix {other:?} (known: full, small, pay-new, {})",
+                        TRANSACTIONS.join(", ")
+                    ));
+                }
+            },
+        };
+        Ok(Mix::new(name, weights).expect("non-zero weights"))
+    }
+
+    fn worker(&self, index: usize) -> Terminal {
+        Terminal {
+            index,
+            home: index as u64 % self.warehouses + 1,
+            history: Vec::new(),
+        }
+    }
+
+    fn input(&self, k: usize, t: &Terminal, rng: &mut SmallRng) -> Input {
+        let w = t.home;
+        let d = rng.random_range(1..=DISTRICTS);
+        let other_w = |rng: &mut SmallRng| {
+            let o = rng.random_range(1..self.warehouses);
+            if o >= w { o + 1 } else { o }
+        };
+        match k {
+            kind::NEW_ORDER => {
+                let c = nurand(rng, 1023, self.c_id_c, 1, self.size.customers);
+                let n = rng.random_range(5..=15);
+                let rollback = rng.random_range(0..100) == 0;
+                let items = (0..n)
+                    .map(|j| {
+                        let i = if rollback && j == n - 1 {
+                            self.size.items + 1 // unused (clause 2.4.1.5)
+                        } else {
+                            nurand(rng, 8191, self.ol_i_id_c, 1, self.size.items)
+                        };
+                        let supply = if self.warehouses > 1 && rng.random_range(0..100) == 0 {
+                            other_w(rng)
+                        } else {
+                            w
+                        };
+                        (i, supply, rng.random_range(1..=10))
+                    })
+                    .collect();
+                Input::NewOrder { w, d, c, items }
+            }
+            kind::PAYMENT => {
+                let (c_w, c_d) = if self.warehouses > 1 && rng.random_range(0..100) >= 85 {
+                    (other_w(rng), rng.random_range(1..=DISTRICTS))
+                } else {
+                    (w, d)
+                };
+                let who = self.customer_input(rng);
+                Input::Payment {
+                    w,
+                    d,
+                    c_w,
+                    c_d,
+                    who,
+                    amount: rng.random_range(100..=500_000),
+                }
+            }
+            kind::ORDER_STATUS => Input::OrderStatus {
+                w,
+                d,
+                who: self.customer_input(rng),
+            },
+            kind::DELIVERY => Input::Delivery {
+                w,
+                carrier: rng.random_range(1..=10),
+            },
+            _ => Input::StockLevel {
+                w,
+                d,
+                threshold: rng.random_range(10..=20),
+            },
+        }
+    }
+
+    fn execute<'d>(&'d self, tx: &mut Tx<'_, '_, 'd>, t: &mut Terminal, input: &Input) -> Result<Outcome, TxError> {
+        match *input {
+            Input::NewOrder { w, d, c, ref items } => self.new_order(tx, w, d, c, items),
+            Input::Payment {
+                w,
+                d,
+                c_w,
+                c_d,
+                who,
+                amount,
+            } => self.payment(tx, t, (w, d), (c_w, c_d), who, amount),
+            Input::OrderStatus { w, d, who } => self.order_status(tx, w, d, who),
+            Input::Delivery { w, carrier } => self.delivery(tx, w, carrier),
+            Input::StockLevel { w, d, threshold } => self.stock_level(tx, w, d, threshold),
+        }
+    }
+
+    fn undo_append(&self, t: &mut Terminal, _log: usize) {
+        t.history.pop();
+    }
+
+    fn retire(&self, t: Terminal) {
+        self.history.lock().extend(t.history);
+    }
+
+    fn verify(&self) -> Result<String, String> {
+        use std::collections::HashMap;
+        let history = self.history();
+        let load_d_ytd = self.size.customers * 1_000;
+        let mut hist_wd: HashMap<(u64, u64), u64> = HashMap::new();
+        let mut hist_c: HashMap<(u64, u64, u64), i64> = HashMap::new();
+        for h in &history {
+            *hist_wd.entry(h.wd).or_default() += h.amount;
+            *hist_c.entry(h.c).or_default() += h.amount as i64;
+        }
+        // Delivered order-line amounts per customer (via their orders).
+        let mut delivered: HashMap<(u64, u64, u64), i64> = HashMap::new();
+        let mut ol_count: HashMap<(u64, u64), u64> = HashMap::new();
+        self.order_line.index.scan(.., |k, s| {
+            let (w, d, o) = (k >> 40, (k >> 36) & 0xf, (k >> 4) & 0xffff_ffff);
+            *ol_count.entry((w, d)).or_default() += 1;
+            if self.order_line.get(s as u32, f::OL_DELIVERY_D) != 0 {
+                let os = self.order.index.get(o_key(w, d, o)).expect("order of a line") as u32;
+                let c = self.order.get(os, f::O_C_ID);
+                *delivered.entry((w, d, c)).or_default() += self.order_line.get(s as u32, f::OL_AMOUNT) as i64;
+            }
+            true
+        });
+        for w in 1..=self.warehouses {
+            let ws = self
+                .warehouse
+                .index
+                .get(w)
+                .ok_or(format!("tpcc: warehouse {w} missing"))? as u32;
+            let w_ytd = self.warehouse.get(ws, f::W_YTD);
+            let mut sum_d = 0;
+            let mut hist_w = 0;
+            for d in 1..=DISTRICTS {
+                let ds = self.district.index.get(d_key(w, d)).ok_or("tpcc: district missing")? as u32;
+                let d_ytd = self.district.get(ds, f::D_YTD);
+                sum_d += d_ytd;
+                let h = hist_wd.get(&(w, d)).copied().unwrap_or(0);
+                hist_w += h;
+                if d_ytd != load_d_ytd + h {
+                    return Err(format!(
+                        "tpcc: D_YTD of ({w}, {d}) is {d_ytd}, history says {}",
+                        load_d_ytd + h
+                    ));
+                }
+                // Conditions 2-4.
+                let next = self.district.get(ds, f::D_NEXT_O_ID);
+                let orders = self.order.index.range(o_key(w, d, 0)..=o_key(w, d, u32::MAX as u64));
+                let max_o = orders.last().map(|x| x.0 & 0xffff_ffff).unwrap_or(0);
+                if next - 1 != max_o {
+                    return Err(format!(
+                        "tpcc: ({w}, {d}): D_NEXT_O_ID - 1 = {} but max(O_ID) = {max_o}",
+                        next - 1
+                    ));
+                }
+                let nos = self
+                    .new_order
+                    .index
+                    .range(o_key(w, d, 0)..=o_key(w, d, u32::MAX as u64));
+                if let (Some(first), Some(last)) = (nos.first(), nos.last()) {
+                    let (lo, hi) = (first.0 & 0xffff_ffff, last.0 & 0xffff_ffff);
+                    if hi != max_o {
+                        return Err(format!("tpcc: ({w}, {d}): max(NO_O_ID) = {hi} but max(O_ID) = {max_o}"));
+                    }
+                    if hi - lo + 1 != nos.len() as u64 {
+                        return Err(format!(
+                            "tpcc: ({w}, {d}): NEW_ORDER ids {lo}..={hi} but {} rows",
+                            nos.len()
+                        ));
+                    }
+                }
+                let ol_cnt: u64 = orders.iter().map(|&(_, s)| self.order.get(s as u32, f::O_OL_CNT)).sum();
+                let lines = ol_count.get(&(w, d)).copied().unwrap_or(0);
+                if ol_cnt != lines {
+                    return Err(format!(
+                        "tpcc: ({w}, {d}): sum(O_OL_CNT) = {ol_cnt} but {lines} ORDER_LINE rows"
+                    ));
+                }
+                // Balance agreement per customer.
+                for c in 1..=self.size.customers {
+                    let cs = self
+                        .customer
+                        .index
+                        .get(c_key(w, d, c))
+                        .ok_or("tpcc: customer missing")? as u32;
+                    let bal = self.customer.get(cs, f::C_BALANCE) as i64;
+                    let want = -1_000 + delivered.get(&(w, d, c)).copied().unwrap_or(0)
+                        - hist_c.get(&(w, d, c)).copied().unwrap_or(0);
+                    if bal != want {
+                        return Err(format!(
+                            "tpcc: customer ({w}, {d}, {c}): C_BALANCE {bal}, expected {want}"
+                        ));
+                    }
+                }
+            }
+            if w_ytd != sum_d {
+                return Err(format!("tpcc: W_YTD of {w} is {w_ytd}, sum(D_YTD) is {sum_d}"));
+            }
+            if w_ytd != load_d_ytd * DISTRICTS + hist_w {
+                return Err(format!(
+                    "tpcc: W_YTD of {w} is {w_ytd}, history says {}",
+                    load_d_ytd * DISTRICTS + hist_w
+                ));
+            }
+        }
+        Ok(format!(
+            "tpcc: {} warehouses: W_YTD = sum(D_YTD) = history; D_NEXT_O_ID, ORDER and NEW_ORDER ids agree; sum(O_OL_CNT) = ORDER_LINE rows; every balance = delivered - paid",
+            self.warehouses
+        ))
+    }
+}

@@ -1,0 +1,223 @@
+//! TPC-C: each transaction's effects on a one-warehouse database shrunk 100
+//! times (1,000 items, 30 customers per district), computed by hand from
+//! the rows before and after; and concurrent runs of every mix, verified.
+
+use heirloom::{ConflictPolicy, LockManager, TableKind};
+use heirloom_bench::runner::run_one;
+use heirloom_bench::storage::{Outcome, Table, UndoLog};
+use heirloom_bench::workload::Workload;
+use heirloom_bench::workload::tpcc::{Input, Size, Tpcc, Who, c_key, d_key, o_key, ol_key, s_key};
+use heirloom_bench::{Spec, sweep};
+use std::time::Duration;
+
+fn once(db: &Tpcc, t: &mut <Tpcc as Workload>::Worker, input: &Input) -> Outcome {
+    let lm = LockManager::builder().build();
+    let mut agent = lm.agent();
+    let mut undo = UndoLog::default();
+    let r = run_one(db, &mut agent, t, &mut undo, input, None).expect("no concurrency here");
+    drop(agent);
+    assert!(lm.snapshot().locks.is_empty(), "locks left behind");
+    r
+}
+
+fn get(t: &Table, key: u64, field: usize) -> u64 {
+    t.get(t.index.get(key).expect("row") as u32, field)
+}
+
+#[test]
+fn transactions_have_the_specified_effects() {
+    let db = Tpcc::new(1, Size::shrunk(100), 5);
+    db.verify().expect("consistent after loading");
+    let mut t = db.worker(0);
+    let (w, d) = (1, 3);
+
+    // NewOrder: next order id taken, stock updated, lines inserted.
+    let next = get(&db.district, d_key(w, d), 2);
+    let s_before = get(&db.stock, s_key(w, 7), 0);
+    let items = vec![(7, 1, 4), (9, 1, 2)];
+    assert_eq!(
+        once(&db, &mut t, &Input::NewOrder { w, d, c: 5, items }),
+        Outcome::Committed
+    );
+    assert_eq!(get(&db.district, d_key(w, d), 2), next + 1);
+    assert_eq!(get(&db.order, o_key(w, d, next), 0), 5, "O_C_ID");
+    assert!(db.new_order.index.get(o_key(w, d, next)).is_some());
+    let want = if s_before >= 14 {
+        s_before - 4
+    } else {
+        s_before + 91 - 4
+    };
+    assert_eq!(
+        get(&db.stock, s_key(w, 7), 0),
+        want,
+        "S_QUANTITY rule of clause 2.4.2.2"
+    );
+    assert_eq!(get(&db.stock, s_key(w, 7), 1), 4, "S_YTD");
+    let price = get(&db.item, 9, 0);
+    assert_eq!(get(&db.order_line, ol_key(w, d, next, 2), 4), 2 * price, "OL_AMOUNT");
+
+    // NewOrder with an unused item rolls back: nothing changes.
+    let items = vec![(7, 1, 4), (1_001, 1, 1)];
+    assert_eq!(
+        once(&db, &mut t, &Input::NewOrder { w, d, c: 5, items }),
+        Outcome::Failed
+    );
+    assert_eq!(get(&db.district, d_key(w, d), 2), next + 1, "D_NEXT_O_ID restored");
+    assert_eq!(get(&db.stock, s_key(w, 7), 1), 4, "stock restored");
+    assert!(db.order.index.get(o_key(w, d, next + 1)).is_none());
+
+    // Payment by id: warehouse, district and customer move by the amount.
+    let (w_ytd, d_ytd) = (get(&db.warehouse, w, 0), get(&db.district, d_key(w, d), 0));
+    let bal = get(&db.customer, c_key(w, d, 5), 0) as i64;
+    let pay = Input::Payment {
+        w,
+        d,
+        c_w: w,
+        c_d: d,
+        who: Who::Id(5),
+        amount: 12_345,
+    };
+    assert_eq!(once(&db, &mut t, &pay), Outcome::Committed);
+    assert_eq!(get(&db.warehouse, w, 0), w_ytd + 12_345);
+    assert_eq!(get(&db.district, d_key(w, d), 0), d_ytd + 12_345);
+    assert_eq!(get(&db.customer, c_key(w, d, 5), 0) as i64, bal - 12_345);
+    assert_eq!(get(&db.customer, c_key(w, d, 5), 2), 2, "C_PAYMENT_CNT");
+
+    // Payment by last name picks the middle of the C_FIRST-sorted matches.
+    let last = 7; // customer 8 has last name 7 (c <= names: last = c - 1)
+    let mut matches: Vec<(u64, u64)> = (1..=30)
+        .filter(|&c| get(&db.customer, c_key(w, d, c), 6) == last)
+        .map(|c| (get(&db.customer, c_key(w, d, c), 7), c))
+        .collect();
+    matches.sort_unstable();
+    let chosen = matches[(matches.len() - 1) / 2].1;
+    let cnt = get(&db.customer, c_key(w, d, chosen), 2);
+    let pay = Input::Payment {
+        w,
+        d,
+        c_w: w,
+        c_d: d,
+        who: Who::Last(last),
+        amount: 100,
+    };
+    assert_eq!(once(&db, &mut t, &pay), Outcome::Committed);
+    assert_eq!(
+        get(&db.customer, c_key(w, d, chosen), 2),
+        cnt + 1,
+        "the middle match paid"
+    );
+
+    // Delivery: the oldest NEW_ORDER of every district goes; its customer is credited.
+    let oldest = db
+        .new_order
+        .index
+        .first(o_key(w, 1, 0)..=o_key(w, 1, u32::MAX as u64))
+        .unwrap()
+        .0
+        & 0xffff_ffff;
+    let c = get(&db.order, o_key(w, 1, oldest), 0);
+    let amount: u64 = db
+        .order_line
+        .index
+        .range(ol_key(w, 1, oldest, 0)..=ol_key(w, 1, oldest, 15))
+        .iter()
+        .map(|&(_, s)| db.order_line.get(s as u32, 4))
+        .sum();
+    let bal = get(&db.customer, c_key(w, 1, c), 0) as i64;
+    assert_eq!(
+        once(&db, &mut t, &Input::Delivery { w, carrier: 4 }),
+        Outcome::Committed
+    );
+    assert!(db.new_order.index.get(o_key(w, 1, oldest)).is_none());
+    assert_eq!(get(&db.order, o_key(w, 1, oldest), 2), 4, "O_CARRIER_ID");
+    assert_eq!(get(&db.customer, c_key(w, 1, c), 0) as i64, bal + amount as i64);
+    assert_eq!(get(&db.customer, c_key(w, 1, c), 3), 1, "C_DELIVERY_CNT");
+
+    // Read-only transactions commit and change nothing.
+    assert_eq!(
+        once(&db, &mut t, &Input::OrderStatus { w, d, who: Who::Id(5) }),
+        Outcome::Committed
+    );
+    assert_eq!(
+        once(&db, &mut t, &Input::StockLevel { w, d, threshold: 15 }),
+        Outcome::Committed
+    );
+
+    db.retire(t);
+    db.verify().expect("consistent after every transaction");
+}
+
+#[test]
+fn verify_catches_a_broken_new_order_queue() {
+    let db = Tpcc::new(1, Size::shrunk(100), 6);
+    db.verify().unwrap();
+    let first = db
+        .new_order
+        .index
+        .first(o_key(1, 2, 0)..=o_key(1, 2, u32::MAX as u64))
+        .unwrap()
+        .0;
+    let second = db
+        .new_order
+        .index
+        .first(first + 1..=o_key(1, 2, u32::MAX as u64))
+        .unwrap()
+        .0;
+    db.new_order.index.remove(second); // a hole in the queue
+    let err = db.verify().unwrap_err();
+    assert!(err.contains("NEW_ORDER"), "{err}");
+}
+
+fn spec(mix: &str) -> Spec {
+    Spec {
+        workload: "tpcc".into(),
+        mix: Some(mix.into()),
+        threads: vec![4],
+        tables: vec![TableKind::Global, TableKind::Latched],
+        sli: vec![false, true],
+        policies: vec![ConflictPolicy::Detect, ConflictPolicy::NoWait, ConflictPolicy::WaitDie],
+        scale: Some(2),
+        duration: Duration::from_millis(80),
+        warmup: Duration::from_millis(10),
+        verify: true,
+        tpcc_shrink: 100,
+        ..Spec::default()
+    }
+}
+
+#[test]
+fn every_mix_runs_consistently_under_every_policy() {
+    for mix in [
+        "full",
+        "small",
+        "pay-new",
+        "new-order",
+        "payment",
+        "order-status",
+        "delivery",
+        "stock-level",
+    ] {
+        let runs = sweep(&spec(mix), &mut |_, _| {}).unwrap_or_else(|e| panic!("{mix}: {e}"));
+        for r in &runs {
+            assert!(r.committed + r.failed > 0, "{mix}: no progress in {r:?}");
+            assert!(r.verified.is_some());
+        }
+    }
+}
+
+#[test]
+fn delivery_does_not_hang_wound_wait_or_timeout() {
+    for policy in [
+        ConflictPolicy::WoundWait,
+        ConflictPolicy::Timeout(Duration::from_millis(5)),
+    ] {
+        let s = Spec {
+            policies: vec![policy],
+            threads: vec![8],
+            tables: vec![TableKind::Latched],
+            ..spec("full")
+        };
+        let runs = sweep(&s, &mut |_, _| {}).unwrap();
+        assert!(runs.iter().all(|r| r.committed > 0));
+    }
+}
