@@ -67,21 +67,27 @@ impl Tree {
         }
         let mut n = r;
         while !Self::node(n).is_leaf() {
-            let inner = Self::inner(n);
-            let c = inner.child(inner.child_index(key));
-            if c.is_null() {
-                return Err(Some(n));
-            }
-            let cv = Self::latch(c).read_begin();
-            // Validate the parent after reading the child's version: a split
-            // of the child before that read changed the parent too.
-            if !Self::latch(n).validate(v) {
-                return Err(Some(n));
-            }
-            n = c;
-            v = cv;
+            (n, v) = Self::step(n, v, key)?;
         }
         Ok((n, v))
+    }
+
+    /// One step down from inner node `n` (read at version `v`): the child
+    /// for `key` and its version, with `n` validated after the child's
+    /// version was read, so a split of the child before that read (which
+    /// changed `n` too) is always seen.
+    #[inline]
+    fn step(n: Ptr, v: u64, key: u64) -> Result<(Ptr, u64), Retry> {
+        let inner = Self::inner(n);
+        let c = inner.child(inner.child_index(key));
+        if c.is_null() {
+            return Err(Some(n));
+        }
+        let cv = Self::latch(c).read_begin();
+        if !Self::latch(n).validate(v) {
+            return Err(Some(n));
+        }
+        Ok((c, cv))
     }
 
     pub(crate) fn get_optimistic(&self, key: u64) -> Option<u64> {
@@ -236,15 +242,7 @@ impl Tree {
                         }
                     };
                 }
-                let inner = Self::inner(n);
-                let c = inner.child(inner.child_index(key));
-                if c.is_null() {
-                    return Err(Some(n));
-                }
-                let cv = Self::latch(c).read_begin();
-                if !Self::latch(n).validate(v) {
-                    return Err(Some(n));
-                }
+                let (c, cv) = Self::step(n, v, key)?;
                 parent = Some((n, v));
                 n = c;
                 v = cv;

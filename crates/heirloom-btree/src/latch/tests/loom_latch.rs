@@ -38,18 +38,24 @@ fn write(node: &Node) {
     unsafe { node.latch.unlock_exclusive() };
 }
 
+/// A fresh node and a thread that runs one `write` on it.
+fn node_with_writer() -> (Arc<Node>, loom::thread::JoinHandle<()>) {
+    let node = Arc::new(Node {
+        latch: VersionLatch::default(),
+        a: AtomicU64::new(0),
+        b: AtomicU64::new(0),
+    });
+    let writer = {
+        let node = node.clone();
+        loom::thread::spawn(move || write(&node))
+    };
+    (node, writer)
+}
+
 #[test]
 fn loom_version_latch_readers_never_validate_a_torn_node() {
     loom::model(|| {
-        let node = Arc::new(Node {
-            latch: VersionLatch::default(),
-            a: AtomicU64::new(0),
-            b: AtomicU64::new(0),
-        });
-        let writer = {
-            let node = node.clone();
-            loom::thread::spawn(move || write(&node))
-        };
+        let (node, writer) = node_with_writer();
         // One optimistic read, retried once if it fails validation.
         let mut validated = None;
         for _ in 0..2 {
@@ -72,15 +78,7 @@ fn loom_version_latch_readers_never_validate_a_torn_node() {
 #[test]
 fn loom_version_latch_upgrade_fails_after_a_write() {
     loom::model(|| {
-        let node = Arc::new(Node {
-            latch: VersionLatch::default(),
-            a: AtomicU64::new(0),
-            b: AtomicU64::new(0),
-        });
-        let writer = {
-            let node = node.clone();
-            loom::thread::spawn(move || write(&node))
-        };
+        let (node, writer) = node_with_writer();
         // Optimistic read-then-write: read a, upgrade at the version read,
         // write a+1 only if the upgrade succeeded. Lost updates would show
         // as a final value of 1 after both wrote.
