@@ -6,7 +6,7 @@ use heirloom::{ConflictPolicy, LockManager, TableKind};
 use heirloom_bench::runner::run_one;
 use heirloom_bench::storage::{Outcome, Table, UndoLog};
 use heirloom_bench::workload::Workload;
-use heirloom_bench::workload::tpcc::{Input, Size, Tpcc, Who, c_key, d_key, o_key, ol_key, s_key};
+use heirloom_bench::workload::tpcc::{Input, Size, Tpcc, Who, c_key, d_key, last_name, o_key, ol_key, s_key};
 use heirloom_bench::{Spec, sweep};
 use std::time::Duration;
 
@@ -145,6 +145,14 @@ fn transactions_have_the_specified_effects() {
 
     db.retire(t);
     db.verify().expect("consistent after every transaction");
+}
+
+#[test]
+fn last_names_come_from_the_syllables() {
+    // The specification's own example (clause 4.3.2.3).
+    assert_eq!(last_name(371), "PRICALLYOUGHT");
+    assert_eq!(last_name(0), "BARBARBAR");
+    assert_eq!(last_name(999), "EINGEINGEING");
 }
 
 #[test]

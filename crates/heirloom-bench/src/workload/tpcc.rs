@@ -113,6 +113,18 @@ fn oc_key(w: u64, d: u64, c: u64, o: u64) -> u64 {
     (c_key(w, d, c) << 32) | o
 }
 
+/// The syllables of C_LAST (clause 4.3.2.3).
+const SYLLABLES: [&str; 10] = [
+    "BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATION", "EING",
+];
+
+/// C_LAST of name number `n` (0..=999): the syllables of its three digits
+/// (clause 4.3.2.3). Rows store the number; this gives the string.
+pub fn last_name(n: u64) -> String {
+    let s = |d: u64| SYLLABLES[d as usize % 10];
+    format!("{}{}{}", s(n / 100), s(n / 10), s(n))
+}
+
 /// Transaction types.
 pub mod kind {
     /// NewOrder.
