@@ -45,6 +45,8 @@ pub struct Spec {
     pub breakdown: bool,
     /// Check consistency after every run.
     pub verify: bool,
+    /// Rounds of the cross product; each configuration reports its median run.
+    pub repeat: usize,
     /// YCSB Zipf theta.
     pub theta: f64,
     /// YCSB read share.
@@ -72,6 +74,7 @@ impl Default for Spec {
             seed: 1,
             breakdown: false,
             verify: false,
+            repeat: 1,
             theta: 0.0,
             read_share: 0.5,
             accounts_per_branch: tpcb_default_accounts(),
@@ -143,6 +146,9 @@ pub fn validate(spec: &Spec) -> Result<(), BenchError> {
     }
     if let Some(&t) = spec.threads.iter().find(|&&t| t == 0 || t > 4096) {
         return bad(format!("--threads: {t} is not between 1 and 4096"));
+    }
+    if !(1..=100).contains(&spec.repeat) {
+        return bad(format!("--repeat {} is not between 1 and 100", spec.repeat));
     }
     if spec.duration.is_zero() {
         return bad("--duration must be more than zero".into());
@@ -222,8 +228,11 @@ pub fn configs(spec: &Spec) -> Vec<RunConfig> {
     v
 }
 
-/// Populates the database and runs every configuration. `progress` gets
-/// each finished run and the time that passed since the last call.
+/// Populates the database and runs every configuration, `spec.repeat`
+/// rounds of the whole cross product (so that repeats of one configuration
+/// are spread over the sweep's time, not taken back to back), and reports
+/// for each configuration the run with the median throughput. `progress`
+/// gets each finished run and the time that passed since the last call.
 pub fn sweep(
     spec: &Spec,
     progress: &mut dyn FnMut(Option<&RunResult>, Duration),
@@ -231,39 +240,37 @@ pub fn sweep(
     validate(spec)?;
     let scale = spec.scale.unwrap_or_else(|| default_scale(&spec.workload));
     match spec.workload.as_str() {
-        "tm1" => run_all(&workload::tm1::Tm1::new(scale, spec.nurand, spec.seed), spec, progress),
-        "tpcb" => run_all(
+        "tm1" => on_one_db(&workload::tm1::Tm1::new(scale, spec.nurand, spec.seed), spec, progress),
+        "tpcb" => on_one_db(
             &workload::tpcb::Tpcb::new(scale, spec.accounts_per_branch),
             spec,
             progress,
         ),
         "tpcc" => {
             // TPC-C's tables grow while it runs (ORDER, ORDER_LINE, NEW_ORDER):
-            // every configuration starts from a freshly loaded database, so a
-            // run late in the sweep does not measure a bigger database.
+            // every run starts from a freshly loaded database, so a run late
+            // in the sweep does not measure a bigger database.
             let size = workload::tpcc::Size::shrunk(spec.tpcc_shrink);
             let fresh = || workload::tpcc::Tpcc::new(scale, size, spec.seed);
-            let mut runs = Vec::new();
-            for cfg in configs(spec) {
-                let one = Spec {
-                    threads: vec![cfg.threads],
-                    tables: vec![cfg.table],
-                    sli: vec![cfg.sli],
-                    policies: vec![cfg.policy],
-                    ..spec.clone()
-                };
-                runs.extend(run_all(&fresh(), &one, progress)?);
-            }
-            Ok(runs)
+            let mix = {
+                let db = workload::tpcc::Tpcc::new(1, workload::tpcc::Size::shrunk(100), spec.seed);
+                db.mix(spec.mix.as_deref().unwrap_or(db.default_mix()))
+                    .map_err(BenchError::Usage)?
+            };
+            rounds(spec, progress, &mut |cfg, tick| {
+                run_verified(&fresh(), &mix, cfg, spec, tick)
+            })
         }
         _ => {
             let db = workload::ycsb::Ycsb::new(scale, spec.theta, spec.read_share).map_err(BenchError::Usage)?;
-            run_all(&db, spec, progress)
+            on_one_db(&db, spec, progress)
         }
     }
 }
 
-fn run_all<W: Workload>(
+type OneRun<'a> = dyn FnMut(&RunConfig, &mut dyn FnMut(Duration)) -> Result<RunResult, BenchError> + 'a;
+
+fn on_one_db<W: Workload>(
     db: &W,
     spec: &Spec,
     progress: &mut dyn FnMut(Option<&RunResult>, Duration),
@@ -271,26 +278,60 @@ fn run_all<W: Workload>(
     let mix = db
         .mix(spec.mix.as_deref().unwrap_or(db.default_mix()))
         .map_err(BenchError::Usage)?;
-    let mut runs = Vec::new();
-    for cfg in configs(spec) {
-        let mut r = runner::run(db, &mix, &cfg, &mut |d| progress(None, d))?;
-        if spec.verify {
-            let summary = db.verify().map_err(|message| BenchError::Verify {
-                config: format!(
-                    "{} sli={} {} {} threads",
-                    r.table,
-                    if r.sli { "on" } else { "off" },
-                    r.policy,
-                    r.threads
-                ),
-                message,
-            })?;
-            r.verified = Some(summary);
+    rounds(spec, progress, &mut |cfg, tick| run_verified(db, &mix, cfg, spec, tick))
+}
+
+fn rounds(
+    spec: &Spec,
+    progress: &mut dyn FnMut(Option<&RunResult>, Duration),
+    one: &mut OneRun<'_>,
+) -> Result<Vec<RunResult>, BenchError> {
+    let cfgs = configs(spec);
+    let mut all: Vec<Vec<RunResult>> = vec![Vec::new(); cfgs.len()];
+    for _ in 0..spec.repeat.max(1) {
+        for (i, cfg) in cfgs.iter().enumerate() {
+            let r = one(cfg, &mut |d| progress(None, d))?;
+            progress(Some(&r), Duration::ZERO);
+            all[i].push(r);
         }
-        progress(Some(&r), Duration::ZERO);
-        runs.push(r);
     }
-    Ok(runs)
+    Ok(all.into_iter().map(median_run).collect())
+}
+
+/// The run with the median throughput, carrying every run's throughput in
+/// `tps_runs` when there was more than one.
+fn median_run(mut runs: Vec<RunResult>) -> RunResult {
+    let tps: Vec<f64> = runs.iter().map(|r| r.tps).collect();
+    runs.sort_by(|a, b| a.tps.total_cmp(&b.tps));
+    let mut m = runs.swap_remove(runs.len() / 2);
+    if tps.len() > 1 {
+        m.tps_runs = tps;
+    }
+    m
+}
+
+fn run_verified<W: Workload>(
+    db: &W,
+    mix: &workload::Mix,
+    cfg: &RunConfig,
+    spec: &Spec,
+    tick: &mut dyn FnMut(Duration),
+) -> Result<RunResult, BenchError> {
+    let mut r = runner::run(db, mix, cfg, tick)?;
+    if spec.verify {
+        let summary = db.verify().map_err(|message| BenchError::Verify {
+            config: format!(
+                "{} sli={} {} {} threads",
+                r.table,
+                if r.sli { "on" } else { "off" },
+                r.policy,
+                r.threads
+            ),
+            message,
+        })?;
+        r.verified = Some(summary);
+    }
+    Ok(r)
 }
 
 /// For every (table, policy, threads) run with SLI both off and on: the

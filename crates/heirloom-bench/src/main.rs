@@ -29,10 +29,11 @@ enum Command {
     /// Run a workload over the cross product of the given configurations.
     Bench(Box<BenchArgs>),
     /// About a minute: TM1 NDBB mix on the latched table, SLI off and on,
-    /// 1, 2 and 8 threads; writes heirloom-demo.png and heirloom-demo.json here.
+    /// 1, 2 and 8 threads, three rounds (medians); writes heirloom-demo.png
+    /// and heirloom-demo.json here.
     Demo {
         /// Measured seconds per run.
-        #[arg(long, default_value_t = 9.0)]
+        #[arg(long, default_value_t = 2.7)]
         duration: f64,
     },
 }
@@ -75,6 +76,9 @@ struct BenchArgs {
     /// Check the workload's consistency rules after every run.
     #[arg(long)]
     verify: bool,
+    /// Run the whole cross product this many times; each configuration reports its median run.
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
     /// YCSB: Zipf theta (0 = uniform).
     #[arg(long, default_value_t = 0.0)]
     theta: f64,
@@ -161,6 +165,7 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
         seed: a.seed,
         breakdown: a.breakdown,
         verify: a.verify,
+        repeat: a.repeat,
         theta: a.theta,
         read_share: a.read_share,
         accounts_per_branch: a.accounts,
@@ -192,6 +197,7 @@ fn execute(spec: &Spec, out: &Outputs, title: &str) -> Result<(), BenchError> {
         .scale
         .unwrap_or_else(|| heirloom_bench::default_scale(&spec.workload));
     let runs_n = heirloom_bench::configs(spec).len() as u64;
+    let runs_n = runs_n * spec.repeat as u64;
     let total = (spec.duration + spec.warmup).as_millis() as u64 * runs_n;
     let bar = if std::io::stderr().is_terminal() && total >= 3_000 {
         let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
@@ -295,8 +301,9 @@ fn main() {
                 tables: vec![TableKind::Latched],
                 sli: vec![false, true],
                 duration: d,
-                warmup: Duration::from_secs(1),
+                warmup: Duration::from_millis(300),
                 verify: true,
+                repeat: 3,
                 ..Spec::default()
             };
             let out = Outputs {

@@ -57,6 +57,7 @@ pub fn header(workload: &str, mix: &str, scale: u64, seconds: f64, warmup: f64, 
 pub fn table(runs: &[RunResult]) -> String {
     let mut out = String::new();
     let breakdown = runs.iter().any(|r| r.breakdown.is_some());
+    let repeated = runs.iter().any(|r| !r.tps_runs.is_empty());
     out.push_str(&format!(
         "{:<8} {:<4} {:<12} {:>7} {:>11} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9}",
         "table",
@@ -75,6 +76,9 @@ pub fn table(runs: &[RunResult]) -> String {
     ));
     if breakdown {
         out.push_str(&format!(" {:>6} {:>6} {:>6} {:>6}", "lm%", "latch%", "wait%", "other%"));
+    }
+    if repeated {
+        out.push_str(&format!(" {:>19}", "txn/s of all runs"));
     }
     out.push('\n');
     for r in runs {
@@ -103,6 +107,11 @@ pub fn table(runs: &[RunResult]) -> String {
                 100.0 * b.lock_wait,
                 100.0 * b.other
             ));
+        }
+        if repeated {
+            let lo = r.tps_runs.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = r.tps_runs.iter().copied().fold(0.0, f64::max);
+            out.push_str(&format!(" {:>19}", format!("{:.0}k..{:.0}k", lo / 1e3, hi / 1e3)));
         }
         out.push('\n');
     }

@@ -112,6 +112,10 @@ pub struct RunResult {
     /// Time breakdown (with `--breakdown`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub breakdown: Option<Breakdown>,
+    /// Throughput of every repeat of this configuration, in run order (with
+    /// `--repeat` above 1; this record is the median one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tps_runs: Vec<f64>,
     /// Consistency check summary (with `--verify`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verified: Option<String>,
@@ -277,6 +281,7 @@ pub fn run<W: Workload>(
             inherited_invalidated: per(stats.inherited_invalidated),
         },
         breakdown,
+        tps_runs: Vec::new(),
         verified: None,
     })
 }

@@ -38,6 +38,9 @@ fn bad_arguments_exit_2_with_one_line() {
         ],
         &["bench", "--workload", "ycsb", "--read-share", "1.5"],
         &["bench", "--plot", "out.gif"],
+        &["bench", "--repeat", "0"],
+        &["bench", "--workload", "tpcc", "--tpcc-shrink", "0"],
+        &["bench", "--workload", "tpcc", "--scale", "5000"],
         &["bench", "--no-such-flag"],
         &["frobnicate"],
     ];

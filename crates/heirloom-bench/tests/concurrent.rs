@@ -86,3 +86,24 @@ fn breakdown_shares_add_up() {
     assert!((sum - 1.0).abs() < 0.02, "{b:?}");
     assert!(b.lock_wait > 0.0, "one branch, four threads: somebody waits: {b:?}");
 }
+
+#[test]
+fn repeats_report_the_median_run() {
+    let s = Spec {
+        repeat: 3,
+        threads: vec![2],
+        tables: vec![TableKind::Latched],
+        sli: vec![false, true],
+        policies: vec![ConflictPolicy::Detect],
+        ..spec("tm1", 100)
+    };
+    let runs = sweep(&s, &mut |_, _| {}).unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in &runs {
+        assert_eq!(r.tps_runs.len(), 3);
+        let mut sorted = r.tps_runs.clone();
+        sorted.sort_by(f64::total_cmp);
+        assert_eq!(r.tps, sorted[1], "the record is the median run");
+        assert!(r.verified.is_some());
+    }
+}
