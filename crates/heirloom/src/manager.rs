@@ -93,7 +93,7 @@ impl Default for Builder {
         Builder {
             table: TableKind::Latched,
             policy: ConflictPolicy::Detect,
-            buckets: 1 << 12,
+            buckets: 1 << 8,
             max_restarts: 10,
             inheritance: Inheritance::Off,
             hot_threshold: 2,
@@ -115,7 +115,8 @@ impl Builder {
     }
 
     /// Hash buckets of the `Latched` table, rounded up to a power of two
-    /// (default 4096).
+    /// (default 256: few enough that the heads in use stay in cache; see the
+    /// crate README).
     pub fn buckets(mut self, n: usize) -> Self {
         self.buckets = n.clamp(1, 1 << 24);
         self
