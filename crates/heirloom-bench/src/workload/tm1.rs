@@ -238,6 +238,14 @@ impl Tm1 {
         }
     }
 
+    /// SELECT s_id FROM subscriber WHERE sub_nbr = ?: the row S-locked.
+    fn subscriber_by_nbr(&self, tx: &mut Tx<'_, '_, '_>, sub_nbr: u64) -> Result<Option<u64>, TxError> {
+        let Some(s_id) = self.sub_nbr.get(sub_nbr) else {
+            return Ok(None);
+        };
+        Ok(tx.find(&self.subscriber, s_id, Mode::S)?.map(|_| s_id))
+    }
+
     fn s_id(&self, rng: &mut SmallRng) -> u64 {
         let p = self.subscribers;
         if !self.nurand {
@@ -428,12 +436,9 @@ impl Workload for Tm1 {
                 end,
                 numberx,
             } => {
-                let Some(s_id) = self.sub_nbr.get(sub_nbr) else {
+                let Some(s_id) = self.subscriber_by_nbr(tx, sub_nbr)? else {
                     return Ok(Failed);
                 };
-                if tx.find(&self.subscriber, s_id, Mode::S)?.is_none() {
-                    return Ok(Failed);
-                }
                 // SELECT sf_type FROM special_facility WHERE s_id = ?: every facility, S-locked.
                 let sf = &self.special_facility;
                 let mut has_type = false;
@@ -453,12 +458,9 @@ impl Workload for Tm1 {
                 sf_type,
                 start,
             } => {
-                let Some(s_id) = self.sub_nbr.get(sub_nbr) else {
+                let Some(s_id) = self.subscriber_by_nbr(tx, sub_nbr)? else {
                     return Ok(Failed);
                 };
-                if tx.find(&self.subscriber, s_id, Mode::S)?.is_none() {
-                    return Ok(Failed);
-                }
                 let deleted = tx.delete(&self.call_forwarding, cf_key(s_id, sf_type, start))?;
                 Ok(if deleted { Committed } else { Failed })
             }
