@@ -77,15 +77,11 @@ impl Default for Spec {
             repeat: 1,
             theta: 0.0,
             read_share: 0.5,
-            accounts_per_branch: tpcb_default_accounts(),
+            accounts_per_branch: workload::tpcb::ACCOUNTS_PER_BRANCH,
             nurand: false,
             tpcc_shrink: 1,
         }
     }
-}
-
-const fn tpcb_default_accounts() -> u64 {
-    workload::tpcb::ACCOUNTS_PER_BRANCH
 }
 
 /// Everything that can stop a sweep, each with a one-line message.
@@ -252,11 +248,8 @@ pub fn sweep(
             // in the sweep does not measure a bigger database.
             let size = workload::tpcc::Size::shrunk(spec.tpcc_shrink);
             let fresh = || workload::tpcc::Tpcc::new(scale, size, spec.seed);
-            let mix = {
-                let db = workload::tpcc::Tpcc::new(1, workload::tpcc::Size::shrunk(100), spec.seed);
-                db.mix(spec.mix.as_deref().unwrap_or(db.default_mix()))
-                    .map_err(BenchError::Usage)?
-            };
+            let mix =
+                workload::tpcc::mix(spec.mix.as_deref().unwrap_or(default_mix("tpcc"))).map_err(BenchError::Usage)?;
             rounds(spec, progress, &mut |cfg, tick| {
                 run_verified(&fresh(), &mix, cfg, spec, tick)
             })
@@ -276,7 +269,7 @@ fn on_one_db<W: Workload>(
     progress: &mut dyn FnMut(Option<&RunResult>, Duration),
 ) -> Result<Vec<RunResult>, BenchError> {
     let mix = db
-        .mix(spec.mix.as_deref().unwrap_or(db.default_mix()))
+        .mix(spec.mix.as_deref().unwrap_or(default_mix(db.name())))
         .map_err(BenchError::Usage)?;
     rounds(spec, progress, &mut |cfg, tick| run_verified(db, &mix, cfg, spec, tick))
 }

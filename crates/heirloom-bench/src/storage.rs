@@ -47,6 +47,10 @@ pub struct Table {
     capacity: usize,
     next: AtomicUsize,
     free: Mutex<Vec<Slot>>,
+    /// Length of `free`, written under its mutex; read without it so that
+    /// inserts into a table nobody deletes from skip the mutex (a shared
+    /// line written on every insert otherwise).
+    free_len: AtomicUsize,
     /// Primary key -> slot.
     pub index: BTree<Optimistic>,
 }
@@ -73,6 +77,7 @@ impl Table {
             capacity,
             next: AtomicUsize::new(0),
             free: Mutex::new(Vec::new()),
+            free_len: AtomicUsize::new(0),
             index: BTree::new(),
         }
     }
@@ -91,8 +96,12 @@ impl Table {
 
     /// Takes a free slot.
     pub fn alloc(&self) -> Result<Slot, StorageError> {
-        if let Some(s) = self.free.lock().pop() {
-            return Ok(s);
+        if self.free_len.load(Ordering::Relaxed) > 0 {
+            let mut free = self.free.lock();
+            if let Some(s) = free.pop() {
+                self.free_len.store(free.len(), Ordering::Relaxed);
+                return Ok(s);
+            }
         }
         let s = self.next.fetch_add(1, Ordering::Relaxed);
         if s >= self.capacity || s > Slot::MAX as usize {
@@ -110,7 +119,9 @@ impl Table {
     /// Returns a slot (after the deleting transaction committed, or an
     /// inserting one rolled back).
     pub fn release(&self, slot: Slot) {
-        self.free.lock().push(slot);
+        let mut free = self.free.lock();
+        free.push(slot);
+        self.free_len.store(free.len(), Ordering::Relaxed);
     }
 
     #[inline]

@@ -58,8 +58,6 @@ pub trait Workload: Send + Sync + 'static {
     fn transactions(&self) -> &'static [&'static str];
     /// The mix called `name`, or an error listing the known ones.
     fn mix(&self, name: &str) -> Result<Mix, String>;
-    /// The default mix.
-    fn default_mix(&self) -> &'static str;
     /// State for worker `index`.
     fn worker(&self, index: usize) -> Self::Worker;
     /// Draws the next transaction of type `kind`.

@@ -268,10 +268,6 @@ impl Workload for Tm1 {
         TRANSACTIONS
     }
 
-    fn default_mix(&self) -> &'static str {
-        "ndbb"
-    }
-
     fn mix(&self, name: &str) -> Result<Mix, String> {
         use kind::*;
         let weights = match name {

@@ -145,10 +145,6 @@ impl Workload for Tpcb {
         &["account-update"]
     }
 
-    fn default_mix(&self) -> &'static str {
-        "account-update"
-    }
-
     fn mix(&self, name: &str) -> Result<Mix, String> {
         match name {
             "account-update" | "default" => Ok(Mix::new(name, vec![(0, 1)]).expect("non-zero")),

@@ -640,6 +640,35 @@ impl Tpcc {
     }
 }
 
+/// The TPC-C mix called `name`, or an error listing the known ones.
+pub fn mix(name: &str) -> Result<Mix, String> {
+    use kind::*;
+    let weights = match name {
+        // Clause 5.2.3 minimums, NewOrder the rest.
+        "full" => vec![
+            (NEW_ORDER, 45),
+            (PAYMENT, 43),
+            (ORDER_STATUS, 4),
+            (DELIVERY, 4),
+            (STOCK_LEVEL, 4),
+        ],
+        // The SLI paper's small mix.
+        "small" => vec![(PAYMENT, 467), (NEW_ORDER, 489), (ORDER_STATUS, 43)],
+        // The DBx1000 testbed's default.
+        "pay-new" => vec![(PAYMENT, 1), (NEW_ORDER, 1)],
+        other => match TRANSACTIONS.iter().position(|t| *t == other) {
+            Some(k) => vec![(k, 1)],
+            None => {
+                return Err(format!(
+                    "unknown tpcc mix {other:?} (known: full, small, pay-new, {})",
+                    TRANSACTIONS.join(", ")
+                ));
+            }
+        },
+    };
+    Ok(Mix::new(name, weights).expect("non-zero weights"))
+}
+
 impl Workload for Tpcc {
     type Input = Input;
     type Worker = Terminal;
@@ -652,36 +681,8 @@ impl Workload for Tpcc {
         TRANSACTIONS
     }
 
-    fn default_mix(&self) -> &'static str {
-        "full"
-    }
-
     fn mix(&self, name: &str) -> Result<Mix, String> {
-        use kind::*;
-        let weights = match name {
-            // Clause 5.2.3 minimums, NewOrder the rest.
-            "full" => vec![
-                (NEW_ORDER, 45),
-                (PAYMENT, 43),
-                (ORDER_STATUS, 4),
-                (DELIVERY, 4),
-                (STOCK_LEVEL, 4),
-            ],
-            // The SLI paper's small mix.
-            "small" => vec![(PAYMENT, 467), (NEW_ORDER, 489), (ORDER_STATUS, 43)],
-            // The DBx1000 testbed's default.
-            "pay-new" => vec![(PAYMENT, 1), (NEW_ORDER, 1)],
-            other => match TRANSACTIONS.iter().position(|t| *t == other) {
-                Some(k) => vec![(k, 1)],
-                None => {
-                    return Err(format!(
-                        "unknown tpcc mix {other:?} (known: full, small, pay-new, {})",
-                        TRANSACTIONS.join(", ")
-                    ));
-                }
-            },
-        };
-        Ok(Mix::new(name, weights).expect("non-zero weights"))
+        mix(name)
     }
 
     fn worker(&self, index: usize) -> Terminal {

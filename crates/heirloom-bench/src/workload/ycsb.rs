@@ -109,10 +109,6 @@ impl Workload for Ycsb {
         &["requests"]
     }
 
-    fn default_mix(&self) -> &'static str {
-        "requests"
-    }
-
     fn mix(&self, name: &str) -> Result<Mix, String> {
         match name {
             "requests" | "default" => Ok(Mix::new(name, vec![(0, 1)]).expect("non-zero")),
