@@ -16,7 +16,7 @@ use crate::id::{IdBuildHasher, LockId};
 use crate::manager::{AgentShared, Inner};
 use crate::mode::Mode;
 use crate::queue::Blocker;
-use crate::request::ReqPtr;
+use crate::request::{IN_USE, ORPHANED, RETURNED, ReqPtr};
 use crate::stats::Stats;
 use crate::sync::{Arc, Ordering};
 use crate::table::HeadRef;
@@ -51,8 +51,8 @@ pub struct Agent {
     pub(crate) lm: Arc<Inner>,
     pub(crate) shared: Arc<CachePadded<AgentShared>>,
     pub(crate) seq: u64,
-    /// Free request nodes.
-    pub(crate) pool: Vec<ReqPtr>,
+    /// Request nodes not in use.
+    pub(crate) nodes: Nodes,
     /// Locks of the current transaction, in acquisition order (root first).
     pub(crate) held: Vec<Held>,
     /// Index into `held` by lock id, built once a transaction holds more
@@ -75,12 +75,18 @@ impl Agent {
 
     pub(crate) fn new(lm: Arc<Inner>) -> Self {
         let (shared, seq) = lm.register();
+        let nodes = Nodes {
+            pool: Vec::new(),
+            limbo: Vec::new(),
+            latch_free: lm.table.is_latch_free(),
+            agent: shared.index,
+        };
         let rng = 0x9e37_79b9_7f4a_7c15 ^ ((shared.index as u64 + 1) << 17) ^ lm.now_ns();
         Agent {
             lm,
             shared,
             seq,
-            pool: Vec::new(),
+            nodes,
             held: Vec::with_capacity(32),
             index: HashMap::default(),
             wake: Vec::with_capacity(8),
@@ -200,7 +206,7 @@ impl Agent {
         } else {
             c.inherited_invalidated.bump();
         }
-        self.pool.push(h.req);
+        self.nodes.give_back(h.req);
         released
     }
 
@@ -220,6 +226,79 @@ impl Drop for Agent {
                 self.shared.counters.inherited_discarded.bump();
             }
         }
+        self.lm.unregister(self.shared.index, self.seq);
+    }
+}
+
+/// An agent's request nodes that no transaction uses.
+pub(crate) struct Nodes {
+    /// Free nodes.
+    pub(crate) pool: Vec<ReqPtr>,
+    /// Latch-free table: nodes left OBSOLETE or INVALID in a list, reusable
+    /// once the epoch collector returns them (see `take`).
+    limbo: Vec<ReqPtr>,
+    latch_free: bool,
+    /// The owning agent's index (stored in new nodes).
+    agent: u32,
+}
+
+impl Nodes {
+    /// A free request node: from the pool, else from the requests the
+    /// epoch collector returned, else a new one. No allocation once warm.
+    #[inline]
+    pub(crate) fn take(&mut self) -> ReqPtr {
+        match self.pool.pop() {
+            Some(r) => r,
+            None => self.take_slow(),
+        }
+    }
+
+    #[cold]
+    fn take_slow(&mut self) -> ReqPtr {
+        // Move every returned node to the pool in one sweep; if none is back
+        // yet (a grace period spans a few hundred operations), allocate a
+        // batch so that the next sweeps find enough.
+        let mut i = 0;
+        while i < self.limbo.len() {
+            let r = self.limbo[i];
+            // Acquire: pairs with the collector's swap in
+            // `latchfree::returned` (nobody can see the node any more).
+            if r.get().recycle.load(Ordering::Acquire) == RETURNED {
+                r.get().recycle.store(IN_USE, Ordering::Relaxed);
+                self.pool.push(r);
+                self.limbo.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        if self.pool.is_empty() {
+            let batch = if self.limbo.is_empty() { 1 } else { 16 };
+            for _ in 0..batch {
+                self.pool.push(ReqPtr::alloc(self.agent));
+            }
+        }
+        match self.pool.pop() {
+            Some(r) => r,
+            None => unreachable!("the pool was just filled"),
+        }
+    }
+
+    /// Takes back a request node its transaction no longer uses (unlinked,
+    /// or in a latch-free list as OBSOLETE/INVALID and reusable only once
+    /// the epoch collector returns it).
+    #[inline]
+    pub(crate) fn give_back(&mut self, r: ReqPtr) {
+        if self.latch_free {
+            self.limbo.push(r);
+        } else {
+            self.pool.push(r);
+        }
+    }
+
+}
+
+impl Drop for Nodes {
+    fn drop(&mut self) {
         for r in self.pool.drain(..) {
             // SAFETY: every node of the pool was allocated by this agent and
             // is unlinked (transactions give nodes back only after
@@ -227,7 +306,15 @@ impl Drop for Agent {
             // agent mutably).
             unsafe { r.free() };
         }
-        self.lm.unregister(self.shared.index, self.seq);
+        for r in self.limbo.drain(..) {
+            // AcqRel: pairs with the collector's swap (`latchfree::returned`);
+            // whichever of the two comes second frees the node.
+            if r.get().recycle.swap(ORPHANED, Ordering::AcqRel) == RETURNED {
+                // SAFETY: returned: unlinked and invisible to every thread;
+                // this agent owns it and nobody else will free it.
+                unsafe { r.free() };
+            }
+        }
     }
 }
 

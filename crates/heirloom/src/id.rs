@@ -177,6 +177,12 @@ impl LockId {
         (self.key, self.hi)
     }
 
+    /// The inverse of [`LockId::words`].
+    #[inline]
+    pub(crate) const fn from_words(key: u64, hi: u64) -> Self {
+        LockId { key, hi }
+    }
+
     /// A well-mixed 64-bit hash (murmur3's fmix64 over the packed fields).
     #[inline]
     pub const fn hash64(&self) -> u64 {

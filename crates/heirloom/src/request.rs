@@ -10,6 +10,8 @@
 
 use std::ptr::NonNull;
 
+use crossbeam_epoch::Atomic;
+
 use crate::error::TxnId;
 use crate::mode::Mode;
 use crate::sync::{AtomicU8, AtomicU64, Ordering};
@@ -26,6 +28,18 @@ pub(crate) const INHERITED: u8 = 4;
 /// `status`: an inherited request invalidated by a conflicting requester,
 /// which unlinked it; the owning agent puts it back in its pool.
 pub(crate) const INVALID: u8 = 5;
+/// `status` (latch-free table only): released or cancelled; the request
+/// stays in its bucket's list until somebody unlinks it.
+pub(crate) const OBSOLETE: u8 = 6;
+
+/// `recycle`: lent to a lock table or in its agent's hands.
+pub(crate) const IN_USE: u8 = 0;
+/// `recycle`: unlinked from a latch-free list and no thread can still see
+/// it (set by an epoch-deferred function); its agent may reuse it.
+pub(crate) const RETURNED: u8 = 1;
+/// `recycle`: its agent dropped while it was still in a latch-free list;
+/// whoever sets RETURNED frees it.
+pub(crate) const ORPHANED: u8 = 2;
 
 // State table of `status` (who moves it):
 //   (acquire, grantable)      -> GRANTED      requester, under the latch
@@ -47,6 +61,11 @@ pub(crate) const INVALID: u8 = 5;
 //                                             under the latch (invalidate)
 // Exactly one of reclaim and invalidate succeeds (both CAS from INHERITED);
 // see `inherit.rs` and its loom model.
+//
+// The latch-free table (`table/latchfree.rs`) has no latch and its own
+// table: GRANTED there also means "linked, still checking" (ACTIVE in the
+// paper), WAITING -> GRANTED is a CAS by the waiter or by any releaser that
+// finds it clear, and a released or cancelled request becomes OBSOLETE.
 
 /// One request. See the module docs for which latch guards what.
 #[derive(Debug)]
@@ -64,6 +83,15 @@ pub(crate) struct Request {
     pub(crate) since: AtomicU64,
     /// Registry index of the owning agent (fixed for the node's life).
     pub(crate) agent: u32,
+    /// Latch-free table: the next request of the bucket's list; tag 1 marks
+    /// this request as logically deleted (its `next` is then frozen).
+    pub(crate) next: Atomic<Request>,
+    /// Latch-free table: the lock id's words (see `LockId::words`).
+    pub(crate) key: AtomicU64,
+    pub(crate) hi: AtomicU64,
+    /// Latch-free table: IN_USE, RETURNED or ORPHANED (who may reuse or free
+    /// the node after it left a list; see `table/latchfree.rs`).
+    pub(crate) recycle: AtomicU8,
 }
 
 impl Request {
@@ -76,6 +104,10 @@ impl Request {
             ts: AtomicU64::new(0),
             since: AtomicU64::new(0),
             agent,
+            next: Atomic::null(),
+            key: AtomicU64::new(0),
+            hi: AtomicU64::new(0),
+            recycle: AtomicU8::new(IN_USE),
         }
     }
 
@@ -132,6 +164,20 @@ impl ReqPtr {
         // SAFETY: allocated by `Box` in `alloc`; the caller guarantees it is
         // unlinked and not used again.
         drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+    }
+
+    /// The pointer to a node found in a latch-free list.
+    #[inline]
+    pub(crate) fn from_raw(p: *const Request) -> Self {
+        match NonNull::new(p as *mut Request) {
+            Some(p) => ReqPtr(p),
+            None => unreachable!("a null request pointer"),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn as_ptr(self) -> *const Request {
+        self.0.as_ptr()
     }
 
     /// The node's address, used as its parking key.

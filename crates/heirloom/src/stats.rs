@@ -91,6 +91,9 @@ stats! {
     waits,
     /// Latch acquisitions that found the latch held.
     latch_contended,
+    /// Latch-free table: compare-and-swap operations that failed and were
+    /// retried (its equivalent of `latch_contended`).
+    cas_retries,
     /// Deadlocks in which this agent's transaction was the victim.
     deadlocks,
     /// Requests that timed out.

@@ -26,7 +26,7 @@ use crate::mode::Mode;
 use crate::queue::{Cancel, Handoff, Outcome};
 use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING};
 use crate::sync::{Ordering, Wake, fence, wait_while, wake_all};
-use crate::table::HeadRef;
+use crate::table::{HeadRef, Reinherit};
 
 /// A transaction running on an [`Agent`]. Commit or abort it; dropping it
 /// aborts it.
@@ -225,7 +225,8 @@ impl<'a> Transaction<'a> {
         } else {
             // Invalidated: the invalidator unlinked it; the node is ours.
             h.state = DEAD;
-            a.pool.push(h.req);
+            let r = h.req;
+            a.nodes.give_back(r);
             c.inherited_invalidated.bump();
             None
         }
@@ -280,10 +281,7 @@ impl<'a> Transaction<'a> {
     fn acquire(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
         let may_wait = self.may_wait();
         let a = &mut *self.agent;
-        let r = match a.pool.pop() {
-            Some(r) => r,
-            None => ReqPtr::alloc(a.shared.index),
-        };
+        let r = a.nodes.take();
         let q = r.get();
         q.txn.store(self.id.0, Ordering::Relaxed);
         q.ts.store(self.age, Ordering::Relaxed);
@@ -295,7 +293,7 @@ impl<'a> Transaction<'a> {
             Outcome::Granted => a.shared.counters.immediate_grants.bump(),
             Outcome::Refused(b) => {
                 a.shared.counters.would_block.bump();
-                a.pool.push(r);
+                a.nodes.pool.push(r);
                 return Err(self.doom(LockError::WouldBlock {
                     txn: self.id,
                     lock: id,
@@ -305,8 +303,8 @@ impl<'a> Transaction<'a> {
             }
             Outcome::Waiting => {
                 if let Err(e) = self.wait(head, r, id, mode) {
-                    // `wait` unlinked the request.
-                    self.agent.pool.push(r);
+                    // `wait` cancelled the request.
+                    self.agent.nodes.give_back(r);
                     return Err(self.doom(e));
                 }
             }
@@ -322,6 +320,9 @@ impl<'a> Transaction<'a> {
     }
 
     fn convert(&mut self, k: usize, to: Mode) -> Result<(), LockError> {
+        if self.agent.lm.table.is_latch_free() {
+            return self.convert_by_append(k, to);
+        }
         let h = self.agent.held[k];
         let may_wait = self.may_wait();
         let a = &mut *self.agent;
@@ -353,6 +354,59 @@ impl<'a> Transaction<'a> {
                 Err(e) => Err(self.doom(e)),
             },
         }
+    }
+
+    /// A conversion on the latch-free table: append a request for `to`
+    /// (requests of one transaction are never in each other's way); once it
+    /// is granted, release the old one. Nothing between the two can
+    /// conflict with the old mode then: it was all compatible with `to`.
+    fn convert_by_append(&mut self, k: usize, to: Mode) -> Result<(), LockError> {
+        let h = self.agent.held[k];
+        let may_wait = self.may_wait();
+        let a = &mut *self.agent;
+        let r = a.nodes.take();
+        let q = r.get();
+        q.txn.store(self.id.0, Ordering::Relaxed);
+        q.ts.store(self.age, Ordering::Relaxed);
+        let c = &a.shared.counters;
+        c.table_ops.bump();
+        let (out, head) = a.lm.table.acquire(c, h.id, r, to, may_wait, &mut a.wake);
+        wake_granted(&mut a.wake);
+        match out {
+            Outcome::Granted => a.shared.counters.immediate_grants.bump(),
+            Outcome::Refused(b) => {
+                // Not linked: straight back to the pool.
+                a.shared.counters.would_block.bump();
+                a.nodes.pool.push(r);
+                return Err(self.doom(LockError::WouldBlock {
+                    txn: self.id,
+                    lock: h.id,
+                    mode: to,
+                    holder: b.txn,
+                }));
+            }
+            Outcome::Waiting => {
+                if let Err(e) = self.wait(head, r, h.id, to) {
+                    // `wait` cancelled the new request; the old one stays.
+                    self.agent.nodes.give_back(r);
+                    return Err(self.doom(e));
+                }
+            }
+        }
+        let a = &mut *self.agent;
+        let c = &a.shared.counters;
+        c.table_ops.bump();
+        a.lm.table.release(c, h.head, h.req, &mut a.wake);
+        wake_granted(&mut a.wake);
+        a.nodes.give_back(h.req);
+        let e = &mut a.held[k];
+        e.mode = to;
+        e.req = r;
+        e.head = head;
+        // A reclaimed inherited request was replaced: the new one is the
+        // transaction's own.
+        e.state = LIVE;
+        Ok(())
     }
 
     /// Waits until the linked request `r` is granted, applying the conflict
@@ -505,7 +559,7 @@ impl<'a> Transaction<'a> {
                     // Not used: take it back and release it (short memory).
                     if !inherit::reclaim(h.req, self.id, self.age) {
                         c.inherited_invalidated.bump();
-                        a.pool.push(h.req);
+                        a.nodes.give_back(h.req);
                         continue;
                     }
                     c.inherited_discarded.bump();
@@ -517,20 +571,31 @@ impl<'a> Transaction<'a> {
                     {
                         // Used after being inherited: pass it on again
                         // without the latch if nobody waits.
-                        let latch_free = h.state == RECLAIMED && lm.table.reinherit(c, h.head, h.req, &mut a.wake);
-                        let passed = latch_free || {
-                            c.table_ops.bump();
-                            lm.table.release_or_inherit(c, h.head, h.req, hot, &mut a.wake) == Handoff::Inherited
+                        let again = if h.state == RECLAIMED {
+                            lm.table.reinherit(c, h.head, h.req, &mut a.wake)
+                        } else {
+                            Reinherit::Declined
+                        };
+                        let passed = match again {
+                            Reinherit::Passed => {
+                                c.table_ops_avoided.bump();
+                                true
+                            }
+                            Reinherit::Released => {
+                                c.table_ops.bump();
+                                false
+                            }
+                            Reinherit::Declined => {
+                                c.table_ops.bump();
+                                lm.table.release_or_inherit(c, h.head, h.req, hot, &mut a.wake) == Handoff::Inherited
+                            }
                         };
                         wake_granted(&mut a.wake);
                         if passed {
                             c.inherited.bump();
-                            if latch_free {
-                                c.table_ops_avoided.bump();
-                            }
                             a.inherited.push(Held { state: LIVE, ..h });
                         } else {
-                            a.pool.push(h.req);
+                            a.nodes.give_back(h.req);
                         }
                         continue;
                     }
@@ -539,7 +604,7 @@ impl<'a> Transaction<'a> {
             c.table_ops.bump();
             lm.table.release(c, h.head, h.req, &mut a.wake);
             wake_granted(&mut a.wake);
-            a.pool.push(h.req);
+            a.nodes.give_back(h.req);
         }
         if !a.inherited.is_empty() {
             a.keep_rooted_inheritance(self.id, self.age);

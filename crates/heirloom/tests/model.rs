@@ -193,4 +193,9 @@ proptest! {
     fn latched_table_matches_the_model(ops in prop::collection::vec(op(), 1..60)) {
         check(TableKind::Latched, &ops)?;
     }
+
+    #[test]
+    fn latchfree_table_matches_the_model(ops in prop::collection::vec(op(), 1..60)) {
+        check(TableKind::LatchFree, &ops)?;
+    }
 }

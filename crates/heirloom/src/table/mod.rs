@@ -10,6 +10,7 @@
 
 pub(crate) mod global;
 pub(crate) mod latched;
+pub(crate) mod latchfree;
 
 use parking_lot::{Mutex, MutexGuard};
 
@@ -29,17 +30,21 @@ pub enum TableKind {
     /// Hash buckets of lock heads, one latch per head (Shore-MT).
     #[default]
     Latched,
+    /// Hash buckets of request lists appended with a compare-and-swap, no
+    /// latch anywhere (read-after-write lock lists, epoch reclamation).
+    LatchFree,
 }
 
 impl TableKind {
     /// Every kind, for sweeps.
-    pub const ALL: [TableKind; 2] = [TableKind::Global, TableKind::Latched];
+    pub const ALL: [TableKind; 3] = [TableKind::Global, TableKind::Latched, TableKind::LatchFree];
 
     /// The name used on command lines and in reports.
     pub fn name(&self) -> &'static str {
         match self {
             TableKind::Global => "global",
             TableKind::Latched => "latched",
+            TableKind::LatchFree => "latchfree",
         }
     }
 }
@@ -51,7 +56,8 @@ impl std::str::FromStr for TableKind {
         match s {
             "global" => Ok(TableKind::Global),
             "latched" => Ok(TableKind::Latched),
-            _ => Err(format!("unknown lock table `{s}` (expected global or latched)")),
+            "latchfree" => Ok(TableKind::LatchFree),
+            _ => Err(format!("unknown lock table `{s}` (expected global, latched or latchfree)")),
         }
     }
 }
@@ -61,10 +67,22 @@ impl std::str::FromStr for TableKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct HeadRef(pub(crate) usize);
 
+/// What [`Table::reinherit`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reinherit {
+    /// Passed on again without a lock-table operation.
+    Passed,
+    /// Somebody waits: released (the latch-free table decides in one go).
+    Released,
+    /// Not decided: use [`Table::release_or_inherit`].
+    Declined,
+}
+
 /// The lock table of a manager.
 pub(crate) enum Table {
     Global(global::Global),
     Latched(latched::Latched),
+    LatchFree(latchfree::LatchFree),
 }
 
 impl Table {
@@ -72,7 +90,16 @@ impl Table {
         match kind {
             TableKind::Global => Table::Global(global::Global::new()),
             TableKind::Latched => Table::Latched(latched::Latched::new(buckets)),
+            TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(buckets)),
         }
+    }
+
+    /// Requests are unlinked lazily and reused only after an epoch grace
+    /// period (`Agent::give_back`), and a conversion appends a new request
+    /// (`Transaction::convert`).
+    #[inline]
+    pub(crate) fn is_latch_free(&self) -> bool {
+        matches!(self, Table::LatchFree(_))
     }
 
     /// Links a new request for `id` in `mode`.
@@ -89,6 +116,7 @@ impl Table {
         match self {
             Table::Global(t) => t.acquire(c, id, r, mode, may_wait),
             Table::Latched(t) => t.acquire(c, id, r, mode, may_wait, wake),
+            Table::LatchFree(t) => t.acquire(c, id, r, mode, may_wait, wake),
         }
     }
 
@@ -106,6 +134,8 @@ impl Table {
         match self {
             Table::Global(t) => t.with(c, h, |q| q.convert(r, to, may_wait, wake)),
             Table::Latched(t) => t.update(c, h, wake, |q, w| q.convert(r, to, may_wait, w)),
+            // The transaction appends a new request instead (`is_latch_free`).
+            Table::LatchFree(_) => unreachable!("latch-free conversions append a request"),
         }
     }
 
@@ -115,6 +145,7 @@ impl Table {
         match self {
             Table::Global(t) => t.release(c, h, r, wake),
             Table::Latched(t) => t.update(c, h, wake, |q, w| q.release(r, w)),
+            Table::LatchFree(t) => t.release(c, h, r, wake),
         }
     }
 
@@ -132,17 +163,25 @@ impl Table {
         match self {
             Table::Global(t) => t.release_or_inherit(c, h, r, hot_threshold, wake),
             Table::Latched(t) => t.update(c, h, wake, |q, w| q.release_or_inherit(r, hot_threshold, w)),
+            Table::LatchFree(t) => t.release_or_inherit(c, h, r, hot_threshold, wake),
         }
     }
 
     /// At commit, for a lock the transaction reclaimed from inheritance:
-    /// passes it on again without the latch if the table can tell that
-    /// nobody waits (`Latched`); `false` means use `release_or_inherit`.
+    /// passes it on again without a latch if the table can tell that nobody
+    /// waits (`Latched`, `LatchFree`).
     #[inline]
-    pub(crate) fn reinherit(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> bool {
+    pub(crate) fn reinherit(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Reinherit {
         match self {
-            Table::Global(_) => false,
-            Table::Latched(t) => t.reinherit(c, h, r, wake),
+            Table::Global(_) => Reinherit::Declined,
+            Table::Latched(t) => {
+                if t.reinherit(c, h, r, wake) {
+                    Reinherit::Passed
+                } else {
+                    Reinherit::Declined
+                }
+            }
+            Table::LatchFree(t) => t.reinherit(c, h, r, wake),
         }
     }
 
@@ -151,6 +190,7 @@ impl Table {
         match self {
             Table::Global(t) => t.cancel(c, h, r, wake),
             Table::Latched(t) => t.update(c, h, wake, |q, w| q.cancel(r, w)),
+            Table::LatchFree(t) => t.cancel(c, h, r, wake),
         }
     }
 
@@ -159,6 +199,7 @@ impl Table {
         match self {
             Table::Global(t) => t.with(c, h, |q| q.blockers(r, out)),
             Table::Latched(t) => t.with(c, h, |q| q.blockers(r, out)),
+            Table::LatchFree(t) => t.blockers(c, h, r, out),
         }
     }
 
@@ -167,6 +208,7 @@ impl Table {
         match self {
             Table::Global(t) => t.snapshot(now_ns, out),
             Table::Latched(t) => t.snapshot(now_ns, out),
+            Table::LatchFree(t) => t.snapshot(now_ns, out),
         }
     }
 }

@@ -1,0 +1,722 @@
+//! `LatchFree`: read-after-write lock lists (Jung, Han, Fekete, Heiser,
+//! Yeom: "A scalable lock manager for multicores", SIGMOD 2013).
+//!
+//! No latch is taken on any path: acquire, release, cancel, hand-off for
+//! inheritance, blockers and snapshots read and write atomics only.
+//!
+//! ## Structure
+//!
+//! A fixed array of buckets; each is the head of a singly linked list of
+//! the requests of every lock that hashes there, in arrival order, plus a
+//! count of WAITING requests and a heat window. The request nodes are the
+//! agents' own (`request.rs`: `next`, the lock id words, `recycle`).
+//!
+//! Request states (`Request::status`): GRANTED is the paper's ACTIVE — a
+//! request is linked as GRANTED when nothing ahead of it was in its way,
+//! else as WAITING; GRANTED and WAITING requests of another transaction are
+//! in the way of a later request if their modes are incompatible (first
+//! come, first served, so X is not starved by a stream of IS). OBSOLETE is
+//! a released or cancelled request. INHERITED/INVALID are speculative lock
+//! inheritance's: an INHERITED request in a requester's way is invalidated
+//! by it (CAS, `inherit::invalidate`) instead of waited for.
+//!
+//! ## Acquire (`acquire`)
+//!
+//! Walk the list from the head to the end, noting the first request in the
+//! way; append at the end with one CAS on the last node's `next` (a failed
+//! CAS, because somebody appended or the last node was deleted, walks
+//! again). A request with nothing in its way is granted by that CAS. Else
+//! (if the policy lets it wait) it was appended as WAITING and the
+//! read-after-write step follows: count it in the bucket's `waiting`, a
+//! SeqCst fence, then walk again and re-read every request ahead of it. If
+//! none is in the way any more, it grants itself (CAS WAITING -> GRANTED);
+//! otherwise its owner parks.
+//!
+//! ## Release (`release`) and the wake-up that is never lost
+//!
+//! Store OBSOLETE, a SeqCst fence, then read the bucket's `waiting`; if it
+//! is not zero, walk the list and grant (CAS WAITING -> GRANTED) every
+//! waiter of the same lock that this request was in the way of and that
+//! now has nothing in its way, and wake their owners.
+//!
+//! The two fences pair (Dekker): the waiter stores WAITING and increments
+//! `waiting` before its fence and reads the others' states after it; the
+//! releaser stores OBSOLETE before its fence and reads `waiting` and the
+//! waiter's state after it. Take the SeqCst order of the fences. A waiter
+//! W parks only if, after its fence F_W, some request X in its way was not
+//! yet OBSOLETE, so X's release fence comes after F_W. Of all the requests
+//! in W's way, let R be the one whose release fence comes last: after it,
+//! R sees W's WAITING and `waiting > 0`, and every other request in W's way
+//! as OBSOLETE, so R grants W. Requests ahead of W can only become
+//! "better" (OBSOLETE, or INHERITED, which W's granter invalidates), and
+//! nothing is ever inserted ahead of W, so a grant decided from any walk
+//! is safe: two incompatible requests are never both granted. The loom
+//! models in `latchfree/tests/loom_latchfree.rs` check both properties.
+//!
+//! A waiter is granted exactly once: by its own CAS or by a releaser's, and
+//! a cancelling owner's CAS WAITING -> OBSOLETE races with them, so exactly
+//! one of grant and cancel wins. Whoever wins decrements `waiting`.
+//!
+//! ## Upgrades
+//!
+//! A conversion appends a new request for the stronger mode (the
+//! transaction layer does it, `Transaction::convert`); requests of the same
+//! transaction are never in each other's way. Once the new request is
+//! granted the old one is released: everything between them was compatible
+//! with the new (stronger) mode, so with the old one too. A conversion waits
+//! behind earlier waiters like any request, so two upgraders (or an
+//! upgrader behind a waiting X) form a waits-for cycle that every conflict
+//! policy resolves, as the deadlock tests check.
+//!
+//! ## Reclamation
+//!
+//! A request is unlinked only after it was *marked* (tag 1 on its `next`,
+//! Harris and Michael): by its owner after release or cancel, or by the
+//! requester that invalidated it. Any walk unlinks the marked requests it
+//! meets (CAS on the predecessor's `next`; a failed CAS walks again from
+//! the head), and a release unlinks its own request at once if it is
+//! first. So every OBSOLETE request is unlinked, not only a prefix: a
+//! long-lived request at the front (an inherited intention lock) does not
+//! keep the garbage behind it alive. The thread whose CAS unlinked a
+//! request hands it to crossbeam-epoch (`Guard::defer`), which sets
+//! RETURNED once no pinned thread can still see it; only then does its
+//! agent reuse it (`Agent::take_request`). Every walk runs pinned.
+//!
+//! ## Inheritance
+//!
+//! Handing a lock to the agent's next transaction stores INHERITED, a
+//! SeqCst fence, and reads `waiting` (the same Dekker as a release): a
+//! waiter that came too late to see INHERITED is seen by the owner, who
+//! then takes the request back (CAS INHERITED -> GRANTED) and releases it.
+//! A lock is hot when at least the threshold of the last 16 acquisitions in
+//! its bucket found another transaction's request on the same lock or
+//! retried a CAS (there is no latch whose contention could be counted).
+
+use crossbeam_epoch::{self as epoch, Guard, Shared};
+use crossbeam_utils::CachePadded;
+
+use super::{HeadRef, Reinherit};
+use crate::id::LockId;
+use crate::mode::Mode;
+use crate::monitor::{Holder, LockInfo, Waiter};
+use crate::queue::{Blocker, Cancel, Handoff, Outcome};
+use crate::request::{GRANTED, INHERITED, OBSOLETE, ORPHANED, RETURNED, ReqPtr, Request, WAITING};
+use crate::stats::AgentCounters;
+use crate::sync::{AtomicU32, Ordering, fence};
+
+/// Tag on `Request::next`: the request is logically deleted.
+const MARK: usize = 1;
+
+struct Bucket {
+    /// The first request of the list.
+    head: epoch::Atomic<Request>,
+    /// WAITING requests in this bucket (read by releasers after their fence).
+    waiting: AtomicU32,
+    /// Heat window: bit i set if the i-th most recent acquisition here met
+    /// another transaction's request on its lock or retried a CAS.
+    heat: AtomicU32,
+}
+
+/// What a walk's visitor wants next.
+enum Visit {
+    Next,
+    Stop,
+}
+
+pub(crate) struct LatchFree {
+    buckets: Box<[CachePadded<Bucket>]>,
+    mask: u64,
+}
+
+#[inline]
+fn req<'g>(n: Shared<'g, Request>) -> &'g Request {
+    // SAFETY: callers pass non-null pointers read from a list while pinned:
+    // a node reachable from a list during the pin is returned to its agent
+    // only after the pin ends (it is retired through the epoch collector).
+    unsafe { n.deref() }
+}
+
+#[inline]
+fn same_lock(n: &Request, (key, hi): (u64, u64)) -> bool {
+    // Relaxed: written before the node was published by the appending CAS
+    // (Release), which our Acquire load of the pointer synchronises with.
+    n.key.load(Ordering::Relaxed) == key && n.hi.load(Ordering::Relaxed) == hi
+}
+
+/// Is the request `n` (of another transaction, same lock) in the way of
+/// `mode`? An INHERITED request in the way is invalidated (and marked for
+/// unlinking) instead; if its owner reclaimed it first it is in the way.
+#[inline]
+fn in_way(n: &Request, mode: Mode, g: &Guard) -> bool {
+    // Acquire: pairs with the Release stores and CASes of `status`, so that a
+    // reclaimed request's new owner fields are visible (blockers).
+    match n.status.load(Ordering::Acquire) {
+        GRANTED | WAITING => !mode.compatible(n.mode()),
+        INHERITED if !mode.compatible(n.mode()) => {
+            if crate::inherit::invalidate(ReqPtr::from_raw(n)) {
+                mark(n, g);
+                false
+            } else {
+                // Reclaimed meanwhile (GRANTED) — or invalidated by somebody
+                // else (INVALID): read again.
+                n.status.load(Ordering::Acquire) == GRANTED
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Marks `n` logically deleted: from now on any walk may unlink it.
+#[inline]
+fn mark(n: &Request, g: &Guard) {
+    n.next.fetch_or(MARK, Ordering::AcqRel, g);
+}
+
+/// Hands an unlinked request to the epoch collector: RETURNED once no
+/// pinned thread can still reach it.
+#[inline]
+fn retire(n: Shared<'_, Request>, g: &Guard) {
+    let r = ReqPtr::from_raw(n.as_raw());
+    g.defer(move || returned(r));
+}
+
+/// Runs after the grace period of an unlinked request.
+fn returned(r: ReqPtr) {
+    // AcqRel: Release publishes "nobody sees it" to the agent's Acquire in
+    // `Agent::take_request`; Acquire pairs with the agent's ORPHANED swap.
+    if r.get().recycle.swap(RETURNED, Ordering::AcqRel) == ORPHANED {
+        // SAFETY: the agent is gone and the node is in no list; we are the
+        // last to know about it (the swap decided it).
+        unsafe { r.free() };
+    }
+}
+
+fn blocker(n: &Request) -> Blocker {
+    Blocker {
+        txn: n.txn(),
+        agent: n.agent,
+        ts: n.ts.load(Ordering::Relaxed),
+    }
+}
+
+impl LatchFree {
+    pub(crate) fn new(buckets: usize) -> Self {
+        let n = buckets.max(1).next_power_of_two();
+        LatchFree {
+            buckets: (0..n)
+                .map(|_| {
+                    CachePadded::new(Bucket {
+                        head: epoch::Atomic::null(),
+                        waiting: AtomicU32::new(0),
+                        heat: AtomicU32::new(0),
+                    })
+                })
+                .collect(),
+            mask: n as u64 - 1,
+        }
+    }
+
+    #[inline]
+    fn bucket(&self, h: HeadRef) -> &Bucket {
+        &self.buckets[h.0]
+    }
+
+    /// Walks the list of `b` from its head, unlinking marked requests on the
+    /// way, and calls `visit(Some(node))` for every unmarked one in order.
+    /// When an unlink fails (the predecessor changed) it calls
+    /// `visit(None)` and starts again from the head. Returns the `next` link
+    /// found null at the end, or `None` if the visitor stopped.
+    #[inline]
+    fn walk<'g>(
+        b: &'g Bucket,
+        c: &AgentCounters,
+        g: &'g Guard,
+        mut visit: impl FnMut(Option<Shared<'g, Request>>) -> Visit,
+    ) -> Option<&'g epoch::Atomic<Request>> {
+        'restart: loop {
+            let mut pred = &b.head;
+            // Acquire: pairs with the Release CAS that linked the node, so its
+            // fields are visible.
+            let mut cur = pred.load(Ordering::Acquire, g);
+            loop {
+                if cur.is_null() {
+                    return Some(pred);
+                }
+                let node = req(cur);
+                let next = node.next.load(Ordering::Acquire, g);
+                if next.tag() == MARK {
+                    let succ = next.with_tag(0);
+                    match pred.compare_exchange(cur, succ, Ordering::AcqRel, Ordering::Acquire, g) {
+                        Ok(_) => {
+                            retire(cur, g);
+                            cur = succ;
+                            continue;
+                        }
+                        Err(_) => {
+                            c.cas_retries.bump();
+                            visit(None);
+                            continue 'restart;
+                        }
+                    }
+                }
+                if let Visit::Stop = visit(Some(cur)) {
+                    return None;
+                }
+                pred = &node.next;
+                cur = next;
+            }
+        }
+    }
+
+    /// Links `r` (owner and age already set) for `id` in `mode`. Refused
+    /// requests are not linked.
+    #[inline]
+    pub(crate) fn acquire(
+        &self,
+        c: &AgentCounters,
+        id: LockId,
+        r: ReqPtr,
+        mode: Mode,
+        may_wait: bool,
+        // Granting ourselves wakes nobody.
+        _wake: &mut Vec<ReqPtr>,
+    ) -> (Outcome, HeadRef) {
+        let h = HeadRef((id.hash64() & self.mask) as usize);
+        let b = self.bucket(h);
+        let words = id.words();
+        let q = r.get();
+        q.key.store(words.0, Ordering::Relaxed);
+        q.hi.store(words.1, Ordering::Relaxed);
+        q.mode.store(mode as u8, Ordering::Relaxed);
+        q.want.store(mode as u8, Ordering::Relaxed);
+        q.next.store(Shared::null(), Ordering::Relaxed);
+        let me = q.txn.load(Ordering::Relaxed);
+        let g = epoch::pin();
+        let new = Shared::from(r.as_ptr());
+        let mut hot = false;
+        let waiting = loop {
+            let mut first: Option<Shared<'_, Request>> = None;
+            let mut shared = false;
+            let last = Self::walk(b, c, &g, |n| {
+                match n {
+                    None => {
+                        first = None;
+                        shared = false;
+                    }
+                    Some(n) => {
+                        let x = req(n);
+                        if same_lock(x, words) && x.txn.load(Ordering::Relaxed) != me {
+                            if in_way(x, mode, &g) {
+                                first.get_or_insert(n);
+                            } else {
+                                shared = true;
+                            }
+                        }
+                    }
+                }
+                Visit::Next
+            });
+            let Some(last) = last else {
+                unreachable!("a walk without a stop reaches the end")
+            };
+            hot |= shared || first.is_some();
+            if let Some(x) = first
+                && !may_wait
+            {
+                self.note_heat(b, hot);
+                return (Outcome::Refused(blocker(req(x))), h);
+            }
+            let waiting = first.is_some();
+            q.status
+                .store(if waiting { WAITING } else { GRANTED }, Ordering::Relaxed);
+            // Release: publishes the node's fields to walkers (their Acquire
+            // loads of the pointer).
+            match last.compare_exchange(Shared::null(), new, Ordering::Release, Ordering::Relaxed, &g) {
+                Ok(_) => break waiting,
+                Err(_) => {
+                    // Somebody appended, or the last node was marked: walk again.
+                    c.cas_retries.bump();
+                    hot = true;
+                }
+            }
+        };
+        self.note_heat(b, hot);
+        if !waiting {
+            return (Outcome::Granted, h);
+        }
+        // Read-after-write: count ourselves as waiting, then a SeqCst fence
+        // between these stores (and the WAITING published by the CAS) and
+        // the re-reads of the requests ahead; pairs with the fence in
+        // `release`, `cancel` and `pass_on` (see the module docs).
+        b.waiting.fetch_add(1, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        if self.clear(b, c, r, &g) == Some(true) {
+            // AcqRel as in `grant`. A failed CAS means a releaser granted it
+            // first (only we cancel our own request).
+            if q.status
+                .compare_exchange(WAITING, GRANTED, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                b.waiting.fetch_sub(1, Ordering::Relaxed);
+            }
+            return (Outcome::Granted, h);
+        }
+        (Outcome::Waiting, h)
+    }
+
+    /// Is the waiting `w` clear: nothing ahead of it in its way? `None` if
+    /// it is not linked any more.
+    fn clear(&self, b: &Bucket, c: &AgentCounters, w: ReqPtr, g: &Guard) -> Option<bool> {
+        let q = w.get();
+        let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
+        let (mode, txn) = (q.mode(), q.txn.load(Ordering::Relaxed));
+        let target = w.as_ptr();
+        let mut found = None;
+        Self::walk(b, c, g, |n| match n {
+            None => {
+                found = None;
+                Visit::Next
+            }
+            Some(n) if n.as_raw() == target => {
+                found = Some(true);
+                Visit::Stop
+            }
+            Some(n) => {
+                let x = req(n);
+                if same_lock(x, words) && x.txn.load(Ordering::Relaxed) != txn && in_way(x, mode, g) {
+                    found = Some(false);
+                    Visit::Stop
+                } else {
+                    Visit::Next
+                }
+            }
+        });
+        found
+    }
+
+    /// Grants the waiting `w` (CAS, so that a grant by a releaser, by the
+    /// waiter itself and a cancel decide exactly once) and queues its owner
+    /// for waking.
+    #[inline]
+    fn grant(&self, b: &Bucket, w: ReqPtr, wake: &mut Vec<ReqPtr>) {
+        // AcqRel: Release pairs with the owner's Acquire load of `status` in
+        // `Transaction::wait`.
+        if w.get()
+            .status
+            .compare_exchange(WAITING, GRANTED, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            b.waiting.fetch_sub(1, Ordering::Relaxed);
+            wake.push(w);
+        }
+    }
+
+    /// After a request of `words` in `mode` stopped being in anyone's way
+    /// (and the caller's SeqCst fence): grants the waiters of the same lock
+    /// it was in the way of that are now clear.
+    #[cold]
+    fn wake_scan(&self, b: &Bucket, c: &AgentCounters, words: (u64, u64), mode: Mode, wake: &mut Vec<ReqPtr>, g: &Guard) {
+        Self::walk(b, c, g, |n| {
+            if let Some(n) = n {
+                let x = req(n);
+                if same_lock(x, words)
+                    && x.status.load(Ordering::Acquire) == WAITING
+                    && !mode.compatible(x.mode())
+                    && self.clear(b, c, ReqPtr::from_raw(n.as_raw()), g) == Some(true)
+                {
+                    self.grant(b, ReqPtr::from_raw(n.as_raw()), wake);
+                }
+            }
+            Visit::Next
+        });
+    }
+
+    /// Unlinks the marked `r` at once if it is first in its list (the common
+    /// case for row locks); otherwise the next walk will.
+    #[inline]
+    fn unlink_if_first(&self, b: &Bucket, r: ReqPtr, g: &Guard) {
+        let cur = b.head.load(Ordering::Acquire, g);
+        if cur.as_raw() == r.as_ptr() {
+            let next = r.get().next.load(Ordering::Acquire, g);
+            if b.head
+                .compare_exchange(cur, next.with_tag(0), Ordering::AcqRel, Ordering::Relaxed, g)
+                .is_ok()
+            {
+                retire(cur, g);
+            }
+        }
+    }
+
+    /// After the request `r` stopped being in anyone's way (OBSOLETE or
+    /// INHERITED stored): the fence and the wake-up duty of the module docs.
+    #[inline]
+    fn after_release(&self, b: &Bucket, c: &AgentCounters, r: ReqPtr, wake: &mut Vec<ReqPtr>, g: &Guard) {
+        // SeqCst fence between our store of the new state and the load of
+        // `waiting` (and the waiters' states); pairs with the waiter's fence
+        // in `acquire` (Dekker).
+        fence(Ordering::SeqCst);
+        if b.waiting.load(Ordering::Relaxed) != 0 {
+            let q = r.get();
+            let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
+            self.wake_scan(b, c, words, q.mode(), wake, g);
+        }
+    }
+
+    /// Releases the granted `r`.
+    #[inline]
+    pub(crate) fn release(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+        let b = self.bucket(h);
+        let g = epoch::pin();
+        // Release: whoever reads OBSOLETE (Acquire) sees what we did under the lock.
+        r.get().status.store(OBSOLETE, Ordering::Release);
+        self.after_release(b, c, r, wake, &g);
+        mark(r.get(), &g);
+        self.unlink_if_first(b, r, &g);
+    }
+
+    /// Withdraws the waiting `r` unless it was granted meanwhile.
+    pub(crate) fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+        let b = self.bucket(h);
+        let g = epoch::pin();
+        if r.get()
+            .status
+            .compare_exchange(WAITING, OBSOLETE, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return Cancel::WasGranted;
+        }
+        b.waiting.fetch_sub(1, Ordering::Relaxed);
+        // A waiter is in the way of later incompatible requests too.
+        self.after_release(b, c, r, wake, &g);
+        mark(r.get(), &g);
+        self.unlink_if_first(b, r, &g);
+        Cancel::Cancelled
+    }
+
+    /// At commit: keeps the granted `r` INHERITED for the agent's next
+    /// transaction if the lock is hot (`None` = don't care) and nobody waits
+    /// for it; else releases it.
+    #[inline]
+    pub(crate) fn release_or_inherit(
+        &self,
+        c: &AgentCounters,
+        h: HeadRef,
+        r: ReqPtr,
+        hot_threshold: Option<u32>,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Handoff {
+        let b = self.bucket(h);
+        if hot_threshold.is_some_and(|t| (b.heat.load(Ordering::Relaxed) & 0xffff).count_ones() < t) {
+            self.release(c, h, r, wake);
+            return Handoff::Released;
+        }
+        if self.pass_on(b, c, r) {
+            Handoff::Inherited
+        } else {
+            self.release(c, h, r, wake);
+            Handoff::Released
+        }
+    }
+
+    /// Re-inheritance of a reclaimed request: no heat check (it was hot).
+    #[inline]
+    pub(crate) fn reinherit(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Reinherit {
+        let b = self.bucket(h);
+        if self.pass_on(b, c, r) {
+            Reinherit::Passed
+        } else {
+            self.release(c, h, r, wake);
+            Reinherit::Released
+        }
+    }
+
+    /// Stores INHERITED unless a waiter of the lock that `r` is in the way
+    /// of exists; `false` (and `r` GRANTED again) if one does. `true` also
+    /// when a waiter invalidated it meanwhile: the agent's next transaction
+    /// finds it INVALID.
+    fn pass_on(&self, b: &Bucket, c: &AgentCounters, r: ReqPtr) -> bool {
+        let q = r.get();
+        // Release: pairs with the Acquire of the reclaim or invalidate CAS.
+        q.status.store(INHERITED, Ordering::Release);
+        // SeqCst fence: as in `after_release` (a waiter that did not see
+        // INHERITED is seen here).
+        fence(Ordering::SeqCst);
+        if b.waiting.load(Ordering::Relaxed) == 0 {
+            return true;
+        }
+        let g = epoch::pin();
+        let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
+        let (mode, me) = (q.mode(), q.txn.load(Ordering::Relaxed));
+        let mut blocks = false;
+        Self::walk(b, c, &g, |n| match n {
+            None => {
+                blocks = false;
+                Visit::Next
+            }
+            Some(n) => {
+                let x = req(n);
+                if same_lock(x, words)
+                    && x.txn.load(Ordering::Relaxed) != me
+                    && x.status.load(Ordering::Acquire) == WAITING
+                    && !mode.compatible(x.mode())
+                {
+                    blocks = true;
+                    Visit::Stop
+                } else {
+                    Visit::Next
+                }
+            }
+        });
+        if !blocks {
+            return true;
+        }
+        // Take it back to release it; if a waiter invalidated it first, it
+        // is theirs to unlink.
+        !q.status
+            .compare_exchange(INHERITED, GRANTED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// The blockers of the waiting `r`; `false` if it no longer waits. `r`
+    /// may belong to another agent, so it is dereferenced only once it was
+    /// found in the list while pinned.
+    pub(crate) fn blockers(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+        let b = self.bucket(h);
+        let g = epoch::pin();
+        let target = r.as_ptr();
+        let mut found = false;
+        Self::walk(b, c, &g, |n| match n {
+            Some(n) if n.as_raw() == target => {
+                found = true;
+                Visit::Stop
+            }
+            _ => Visit::Next,
+        });
+        if !found {
+            return false;
+        }
+        // Linked during our pin: safe to read until we unpin.
+        let q = r.get();
+        if q.status.load(Ordering::Acquire) != WAITING {
+            return false;
+        }
+        let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
+        let (mode, txn) = (q.mode(), q.txn.load(Ordering::Relaxed));
+        let start = out.len();
+        Self::walk(b, c, &g, |n| match n {
+            None => {
+                out.truncate(start);
+                Visit::Next
+            }
+            Some(n) if n.as_raw() == target => Visit::Stop,
+            Some(n) => {
+                let x = req(n);
+                if same_lock(x, words) && x.txn.load(Ordering::Relaxed) != txn {
+                    let s = x.status.load(Ordering::Acquire);
+                    if (s == GRANTED || s == WAITING) && !mode.compatible(x.mode()) {
+                        out.push(blocker(x));
+                    }
+                }
+                Visit::Next
+            }
+        });
+        true
+    }
+
+    #[inline]
+    fn note_heat(&self, b: &Bucket, hot: bool) {
+        // Relaxed and racy: a lost update only blurs a heuristic. Written
+        // only when it changes, so a steadily hot or cold bucket costs no
+        // shared write.
+        let h = b.heat.load(Ordering::Relaxed);
+        let n = ((h << 1) | hot as u32) & 0xffff;
+        if n != h {
+            b.heat.store(n, Ordering::Relaxed);
+        }
+    }
+
+    /// Appends every lock with live requests (consistent per request, not
+    /// per lock: the lists are read without a latch).
+    pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
+        let c = AgentCounters::default();
+        let g = epoch::pin();
+        for b in self.buckets.iter() {
+            let start = out.len();
+            // Own requests granted so far, to tell conversions.
+            let mut held: Vec<(LockId, u64, Mode)> = Vec::new();
+            Self::walk(b, &c, &g, |n| {
+                let Some(n) = n else {
+                    out.truncate(start);
+                    held.clear();
+                    return Visit::Next;
+                };
+                let x = req(n);
+                let id = LockId::from_words(x.key.load(Ordering::Relaxed), x.hi.load(Ordering::Relaxed));
+                let status = x.status.load(Ordering::Acquire);
+                if !matches!(status, GRANTED | WAITING | INHERITED) {
+                    return Visit::Next;
+                }
+                let i = match out[start..].iter().position(|l| l.lock == id) {
+                    Some(i) => start + i,
+                    None => {
+                        out.push(LockInfo {
+                            lock: id,
+                            group: Mode::NL,
+                            holders: Vec::new(),
+                            waiters: Vec::new(),
+                        });
+                        out.len() - 1
+                    }
+                };
+                let (txn, mode) = (x.txn(), x.mode());
+                let info = &mut out[i];
+                if status == WAITING {
+                    let waited = std::time::Duration::from_nanos(now_ns.saturating_sub(x.since.load(Ordering::Relaxed)));
+                    let converting_from = held
+                        .iter()
+                        .find(|&&(l, t, _)| l == id && t == txn.0)
+                        .map(|&(_, _, m)| m);
+                    info.waiters.push(Waiter {
+                        txn,
+                        mode,
+                        converting_from,
+                        waited,
+                    });
+                } else {
+                    info.group = info.group.join(mode);
+                    info.holders.push(Holder {
+                        txn,
+                        mode,
+                        inherited: status == INHERITED,
+                    });
+                    held.push((id, txn.0, mode));
+                }
+                Visit::Next
+            });
+        }
+    }
+}
+
+impl Drop for LatchFree {
+    fn drop(&mut self) {
+        // Every agent is gone (each holds the manager), so every request
+        // still linked is OBSOLETE or INVALID and ORPHANED or about to be;
+        // requests unlinked earlier belong to the epoch collector.
+        let g = epoch::pin();
+        for b in self.buckets.iter() {
+            let mut cur = b.head.swap(Shared::null(), Ordering::AcqRel, &g);
+            while !cur.is_null() {
+                let next = req(cur).next.load(Ordering::Acquire, &g).with_tag(0);
+                let r = ReqPtr::from_raw(cur.as_raw());
+                // Linked, so not retired: nobody else will decide for it.
+                returned(r);
+                cur = next;
+            }
+        }
+    }
+}
+
+#[cfg(all(test, heirloom_loom))]
+mod tests {
+    mod loom_latchfree;
+}
