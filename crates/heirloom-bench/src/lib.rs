@@ -327,6 +327,32 @@ fn run_verified<W: Workload>(
     Ok(r)
 }
 
+/// For every run on the latch-free table with a `latched` run of the same
+/// SLI setting, policy and thread count: the throughput ratio and what each
+/// pays for contention on the table's own state per transaction.
+pub fn table_summary(runs: &[RunResult]) -> Vec<String> {
+    let mut out = Vec::new();
+    for free in runs.iter().filter(|r| r.table == TableKind::LatchFree.name()) {
+        if let Some(latched) = runs.iter().find(|r| {
+            r.table == TableKind::Latched.name()
+                && r.sli == free.sli
+                && r.policy == free.policy
+                && r.threads == free.threads
+        }) {
+            out.push(format!(
+                "{} threads, SLI {}, {}: latchfree/latched throughput {:.2}x; contended latches per txn {:.3} (latched) vs CAS retries per txn {:.3} (latchfree)",
+                free.threads,
+                if free.sli { "on" } else { "off" },
+                free.policy,
+                free.tps / latched.tps.max(1e-9),
+                latched.per_txn.latch_contended,
+                free.per_txn.cas_retries,
+            ));
+        }
+    }
+    out
+}
+
 /// For every (table, policy, threads) run with SLI both off and on: the
 /// ratio of throughput and the lock-table operations per transaction.
 pub fn sli_summary(runs: &[RunResult]) -> Vec<String> {

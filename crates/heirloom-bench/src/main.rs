@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! heirloom demo
-//! heirloom bench --workload tm1 --mix ndbb --threads 1,2,8 --table global,latched --sli off,on \
+//! heirloom bench --workload tm1 --mix ndbb --threads 1,2,8 --table global,latched,latchfree --sli off,on \
 //!     --duration 2 --verify --json out.json --csv out.csv --plot out.svg
 //! ```
 //!
@@ -11,7 +11,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use heirloom::{ConflictPolicy, TableKind};
-use heirloom_bench::{BenchError, Spec, report, sli_summary, sweep};
+use heirloom_bench::{BenchError, Spec, report, sli_summary, sweep, table_summary};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -49,7 +49,7 @@ struct BenchArgs {
     /// Worker thread counts.
     #[arg(long, value_delimiter = ',', default_value = "1,2,8")]
     threads: Vec<String>,
-    /// Lock table kinds: global, latched.
+    /// Lock table kinds: global, latched, latchfree.
     #[arg(long = "table", value_delimiter = ',', default_value = "latched")]
     tables: Vec<String>,
     /// Speculative lock inheritance: off, on.
@@ -235,6 +235,9 @@ fn execute(spec: &Spec, out: &Outputs, title: &str) -> Result<(), BenchError> {
     bar.finish_and_clear();
     print!("{}", report::table(&runs));
     for line in sli_summary(&runs) {
+        println!("{line}");
+    }
+    for line in table_summary(&runs) {
         println!("{line}");
     }
     if spec.verify {

@@ -59,7 +59,7 @@ pub fn table(runs: &[RunResult]) -> String {
     let breakdown = runs.iter().any(|r| r.breakdown.is_some());
     let repeated = runs.iter().any(|r| !r.tps_runs.is_empty());
     out.push_str(&format!(
-        "{:<8} {:<4} {:<12} {:>7} {:>11} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9}",
+        "{:<9} {:<4} {:<12} {:>7} {:>11} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "table",
         "sli",
         "policy",
@@ -71,6 +71,7 @@ pub fn table(runs: &[RunResult]) -> String {
         "p99 us",
         "lt-ops/tx",
         "latch/tx",
+        "cas/tx",
         "inh-used",
         "inh-inval"
     ));
@@ -84,7 +85,7 @@ pub fn table(runs: &[RunResult]) -> String {
     for r in runs {
         let done = (r.committed + r.failed).max(1) as f64;
         out.push_str(&format!(
-            "{:<8} {:<4} {:<12} {:>7} {:>11.0} {:>8.1}% {:>9.0} {:>8.1} {:>8.1} {:>9.2} {:>9.3} {:>9.2} {:>9.4}",
+            "{:<9} {:<4} {:<12} {:>7} {:>11.0} {:>8.1}% {:>9.0} {:>8.1} {:>8.1} {:>9.2} {:>9.3} {:>9.3} {:>9.2} {:>9.4}",
             r.table,
             if r.sli { "on" } else { "off" },
             r.policy,
@@ -96,6 +97,7 @@ pub fn table(runs: &[RunResult]) -> String {
             r.latency_us.p99,
             r.per_txn.table_ops,
             r.per_txn.latch_contended,
+            r.per_txn.cas_retries,
             r.per_txn.inherited_used,
             r.per_txn.inherited_invalidated,
         ));
@@ -150,6 +152,7 @@ struct CsvRow<'a> {
     lock_requests_per_txn: f64,
     table_ops_per_txn: f64,
     latch_contended_per_txn: f64,
+    cas_retries_per_txn: f64,
     waits_per_txn: f64,
     inherited_used_per_txn: f64,
     inherited_discarded_per_txn: f64,
@@ -184,6 +187,7 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             lock_requests_per_txn: r.per_txn.lock_requests,
             table_ops_per_txn: r.per_txn.table_ops,
             latch_contended_per_txn: r.per_txn.latch_contended,
+            cas_retries_per_txn: r.per_txn.cas_retries,
             waits_per_txn: r.per_txn.waits,
             inherited_used_per_txn: r.per_txn.inherited_used,
             inherited_discarded_per_txn: r.per_txn.inherited_discarded,

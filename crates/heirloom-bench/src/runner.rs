@@ -55,6 +55,9 @@ pub struct PerTxn {
     pub table_ops: f64,
     /// Latch acquisitions that found the latch held.
     pub latch_contended: f64,
+    /// Latch-free table: failed and retried compare-and-swaps (its
+    /// equivalent of `latch_contended`; zero on the latched tables).
+    pub cas_retries: f64,
     /// Requests that waited for a lock.
     pub waits: f64,
     /// Inherited locks used (reclaimed with one CAS).
@@ -275,6 +278,7 @@ pub fn run<W: Workload>(
             lock_requests: per(stats.lock_requests),
             table_ops: per(stats.table_ops),
             latch_contended: per(stats.latch_contended),
+            cas_retries: per(stats.cas_retries),
             waits: per(stats.waits),
             inherited_used: per(stats.inherited_used),
             inherited_discarded: per(stats.inherited_discarded),

@@ -6,7 +6,8 @@
 //! `cargo bench -p heirloom --bench sli` (options after `--`:
 //! `--seconds S` per run, default 1; `--repeat N` alternating off/on runs
 //! per thread count, median reported, default 3; `--threads 1,2,8,32`;
-//! `--table latched|global`).
+//! `--table latched,latchfree` — several tables run side by side in every
+//! round, and each row's last column compares it with the first table).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
@@ -22,6 +23,7 @@ struct Run {
     tps: f64,
     per_txn_upper_ops: f64,
     per_txn_contended: f64,
+    per_txn_cas: f64,
     used: f64,
 }
 
@@ -68,6 +70,7 @@ fn run(kind: TableKind, sli: Inheritance, threads: usize, secs: f64) -> Run {
         // are never inherited), so the rest are database and table operations.
         per_txn_upper_ops: (d.table_ops as f64 - 2.0 * d.committed as f64).max(0.0) / n,
         per_txn_contended: d.latch_contended as f64 / n,
+        per_txn_cas: d.cas_retries as f64 / n,
         used: d.inherited_used as f64 / n,
     }
 }
@@ -75,7 +78,7 @@ fn run(kind: TableKind, sli: Inheritance, threads: usize, secs: f64) -> Run {
 fn main() {
     let mut secs = 1.0;
     let mut threads = vec![1, 2, 8, 32];
-    let mut kind = TableKind::Latched;
+    let mut kinds = vec![TableKind::Latched];
     let mut repeat = 3;
     let args: Vec<String> = std::env::args().collect();
     let mut i = 1;
@@ -100,8 +103,11 @@ fn main() {
                 i += 1;
             }
             "--table" => {
-                if let Some(k) = args.get(i + 1).and_then(|s| s.parse().ok()) {
-                    kind = k;
+                if let Some(v) = args.get(i + 1) {
+                    let k: Vec<TableKind> = v.split(',').filter_map(|t| t.trim().parse().ok()).collect();
+                    if !k.is_empty() {
+                        kinds = k;
+                    }
                 }
                 i += 1;
             }
@@ -109,42 +115,62 @@ fn main() {
         }
         i += 1;
     }
+    let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
     println!(
-        "sli bench: GET_SUBSCRIBER_DATA shape (IS db, IS table, S row of {ROWS}); table {}; median of {repeat} x {secs} s; {} cores",
-        kind.name(),
+        "sli bench: GET_SUBSCRIBER_DATA shape (IS db, IS table, S row of {ROWS}); tables {}; median of {repeat} x {secs} s; {} cores",
+        names.join(","),
         thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
     );
     println!(
-        "{:>7} {:>4} {:>12} {:>14} {:>14} {:>10} {:>9}",
-        "threads", "sli", "txn/s", "db+table ops", "contended", "reclaimed", "on/off"
+        "{:>7} {:>9} {:>4} {:>12} {:>14} {:>10} {:>10} {:>10} {:>9} {:>9}",
+        "threads", "table", "sli", "txn/s", "db+table ops", "contended", "cas retry", "reclaimed", "on/off", "vs first"
     );
     for &t in &threads {
-        // Alternate off/on `repeat` times and keep each side's median
-        // throughput, so drift on a shared machine hits both alike.
-        let (mut offs, mut ons) = (Vec::new(), Vec::new());
+        // Every configuration runs once per round, in the same order, and
+        // keeps its median throughput, so drift on a shared machine hits all
+        // alike.
+        let configs: Vec<(TableKind, Inheritance)> = kinds
+            .iter()
+            .flat_map(|&k| [(k, Inheritance::Off), (k, Inheritance::On)])
+            .collect();
+        let mut results: Vec<Vec<Run>> = configs.iter().map(|_| Vec::new()).collect();
         for _ in 0..repeat {
-            offs.push(run(kind, Inheritance::Off, t, secs));
-            ons.push(run(kind, Inheritance::On, t, secs));
+            for (c, out) in configs.iter().zip(results.iter_mut()) {
+                out.push(run(c.0, c.1, t, secs));
+            }
         }
-        let median = |mut v: Vec<Run>| {
-            v.sort_by(|a, b| a.tps.total_cmp(&b.tps));
-            v.swap_remove(v.len() / 2)
-        };
-        let (off, on) = (median(offs), median(ons));
-        for (name, r) in [("off", &off), ("on", &on)] {
+        let medians: Vec<Run> = results
+            .into_iter()
+            .map(|mut v| {
+                v.sort_by(|a, b| a.tps.total_cmp(&b.tps));
+                v.swap_remove(v.len() / 2)
+            })
+            .collect();
+        for (j, ((kind, sli), r)) in configs.iter().zip(&medians).enumerate() {
+            let on_off = if *sli == Inheritance::On {
+                format!("{:.2}x", r.tps / medians[j - 1].tps)
+            } else {
+                String::new()
+            };
+            // The same SLI setting on the first table.
+            let first = &medians[j % 2];
+            let vs_first = if j >= 2 {
+                format!("{:.2}x", r.tps / first.tps)
+            } else {
+                String::new()
+            };
             println!(
-                "{:>7} {:>4} {:>12.0} {:>14.3} {:>14.3} {:>10.3} {:>9}",
+                "{:>7} {:>9} {:>4} {:>12.0} {:>14.3} {:>10.3} {:>10.3} {:>10.3} {:>9} {:>9}",
                 t,
-                name,
+                kind.name(),
+                sli.name(),
                 r.tps,
                 r.per_txn_upper_ops,
                 r.per_txn_contended,
+                r.per_txn_cas,
                 r.used,
-                if name == "on" {
-                    format!("{:.2}x", on.tps / off.tps)
-                } else {
-                    String::new()
-                }
+                on_off,
+                vs_first
             );
         }
     }

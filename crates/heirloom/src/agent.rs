@@ -294,7 +294,6 @@ impl Nodes {
             self.pool.push(r);
         }
     }
-
 }
 
 impl Drop for Nodes {

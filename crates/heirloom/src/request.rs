@@ -68,30 +68,36 @@ pub(crate) const ORPHANED: u8 = 2;
 // finds it clear, and a released or cancelled request becomes OBSOLETE.
 
 /// One request. See the module docs for which latch guards what.
+///
+/// `repr(C, align(64))`: one cache line per request, with the fields a
+/// latch-free walk reads (link, lock id, owner, status, mode) first, and no
+/// two requests sharing a line (their owners write their `status`).
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub(crate) struct Request {
-    pub(crate) status: AtomicU8,
-    /// Granted mode (NL while WAITING).
-    pub(crate) mode: AtomicU8,
-    /// Requested mode while WAITING or CONVERTING.
-    pub(crate) want: AtomicU8,
-    /// Owning transaction.
-    pub(crate) txn: AtomicU64,
-    /// The owner's age for wait-die and wound-wait (smaller is older).
-    pub(crate) ts: AtomicU64,
-    /// When it started waiting, in nanoseconds since the manager was built.
-    pub(crate) since: AtomicU64,
-    /// Registry index of the owning agent (fixed for the node's life).
-    pub(crate) agent: u32,
     /// Latch-free table: the next request of the bucket's list; tag 1 marks
     /// this request as logically deleted (its `next` is then frozen).
     pub(crate) next: Atomic<Request>,
     /// Latch-free table: the lock id's words (see `LockId::words`).
     pub(crate) key: AtomicU64,
     pub(crate) hi: AtomicU64,
+    /// Owning transaction.
+    pub(crate) txn: AtomicU64,
+    pub(crate) status: AtomicU8,
+    /// Granted mode (NL while WAITING; the latch-free table keeps the
+    /// requested mode here from the start).
+    pub(crate) mode: AtomicU8,
+    /// Requested mode while WAITING or CONVERTING.
+    pub(crate) want: AtomicU8,
     /// Latch-free table: IN_USE, RETURNED or ORPHANED (who may reuse or free
     /// the node after it left a list; see `table/latchfree.rs`).
     pub(crate) recycle: AtomicU8,
+    /// Registry index of the owning agent (fixed for the node's life).
+    pub(crate) agent: u32,
+    /// The owner's age for wait-die and wound-wait (smaller is older).
+    pub(crate) ts: AtomicU64,
+    /// When it started waiting, in nanoseconds since the manager was built.
+    pub(crate) since: AtomicU64,
 }
 
 impl Request {

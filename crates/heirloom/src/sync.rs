@@ -8,12 +8,16 @@
 #[cfg(heirloom_loom)]
 pub(crate) use loom::sync::Arc;
 #[cfg(heirloom_loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+pub(crate) use loom::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
+};
 
 #[cfg(not(heirloom_loom))]
 pub(crate) use std::sync::Arc;
 #[cfg(not(heirloom_loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+pub(crate) use std::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
+};
 
 use std::time::Instant;
 

@@ -294,6 +294,8 @@ impl LatchFree {
         let g = epoch::pin();
         let new = Shared::from(r.as_ptr());
         let mut hot = false;
+        // Counted in `waiting` while it may be linked as WAITING.
+        let mut counted = false;
         let waiting = loop {
             let mut first: Option<Shared<'_, Request>> = None;
             let mut shared = false;
@@ -323,10 +325,24 @@ impl LatchFree {
             if let Some(x) = first
                 && !may_wait
             {
+                // Never counted: `may_wait` is false, so never WAITING.
                 self.note_heat(b, hot);
                 return (Outcome::Refused(blocker(req(x))), h);
             }
             let waiting = first.is_some();
+            // Count ourselves before the CAS can publish WAITING: a granter's
+            // decrement then follows our increment in the counter's
+            // modification order, so the count never dips below the number
+            // of linked waiters (a releaser reading it after its fence could
+            // otherwise read a transient low and skip a waiter it must wake).
+            if waiting != counted {
+                if waiting {
+                    b.waiting.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    b.waiting.fetch_sub(1, Ordering::Relaxed);
+                }
+                counted = waiting;
+            }
             q.status
                 .store(if waiting { WAITING } else { GRANTED }, Ordering::Relaxed);
             // Release: publishes the node's fields to walkers (their Acquire
@@ -344,11 +360,10 @@ impl LatchFree {
         if !waiting {
             return (Outcome::Granted, h);
         }
-        // Read-after-write: count ourselves as waiting, then a SeqCst fence
-        // between these stores (and the WAITING published by the CAS) and
-        // the re-reads of the requests ahead; pairs with the fence in
-        // `release`, `cancel` and `pass_on` (see the module docs).
-        b.waiting.fetch_add(1, Ordering::Relaxed);
+        // Read-after-write: a SeqCst fence between our count in `waiting`
+        // and the WAITING published by the CAS, and the re-reads of the
+        // requests ahead; pairs with the fence in `after_release` and
+        // `pass_on` (see the module docs).
         fence(Ordering::SeqCst);
         if self.clear(b, c, r, &g) == Some(true) {
             // AcqRel as in `grant`. A failed CAS means a releaser granted it
@@ -415,7 +430,15 @@ impl LatchFree {
     /// (and the caller's SeqCst fence): grants the waiters of the same lock
     /// it was in the way of that are now clear.
     #[cold]
-    fn wake_scan(&self, b: &Bucket, c: &AgentCounters, words: (u64, u64), mode: Mode, wake: &mut Vec<ReqPtr>, g: &Guard) {
+    fn wake_scan(
+        &self,
+        b: &Bucket,
+        c: &AgentCounters,
+        words: (u64, u64),
+        mode: Mode,
+        wake: &mut Vec<ReqPtr>,
+        g: &Guard,
+    ) {
         Self::walk(b, c, g, |n| {
             if let Some(n) = n {
                 let x = req(n);
@@ -510,7 +533,7 @@ impl LatchFree {
             self.release(c, h, r, wake);
             return Handoff::Released;
         }
-        if self.pass_on(b, c, r) {
+        if self.pass_on(b, c, r, wake) {
             Handoff::Inherited
         } else {
             self.release(c, h, r, wake);
@@ -522,7 +545,7 @@ impl LatchFree {
     #[inline]
     pub(crate) fn reinherit(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Reinherit {
         let b = self.bucket(h);
-        if self.pass_on(b, c, r) {
+        if self.pass_on(b, c, r, wake) {
             Reinherit::Passed
         } else {
             self.release(c, h, r, wake);
@@ -532,9 +555,9 @@ impl LatchFree {
 
     /// Stores INHERITED unless a waiter of the lock that `r` is in the way
     /// of exists; `false` (and `r` GRANTED again) if one does. `true` also
-    /// when a waiter invalidated it meanwhile: the agent's next transaction
+    /// when somebody invalidated it meanwhile: the agent's next transaction
     /// finds it INVALID.
-    fn pass_on(&self, b: &Bucket, c: &AgentCounters, r: ReqPtr) -> bool {
+    fn pass_on(&self, b: &Bucket, c: &AgentCounters, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> bool {
         let q = r.get();
         // Release: pairs with the Acquire of the reclaim or invalidate CAS.
         q.status.store(INHERITED, Ordering::Release);
@@ -570,11 +593,20 @@ impl LatchFree {
         if !blocks {
             return true;
         }
-        // Take it back to release it; if a waiter invalidated it first, it
-        // is theirs to unlink.
-        !q.status
+        // Take it back to release it.
+        if q.status
             .compare_exchange(INHERITED, GRANTED, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
+        {
+            return false;
+        }
+        // Invalidated first (the invalidator unlinks it). An invalidation
+        // does no wake-up of its own, and the waiter we saw parked while
+        // this request was GRANTED may not be the invalidator: the
+        // release's wake-up duty is ours. (Later waiters never park on an
+        // INHERITED request: they invalidate it.)
+        self.wake_scan(b, c, words, mode, wake, &g);
+        true
     }
 
     /// The blockers of the waiting `r`; `false` if it no longer waits. `r`
@@ -671,7 +703,8 @@ impl LatchFree {
                 let (txn, mode) = (x.txn(), x.mode());
                 let info = &mut out[i];
                 if status == WAITING {
-                    let waited = std::time::Duration::from_nanos(now_ns.saturating_sub(x.since.load(Ordering::Relaxed)));
+                    let waited =
+                        std::time::Duration::from_nanos(now_ns.saturating_sub(x.since.load(Ordering::Relaxed)));
                     let converting_from = held
                         .iter()
                         .find(|&&(l, t, _)| l == id && t == txn.0)

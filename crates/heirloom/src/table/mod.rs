@@ -57,7 +57,9 @@ impl std::str::FromStr for TableKind {
             "global" => Ok(TableKind::Global),
             "latched" => Ok(TableKind::Latched),
             "latchfree" => Ok(TableKind::LatchFree),
-            _ => Err(format!("unknown lock table `{s}` (expected global, latched or latchfree)")),
+            _ => Err(format!(
+                "unknown lock table `{s}` (expected global, latched or latchfree)"
+            )),
         }
     }
 }

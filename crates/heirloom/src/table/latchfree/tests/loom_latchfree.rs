@@ -1,0 +1,230 @@
+//! loom models of the latch-free table, running the table's own code
+//! (crossbeam-epoch runs on loom too: `--cfg crossbeam_loom`). Every lock
+//! hashes to the one bucket, so all requests share a list.
+//!
+//! Run: `RUSTFLAGS="--cfg heirloom_loom --cfg crossbeam_loom"
+//! CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 cargo test --release
+//! -p heirloom --lib loom`
+
+use crossbeam_epoch as epoch;
+
+use super::super::{LatchFree, Visit};
+use crate::id::{LockId, TableId};
+use crate::mode::Mode;
+use crate::queue::{Cancel, Outcome};
+use crate::request::{GRANTED, OBSOLETE, ORPHANED, RETURNED, ReqPtr, WAITING};
+use crate::stats::AgentCounters;
+use crate::sync::{Arc, Ordering};
+use crate::table::HeadRef;
+
+const T: TableId = TableId::new(0, 1);
+
+fn request(txn: u64) -> ReqPtr {
+    let r = ReqPtr::alloc(txn as u32);
+    r.get().txn.store(txn, Ordering::Relaxed);
+    r
+}
+
+/// Waits (as a parked owner would) until `r` is no longer WAITING.
+fn wait_granted(r: ReqPtr) {
+    while r.get().status.load(Ordering::Acquire) == WAITING {
+        loom::thread::yield_now();
+    }
+}
+
+/// The end of a model: the agents are gone; the table frees what is linked.
+fn orphan(nodes: &[ReqPtr]) {
+    for r in nodes {
+        if r.get().recycle.swap(ORPHANED, Ordering::AcqRel) == RETURNED {
+            // SAFETY: returned by the collector: in no list, seen by nobody.
+            unsafe { r.free() };
+        }
+    }
+}
+
+/// Two requesters append incompatible requests (no waiting) while a third
+/// thread walks the list: never both granted, a refused request is not
+/// linked, and the walker sees each linked request once, in order.
+#[test]
+fn two_appenders_and_a_scanner() {
+    // Three threads each pinning the epoch: one preemption per execution
+    // keeps the search to minutes (the other models use the CI's bound).
+    let mut m = loom::model::Builder::new();
+    m.preemption_bound = Some(1);
+    m.check(|| {
+        let t = Arc::new(LatchFree::new(1));
+        let id = LockId::row(T, 7);
+        let (a, b) = (request(1), request(2));
+        let spawn = |r: ReqPtr, mode: Mode| {
+            let t = t.clone();
+            loom::thread::spawn(move || {
+                let c = AgentCounters::default();
+                let (out, _) = t.acquire(&c, id, r, mode, false, &mut Vec::new());
+                matches!(out, Outcome::Granted)
+            })
+        };
+        let ha = spawn(a, Mode::S);
+        let hb = spawn(b, Mode::X);
+        {
+            let c = AgentCounters::default();
+            let g = epoch::pin();
+            let mut seen = Vec::new();
+            LatchFree::walk(&t.buckets[0], &c, &g, |n| {
+                match n {
+                    None => seen.clear(),
+                    Some(n) => seen.push(n.as_raw()),
+                }
+                Visit::Next
+            });
+            assert!(seen.len() <= 2);
+            assert!(seen.len() < 2 || seen[0] != seen[1]);
+        }
+        let (ga, gb) = (ha.join().unwrap(), hb.join().unwrap());
+        assert!(!(ga && gb), "S and X both granted");
+        assert!(ga || gb, "one of them is first and nothing is in its way");
+        let c = AgentCounters::default();
+        let mut wake = Vec::new();
+        for (r, granted) in [(a, ga), (b, gb)] {
+            if granted {
+                t.release(&c, HeadRef(0), r, &mut wake);
+            }
+        }
+        assert!(wake.is_empty());
+        let mut snap = Vec::new();
+        t.snapshot(0, &mut snap);
+        assert!(snap.is_empty(), "nothing live after the releases");
+        let refused = if ga { b } else { a };
+        drop(t);
+        orphan(&[if ga { a } else { b }]);
+        // SAFETY: refused requests are never linked.
+        unsafe { refused.free() };
+    });
+}
+
+/// A holder releases while a conflicting requester links as WAITING and
+/// re-reads (the read-after-write step): the waiter is always granted — by
+/// itself or by the releaser — and never while the holder still holds.
+#[test]
+fn release_racing_with_wait_never_loses_the_wake_up() {
+    loom::model(|| {
+        let t = Arc::new(LatchFree::new(1));
+        let id = LockId::table(T);
+        let (h, w) = (request(1), request(2));
+        let c = AgentCounters::default();
+        let (out, _) = t.acquire(&c, id, h, Mode::X, true, &mut Vec::new());
+        assert!(matches!(out, Outcome::Granted));
+        let waiter = {
+            let t = t.clone();
+            loom::thread::spawn(move || {
+                let c = AgentCounters::default();
+                let (out, _) = t.acquire(&c, id, w, Mode::IS, true, &mut Vec::new());
+                if matches!(out, Outcome::Waiting) {
+                    wait_granted(w);
+                }
+                assert_eq!(w.get().status.load(Ordering::Acquire), GRANTED);
+                assert_eq!(
+                    h.get().status.load(Ordering::Acquire),
+                    OBSOLETE,
+                    "granted while the X holder holds"
+                );
+            })
+        };
+        let mut wake = Vec::new();
+        t.release(&c, HeadRef(0), h, &mut wake);
+        waiter.join().unwrap();
+        assert!(wake.is_empty() || wake == [w]);
+        t.release(&c, HeadRef(0), w, &mut wake);
+        drop(t);
+        orphan(&[h, w]);
+    });
+}
+
+/// A waiter cancels (timeout) while the holder releases: exactly one of
+/// grant and cancel wins, and the bucket's waiting count ends at zero.
+#[test]
+fn cancel_racing_with_release_decides_once() {
+    loom::model(|| {
+        let t = Arc::new(LatchFree::new(1));
+        let id = LockId::table(T);
+        let (h, w) = (request(1), request(2));
+        let c = AgentCounters::default();
+        assert!(matches!(
+            t.acquire(&c, id, h, Mode::X, true, &mut Vec::new()).0,
+            Outcome::Granted
+        ));
+        assert!(matches!(
+            t.acquire(&c, id, w, Mode::X, true, &mut Vec::new()).0,
+            Outcome::Waiting
+        ));
+        let releaser = {
+            let t = t.clone();
+            loom::thread::spawn(move || {
+                let c = AgentCounters::default();
+                let mut wake = Vec::new();
+                t.release(&c, HeadRef(0), h, &mut wake);
+                wake.len()
+            })
+        };
+        let cancel = t.cancel(&c, HeadRef(0), w, &mut Vec::new());
+        let woken = releaser.join().unwrap();
+        match cancel {
+            Cancel::WasGranted => {
+                assert_eq!(woken, 1);
+                assert_eq!(w.get().status.load(Ordering::Acquire), GRANTED);
+                t.release(&c, HeadRef(0), w, &mut Vec::new());
+            }
+            Cancel::Cancelled => assert_eq!(woken, 0),
+        }
+        assert_eq!(t.buckets[0].waiting.load(Ordering::Relaxed), 0);
+        drop(t);
+        orphan(&[h, w]);
+    });
+}
+
+/// A released request is unlinked and handed to the epoch collector while
+/// another thread walks the list: once the collector says RETURNED and the
+/// owner reuses (here: poisons) the node, no walker can still be on it.
+#[test]
+fn reclamation_never_frees_under_a_scan() {
+    const POISON: u8 = 0xEE;
+    loom::model(|| {
+        let t = Arc::new(LatchFree::new(1));
+        let (a, b) = (request(1), request(2));
+        let c = AgentCounters::default();
+        // b first, a behind it: releasing b unlinks it at once (it is first).
+        assert!(matches!(
+            t.acquire(&c, LockId::row(T, 1), b, Mode::S, true, &mut Vec::new()).0,
+            Outcome::Granted
+        ));
+        assert!(matches!(
+            t.acquire(&c, LockId::row(T, 2), a, Mode::S, true, &mut Vec::new()).0,
+            Outcome::Granted
+        ));
+        let scanner = {
+            let t = t.clone();
+            loom::thread::spawn(move || {
+                let c = AgentCounters::default();
+                let g = epoch::pin();
+                LatchFree::walk(&t.buckets[0], &c, &g, |n| {
+                    if let Some(n) = n {
+                        // SAFETY: read from the list while pinned.
+                        let s = unsafe { n.deref() }.status.load(Ordering::Acquire);
+                        assert_ne!(s, POISON, "a walker reached a reused request");
+                    }
+                    Visit::Next
+                });
+            })
+        };
+        t.release(&c, HeadRef(0), b, &mut Vec::new());
+        for _ in 0..2 {
+            epoch::pin().flush();
+        }
+        if b.get().recycle.load(Ordering::Acquire) == RETURNED {
+            b.get().status.store(POISON, Ordering::Release);
+        }
+        scanner.join().unwrap();
+        t.release(&c, HeadRef(0), a, &mut Vec::new());
+        drop(t);
+        orphan(&[a, b]);
+    });
+}
