@@ -12,7 +12,7 @@ fn spec(workload: &str, scale: u64) -> Spec {
     Spec {
         workload: workload.into(),
         threads: vec![1, 4],
-        tables: vec![TableKind::Global, TableKind::Latched],
+        tables: TableKind::ALL.to_vec(),
         sli: vec![false, true],
         policies: vec![
             ConflictPolicy::Detect,
@@ -30,7 +30,7 @@ fn spec(workload: &str, scale: u64) -> Spec {
 
 fn check(spec: Spec) {
     let runs = sweep(&spec, &mut |_, _| {}).unwrap_or_else(|e| panic!("{}: {e}", spec.workload));
-    assert_eq!(runs.len(), 2 * 2 * 3 * 2);
+    assert_eq!(runs.len(), 2 * spec.tables.len() * 3 * 2);
     for r in &runs {
         assert!(r.committed + r.failed > 0, "{} made no progress: {r:?}", r.workload);
         assert!(r.verified.is_some(), "not verified");

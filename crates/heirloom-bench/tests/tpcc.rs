@@ -181,7 +181,7 @@ fn spec(mix: &str) -> Spec {
         workload: "tpcc".into(),
         mix: Some(mix.into()),
         threads: vec![4],
-        tables: vec![TableKind::Global, TableKind::Latched],
+        tables: TableKind::ALL.to_vec(),
         sli: vec![false, true],
         policies: vec![ConflictPolicy::Detect, ConflictPolicy::NoWait, ConflictPolicy::WaitDie],
         scale: Some(2),

@@ -5,7 +5,7 @@
 //! wake-up list. That is why the immediately-granted path does not allocate
 //! once the agent is warm.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
@@ -77,7 +77,7 @@ impl Agent {
         let (shared, seq) = lm.register();
         let nodes = Nodes {
             pool: Vec::new(),
-            limbo: Vec::new(),
+            limbo: VecDeque::new(),
             latch_free: lm.table.is_latch_free(),
             agent: shared.index,
         };
@@ -236,7 +236,7 @@ pub(crate) struct Nodes {
     pub(crate) pool: Vec<ReqPtr>,
     /// Latch-free table: nodes left OBSOLETE or INVALID in a list, reusable
     /// once the epoch collector returns them (see `take`).
-    limbo: Vec<ReqPtr>,
+    limbo: VecDeque<ReqPtr>,
     latch_free: bool,
     /// The owning agent's index (stored in new nodes).
     agent: u32,
@@ -255,21 +255,29 @@ impl Nodes {
 
     #[cold]
     fn take_slow(&mut self) -> ReqPtr {
-        // Move every returned node to the pool in one sweep; if none is back
-        // yet (a grace period spans a few hundred operations), allocate a
-        // batch so that the next sweeps find enough.
-        let mut i = 0;
-        while i < self.limbo.len() {
-            let r = self.limbo[i];
+        // The limbo is a FIFO: requests are retired, and so returned, in
+        // about the order they were released, so the returned ones are
+        // taken from the front and a sweep costs what it yields. A front
+        // request not back yet (its bucket has not been walked since, or a
+        // preempted thread holds the epoch) goes to the back after a look,
+        // so it cannot hold up the ones behind it; if nothing is back
+        // within a few looks, allocate a batch (the pool then grows to
+        // cover a grace period, then stops growing).
+        let mut looks = 0;
+        while let Some(&r) = self.limbo.front() {
             // Acquire: pairs with the collector's swap in
             // `latchfree::returned` (nobody can see the node any more).
             if r.get().recycle.load(Ordering::Acquire) == RETURNED {
                 r.get().recycle.store(IN_USE, Ordering::Relaxed);
                 self.pool.push(r);
-                self.limbo.swap_remove(i);
-            } else {
-                i += 1;
+                self.limbo.pop_front();
+                continue;
             }
+            looks += 1;
+            if !self.pool.is_empty() || looks > 4 {
+                break;
+            }
+            self.limbo.rotate_left(1);
         }
         if self.pool.is_empty() {
             let batch = if self.limbo.is_empty() { 1 } else { 16 };
@@ -289,7 +297,7 @@ impl Nodes {
     #[inline]
     pub(crate) fn give_back(&mut self, r: ReqPtr) {
         if self.latch_free {
-            self.limbo.push(r);
+            self.limbo.push_back(r);
         } else {
             self.pool.push(r);
         }

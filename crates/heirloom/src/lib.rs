@@ -27,6 +27,10 @@
 
 #![warn(unsafe_op_in_unsafe_fn, missing_docs)]
 
+// The latch-free table's models need crossbeam-epoch on loom as well.
+#[cfg(all(heirloom_loom, not(crossbeam_loom)))]
+compile_error!("loom builds need `--cfg crossbeam_loom` next to `--cfg heirloom_loom` (see .ci/run)");
+
 mod agent;
 mod deadlock;
 mod error;

@@ -284,6 +284,10 @@ impl LatchFree {
         let h = HeadRef((id.hash64() & self.mask) as usize);
         let b = self.bucket(h);
         let words = id.words();
+        // Pinned before the node's fields are written: the pin's locked
+        // instruction then does not wait for those stores (the node's line
+        // is often cold after its grace period), which drain during the walk.
+        let g = epoch::pin();
         let q = r.get();
         q.key.store(words.0, Ordering::Relaxed);
         q.hi.store(words.1, Ordering::Relaxed);
@@ -291,7 +295,6 @@ impl LatchFree {
         q.want.store(mode as u8, Ordering::Relaxed);
         q.next.store(Shared::null(), Ordering::Relaxed);
         let me = q.txn.load(Ordering::Relaxed);
-        let g = epoch::pin();
         let new = Shared::from(r.as_ptr());
         let mut hot = false;
         // Counted in `waiting` while it may be linked as WAITING.

@@ -1,7 +1,8 @@
 //! Lock tables: where requests live.
 //!
-//! Each kind keeps a [`Queue`](crate::queue::Queue) per lock with live
-//! requests and guards it differently. The transaction layer reaches them
+//! `Global` and `Latched` keep a [`Queue`](crate::queue::Queue) per lock
+//! with live requests and guard it with latches; `LatchFree` keeps per-bucket
+//! request lists and no latch at all. The transaction layer reaches them
 //! through [`Table`], an enum (static dispatch: no `dyn` call on the hot
 //! path) whose methods are the one internal interface every kind implements:
 //! acquire, convert, release, cancel a wait, list a waiter's blockers, and
