@@ -16,9 +16,9 @@ use crate::id::{IdBuildHasher, LockId};
 use crate::manager::{AgentShared, Inner};
 use crate::mode::Mode;
 use crate::queue::Blocker;
-use crate::request::{IN_USE, ORPHANED, RETURNED, ReqPtr};
+use crate::request::{IN_USE, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr};
 use crate::stats::Stats;
-use crate::sync::{Arc, Ordering};
+use crate::sync::{Arc, AtomicU8, Ordering};
 use crate::table::HeadRef;
 use crate::txn::Transaction;
 
@@ -75,12 +75,7 @@ impl Agent {
 
     pub(crate) fn new(lm: Arc<Inner>) -> Self {
         let (shared, seq) = lm.register();
-        let nodes = Nodes {
-            pool: Vec::new(),
-            limbo: VecDeque::new(),
-            latch_free: lm.table.is_latch_free(),
-            agent: shared.index,
-        };
+        let nodes = Nodes::new(lm.table.is_latch_free(), shared.index);
         let rng = 0x9e37_79b9_7f4a_7c15 ^ ((shared.index as u64 + 1) << 17) ^ lm.now_ns();
         Agent {
             lm,
@@ -240,9 +235,70 @@ pub(crate) struct Nodes {
     latch_free: bool,
     /// The owning agent's index (stored in new nodes).
     agent: u32,
+    /// Latch-free table: nodes this agent unlinked itself, collected into
+    /// batches that the epoch collector returns as a whole.
+    filling: Option<Box<Batch>>,
+    /// Batches handed to the collector, oldest first.
+    sealed: VecDeque<*mut Batch>,
+    /// Empty batches for reuse (no allocation once warm). Boxed: a sealed
+    /// batch's address is what the collector's deferred function holds.
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<Batch>>,
+}
+
+// SAFETY: the raw batch pointers are owned by the agent (or, once ORPHANED,
+// by the collector's deferred function; see `Batch`).
+unsafe impl Send for Nodes {}
+
+/// Nodes per owner batch (one under loom, so that the models see batches
+/// come back).
+const BATCH: usize = if cfg!(heirloom_loom) { 1 } else { 32 };
+
+/// Up to [`BATCH`] nodes their owner unlinked, handed to the epoch
+/// collector together: one deferred function sets `state` to RETURNED
+/// without touching the nodes. If the agent drops first it sets ORPHANED;
+/// whichever of the two comes second frees the nodes and the batch.
+pub(crate) struct Batch {
+    nodes: Vec<ReqPtr>,
+    state: AtomicU8,
+}
+
+/// A batch pointer the collector's deferred function may carry.
+struct SealedBatch(*mut Batch);
+// SAFETY: see `Batch`: exactly one side (agent or deferred function) ends
+// up owning it, decided by the `state` swap.
+unsafe impl Send for SealedBatch {}
+
+impl SealedBatch {
+    /// Runs after the grace period of every node of the batch.
+    fn returned(self) {
+        // SAFETY: the batch lives until this swap decides who frees it.
+        let b = unsafe { &*self.0 };
+        // AcqRel: pairs with the agent's swap or Acquire load.
+        if b.state.swap(RETURNED, Ordering::AcqRel) == ORPHANED {
+            // SAFETY: orphaned: the agent is gone and left the batch to us.
+            let b = unsafe { Box::from_raw(self.0) };
+            for &r in &b.nodes {
+                // SAFETY: unlinked, past the grace period, owner gone.
+                unsafe { r.free() };
+            }
+        }
+    }
 }
 
 impl Nodes {
+    pub(crate) fn new(latch_free: bool, agent: u32) -> Self {
+        Nodes {
+            pool: Vec::new(),
+            limbo: VecDeque::new(),
+            latch_free,
+            agent,
+            filling: None,
+            sealed: VecDeque::new(),
+            spare: Vec::new(),
+        }
+    }
+
     /// A free request node: from the pool, else from the requests the
     /// epoch collector returned, else a new one. No allocation once warm.
     #[inline]
@@ -255,6 +311,25 @@ impl Nodes {
 
     #[cold]
     fn take_slow(&mut self) -> ReqPtr {
+        // Returned batches of nodes we unlinked ourselves first.
+        while let Some(&p) = self.sealed.front() {
+            // SAFETY: ours until we orphan it (only in `drop`).
+            let b = unsafe { &mut *p };
+            // Acquire: pairs with the collector's swap in `returned`.
+            if b.state.load(Ordering::Acquire) != RETURNED {
+                break;
+            }
+            self.sealed.pop_front();
+            for r in b.nodes.drain(..) {
+                r.get().recycle.store(IN_USE, Ordering::Relaxed);
+                self.pool.push(r);
+            }
+            // SAFETY: allocated by `Box` in `give_back`; returned, so ours.
+            self.spare.push(unsafe { Box::from_raw(p) });
+        }
+        if let Some(r) = self.pool.pop() {
+            return r;
+        }
         // The limbo is a FIFO: requests are retired, and so returned, in
         // about the order they were released, so the returned ones are
         // taken from the front and a sweep costs what it yields. A front
@@ -296,16 +371,61 @@ impl Nodes {
     /// the epoch collector returns it).
     #[inline]
     pub(crate) fn give_back(&mut self, r: ReqPtr) {
-        if self.latch_free {
-            self.limbo.push_back(r);
-        } else {
+        if !self.latch_free {
             self.pool.push(r);
+        } else if r.get().recycle.load(Ordering::Relaxed) == OWNER_UNLINKED {
+            self.batch(r);
+        } else {
+            self.limbo.push_back(r);
         }
+    }
+
+    /// Adds a node we unlinked ourselves to the filling batch; a full batch
+    /// goes to the collector.
+    #[inline]
+    fn batch(&mut self, r: ReqPtr) {
+        let b = match &mut self.filling {
+            Some(b) => b,
+            None => self.filling.insert(self.spare.pop().unwrap_or_else(|| {
+                Box::new(Batch {
+                    nodes: Vec::with_capacity(BATCH),
+                    state: AtomicU8::new(IN_USE),
+                })
+            })),
+        };
+        b.nodes.push(r);
+        if b.nodes.len() >= BATCH {
+            self.seal();
+        }
+    }
+
+    /// Hands the filling batch to the collector.
+    fn seal(&mut self) {
+        let Some(b) = self.filling.take() else { return };
+        b.state.store(IN_USE, Ordering::Relaxed);
+        let p = Box::into_raw(b);
+        self.sealed.push_back(p);
+        let sealed = SealedBatch(p);
+        crossbeam_epoch::pin().defer(move || sealed.returned());
     }
 }
 
 impl Drop for Nodes {
     fn drop(&mut self) {
+        self.seal();
+        for p in self.sealed.drain(..) {
+            // SAFETY: ours until the swap below decides.
+            let b = unsafe { &*p };
+            // AcqRel: pairs with the collector's swap in `returned`.
+            if b.state.swap(ORPHANED, Ordering::AcqRel) == RETURNED {
+                // SAFETY: returned: past the grace period, ours to free.
+                let b = unsafe { Box::from_raw(p) };
+                for &r in &b.nodes {
+                    // SAFETY: unlinked and invisible to every thread.
+                    unsafe { r.free() };
+                }
+            }
+        }
         for r in self.pool.drain(..) {
             // SAFETY: every node of the pool was allocated by this agent and
             // is unlinked (transactions give nodes back only after

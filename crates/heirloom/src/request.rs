@@ -14,7 +14,7 @@ use crossbeam_epoch::Atomic;
 
 use crate::error::TxnId;
 use crate::mode::Mode;
-use crate::sync::{AtomicU8, AtomicU64, Ordering};
+use crate::sync::{AtomicPtr, AtomicU8, AtomicU64, Ordering};
 
 /// `status`: granted; `mode` is held.
 pub(crate) const GRANTED: u8 = 1;
@@ -40,6 +40,9 @@ pub(crate) const RETURNED: u8 = 1;
 /// `recycle`: its agent dropped while it was still in a latch-free list;
 /// whoever sets RETURNED frees it.
 pub(crate) const ORPHANED: u8 = 2;
+/// `recycle`: its owner unlinked it itself (it was first in its list); the
+/// owner retires it in a batch of its own (`agent.rs`, `Nodes`).
+pub(crate) const OWNER_UNLINKED: u8 = 3;
 
 // State table of `status` (who moves it):
 //   (acquire, grantable)      -> GRANTED      requester, under the latch
@@ -98,6 +101,9 @@ pub(crate) struct Request {
     pub(crate) ts: AtomicU64,
     /// When it started waiting, in nanoseconds since the manager was built.
     pub(crate) since: AtomicU64,
+    /// Latch-free table: the next request of an unlinking thread's batch of
+    /// retired requests (see `latchfree::retire`).
+    pub(crate) retired: AtomicPtr<Request>,
 }
 
 impl Request {
@@ -114,6 +120,7 @@ impl Request {
             key: AtomicU64::new(0),
             hi: AtomicU64::new(0),
             recycle: AtomicU8::new(IN_USE),
+            retired: AtomicPtr::new(std::ptr::null_mut()),
         }
     }
 

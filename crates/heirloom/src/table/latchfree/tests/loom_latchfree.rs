@@ -9,6 +9,7 @@
 use crossbeam_epoch as epoch;
 
 use super::super::{LatchFree, Visit};
+use crate::agent::Nodes;
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
 use crate::queue::{Cancel, Outcome};
@@ -182,24 +183,25 @@ fn cancel_racing_with_release_decides_once() {
 }
 
 /// A released request is unlinked and handed to the epoch collector while
-/// another thread walks the list: once the collector says RETURNED and the
-/// owner reuses (here: poisons) the node, no walker can still be on it.
-#[test]
-fn reclamation_never_frees_under_a_scan() {
+/// another thread walks the list: once the collector has returned it and
+/// its owner reuses (here: poisons) the node, no walker can still be on it.
+/// `owner_unlinks`: the request is first, so its owner unlinks it at
+/// release and retires it through its own batches (`Nodes`); else it is
+/// second, and a later walk unlinks it and retires it (`retire`).
+fn reclamation_scenario(owner_unlinks: bool) {
     const POISON: u8 = 0xEE;
-    loom::model(|| {
+    loom::model(move || {
         let t = Arc::new(LatchFree::new(1));
         let (a, b) = (request(1), request(2));
         let c = AgentCounters::default();
-        // b first, a behind it: releasing b unlinks it at once (it is first).
-        assert!(matches!(
-            t.acquire(&c, LockId::row(T, 1), b, Mode::S, true, &mut Vec::new()).0,
-            Outcome::Granted
-        ));
-        assert!(matches!(
-            t.acquire(&c, LockId::row(T, 2), a, Mode::S, true, &mut Vec::new()).0,
-            Outcome::Granted
-        ));
+        let order = if owner_unlinks { [b, a] } else { [a, b] };
+        for (k, r) in order.into_iter().enumerate() {
+            assert!(matches!(
+                t.acquire(&c, LockId::row(T, k as u64), r, Mode::S, true, &mut Vec::new())
+                    .0,
+                Outcome::Granted
+            ));
+        }
         let scanner = {
             let t = t.clone();
             loom::thread::spawn(move || {
@@ -216,15 +218,40 @@ fn reclamation_never_frees_under_a_scan() {
             })
         };
         t.release(&c, HeadRef(0), b, &mut Vec::new());
+        let mut nodes = Nodes::new(true, 2);
+        if !owner_unlinks {
+            // A later walk unlinks the marked request and retires it.
+            let g = epoch::pin();
+            LatchFree::walk(&t.buckets[0], &c, &g, |_| Visit::Next);
+        }
+        nodes.give_back(b);
         for _ in 0..2 {
             epoch::pin().flush();
         }
-        if b.get().recycle.load(Ordering::Acquire) == RETURNED {
-            b.get().status.store(POISON, Ordering::Release);
+        let reused = if owner_unlinks {
+            // The agent takes b back only once its batch was returned.
+            let r = nodes.take();
+            (r == b).then_some(r)
+        } else {
+            (b.get().recycle.load(Ordering::Acquire) == RETURNED).then_some(b)
+        };
+        if let Some(r) = reused {
+            r.get().status.store(POISON, Ordering::Release);
         }
         scanner.join().unwrap();
         t.release(&c, HeadRef(0), a, &mut Vec::new());
         drop(t);
-        orphan(&[a, b]);
+        drop(nodes);
+        orphan(&[a]);
     });
+}
+
+#[test]
+fn reclamation_by_the_owner_never_frees_under_a_scan() {
+    reclamation_scenario(true);
+}
+
+#[test]
+fn reclamation_by_a_walker_never_frees_under_a_scan() {
+    reclamation_scenario(false);
 }
