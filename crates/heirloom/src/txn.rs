@@ -279,6 +279,22 @@ impl<'a> Transaction<'a> {
 
     #[inline]
     fn acquire(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
+        let (req, head) = self.link(id, mode)?;
+        self.push_held(Held {
+            id,
+            mode,
+            req,
+            head,
+            state: LIVE,
+        });
+        Ok(())
+    }
+
+    /// Links a new request of this transaction for `id` in `mode` and waits
+    /// for it under the conflict policy. On error nothing is linked any more
+    /// (a refused request never was; a failed wait was cancelled).
+    #[inline]
+    fn link(&mut self, id: LockId, mode: Mode) -> Result<(ReqPtr, HeadRef), LockError> {
         let may_wait = self.may_wait();
         let a = &mut *self.agent;
         let r = a.nodes.take();
@@ -292,6 +308,7 @@ impl<'a> Transaction<'a> {
         match out {
             Outcome::Granted => a.shared.counters.immediate_grants.bump(),
             Outcome::Refused(b) => {
+                // Not linked: straight back to the pool.
                 a.shared.counters.would_block.bump();
                 a.nodes.pool.push(r);
                 return Err(self.doom(LockError::WouldBlock {
@@ -309,14 +326,7 @@ impl<'a> Transaction<'a> {
                 }
             }
         }
-        self.push_held(Held {
-            id,
-            mode,
-            req: r,
-            head,
-            state: LIVE,
-        });
-        Ok(())
+        Ok((r, head))
     }
 
     fn convert(&mut self, k: usize, to: Mode) -> Result<(), LockError> {
@@ -362,37 +372,8 @@ impl<'a> Transaction<'a> {
     /// conflict with the old mode then: it was all compatible with `to`.
     fn convert_by_append(&mut self, k: usize, to: Mode) -> Result<(), LockError> {
         let h = self.agent.held[k];
-        let may_wait = self.may_wait();
-        let a = &mut *self.agent;
-        let r = a.nodes.take();
-        let q = r.get();
-        q.txn.store(self.id.0, Ordering::Relaxed);
-        q.ts.store(self.age, Ordering::Relaxed);
-        let c = &a.shared.counters;
-        c.table_ops.bump();
-        let (out, head) = a.lm.table.acquire(c, h.id, r, to, may_wait, &mut a.wake);
-        wake_granted(&mut a.wake);
-        match out {
-            Outcome::Granted => a.shared.counters.immediate_grants.bump(),
-            Outcome::Refused(b) => {
-                // Not linked: straight back to the pool.
-                a.shared.counters.would_block.bump();
-                a.nodes.pool.push(r);
-                return Err(self.doom(LockError::WouldBlock {
-                    txn: self.id,
-                    lock: h.id,
-                    mode: to,
-                    holder: b.txn,
-                }));
-            }
-            Outcome::Waiting => {
-                if let Err(e) = self.wait(head, r, h.id, to) {
-                    // `wait` cancelled the new request; the old one stays.
-                    self.agent.nodes.give_back(r);
-                    return Err(self.doom(e));
-                }
-            }
-        }
+        // On error the old request stays, as a refused conversion keeps its mode.
+        let (r, head) = self.link(h.id, to)?;
         let a = &mut *self.agent;
         let c = &a.shared.counters;
         c.table_ops.bump();

@@ -78,9 +78,11 @@
 //! first. So every OBSOLETE request is unlinked, not only a prefix: a
 //! long-lived request at the front (an inherited intention lock) does not
 //! keep the garbage behind it alive. The thread whose CAS unlinked a
-//! request hands it to crossbeam-epoch (`Guard::defer`), which sets
-//! RETURNED once no pinned thread can still see it; only then does its
-//! agent reuse it (`Agent::take_request`). Every walk runs pinned.
+//! request hands it to crossbeam-epoch (`Guard::defer`, in batches of 32
+//! per thread, see `retire`), which sets RETURNED once no pinned thread can
+//! still see it; a request its owner unlinked itself goes in the owner's
+//! own batch instead (`agent.rs`, `Nodes`). Only then does the agent reuse
+//! it (`Nodes::take`). Every walk runs pinned.
 //!
 //! ## Inheritance
 //!
@@ -260,7 +262,7 @@ fn defer_batch(head: ReqPtr, g: &Guard) {
 /// Runs after the grace period of an unlinked request.
 fn returned(r: ReqPtr) {
     // AcqRel: Release publishes "nobody sees it" to the agent's Acquire in
-    // `Agent::take_request`; Acquire pairs with the agent's ORPHANED swap.
+    // `Nodes::take`; Acquire pairs with the agent's ORPHANED swap.
     if r.get().recycle.swap(RETURNED, Ordering::AcqRel) == ORPHANED {
         // SAFETY: the agent is gone and the node is in no list; we are the
         // last to know about it (the swap decided it).
