@@ -33,6 +33,32 @@ fn pick(rng: &mut Rng) -> (LockId, Mode) {
     }
 }
 
+/// Runs `plan` as one transaction (restarted by `Agent::run` after a
+/// concurrency abort), registering every grant with the ghost; yields after
+/// a grant when `yield_now()` says so.
+fn run_plan(
+    agent: &mut heirloom::Agent,
+    ghost: &Ghost,
+    plan: &[(LockId, Mode)],
+    mut yield_now: impl FnMut() -> bool,
+) -> Result<(), LockError> {
+    agent.run(|t| {
+        let mut res = Ok(());
+        for &(id, m) in plan {
+            if let Err(e) = t.lock(id, m) {
+                res = Err(e);
+                break;
+            }
+            ghost.register(t.id(), id, m);
+            if yield_now() {
+                thread::yield_now();
+            }
+        }
+        ghost.unregister_all(t.id());
+        res
+    })
+}
+
 fn stress(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, threads: usize, txns: usize) {
     let lm = LockManager::builder()
         .table(kind)
@@ -51,22 +77,7 @@ fn stress(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, threads: us
                 for _ in 0..txns {
                     let ops = 1 + rng.below(4);
                     let plan: Vec<_> = (0..ops).map(|_| pick(&mut rng)).collect();
-                    let r: Result<(), LockError> = agent.run(|t| {
-                        let mut res = Ok(());
-                        for &(id, m) in &plan {
-                            if let Err(e) = t.lock(id, m) {
-                                res = Err(e);
-                                break;
-                            }
-                            ghost.register(t.id(), id, m);
-                            if rng.below(4) == 0 {
-                                thread::yield_now();
-                            }
-                        }
-                        ghost.unregister_all(t.id());
-                        res
-                    });
-                    r.unwrap();
+                    run_plan(&mut agent, &ghost, &plan, || rng.below(4) == 0).unwrap();
                     done += 1;
                 }
                 (done, agent.stats())
@@ -205,19 +216,7 @@ fn soak_latchfree_memory_stays_flat() {
                             }
                         })
                         .collect();
-                    let r: Result<(), LockError> = agent.run(|t| {
-                        let mut res = Ok(());
-                        for &(id, m) in &plan {
-                            if let Err(e) = t.lock(id, m) {
-                                res = Err(e);
-                                break;
-                            }
-                            ghost.register(t.id(), id, m);
-                        }
-                        ghost.unregister_all(t.id());
-                        res
-                    });
-                    r.unwrap();
+                    run_plan(&mut agent, &ghost, &plan, || false).unwrap();
                     done += 1;
                     if done.is_multiple_of(20_000) {
                         agent = lm.agent();
