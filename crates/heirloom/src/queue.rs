@@ -32,6 +32,18 @@ pub(crate) struct Blocker {
     pub(crate) ts: u64,
 }
 
+impl Blocker {
+    /// The transaction owning `r` (read under the lock's latch, or while the
+    /// latch-free table has `r` linked and pinned).
+    pub(crate) fn of(r: &crate::request::Request) -> Self {
+        Blocker {
+            txn: r.txn(),
+            agent: r.agent,
+            ts: r.ts.load(Ordering::Relaxed),
+        }
+    }
+}
+
 /// What an acquisition or conversion attempt did.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Outcome {
@@ -302,11 +314,7 @@ impl Queue {
                 _ => false,
             };
             if in_way {
-                out.push(Blocker {
-                    txn: oq.txn(),
-                    agent: oq.agent,
-                    ts: oq.ts.load(Ordering::Relaxed),
-                });
+                out.push(Blocker::of(oq));
             }
         }
         true
@@ -347,11 +355,6 @@ impl Queue {
     /// its owner re-inherited without the latch since our conflict check
     /// counts too: the refusal is ordered before that hand-off.
     fn first_blocker(&self, want: Mode, upto: usize, own: Option<ReqPtr>) -> Blocker {
-        let blocker = |q: &crate::request::Request| Blocker {
-            txn: q.txn(),
-            agent: q.agent,
-            ts: q.ts.load(Ordering::Relaxed),
-        };
         for (i, &r) in self.reqs.iter().enumerate() {
             if Some(r) == own {
                 continue;
@@ -364,7 +367,7 @@ impl Queue {
                 _ => false,
             };
             if in_way {
-                return blocker(q);
+                return Blocker::of(q);
             }
         }
         // Not reachable while the grant rules and this scan agree; name the
@@ -376,7 +379,7 @@ impl Queue {
                 agent: u32::MAX,
                 ts: u64::MAX,
             },
-            |r| blocker(r.get()),
+            |r| Blocker::of(r.get()),
         )
     }
 

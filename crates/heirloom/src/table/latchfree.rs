@@ -270,14 +270,6 @@ fn returned(r: ReqPtr) {
     }
 }
 
-fn blocker(n: &Request) -> Blocker {
-    Blocker {
-        txn: n.txn(),
-        agent: n.agent,
-        ts: n.ts.load(Ordering::Relaxed),
-    }
-}
-
 impl LatchFree {
     pub(crate) fn new(buckets: usize) -> Self {
         let n = buckets.max(1).next_power_of_two();
@@ -409,7 +401,7 @@ impl LatchFree {
             {
                 // Never counted: `may_wait` is false, so never WAITING.
                 self.note_heat(b, hot);
-                return (Outcome::Refused(blocker(req(x))), h);
+                return (Outcome::Refused(Blocker::of(req(x))), h);
             }
             let waiting = first.is_some();
             // Count ourselves before the CAS can publish WAITING: a granter's
@@ -731,7 +723,7 @@ impl LatchFree {
                 if same_lock(x, words) && x.txn.load(Ordering::Relaxed) != txn {
                     let s = x.status.load(Ordering::Acquire);
                     if (s == GRANTED || s == WAITING) && !mode.compatible(x.mode()) {
-                        out.push(blocker(x));
+                        out.push(Blocker::of(x));
                     }
                 }
                 Visit::Next
