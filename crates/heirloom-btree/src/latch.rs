@@ -12,7 +12,7 @@
 //! | [`SpinLatch`]    | = exclusive             | test-and-test-and-set    | yes                            |
 //! | [`VersionLatch`] | = exclusive (fallback)  | CAS on the version word  | no: optimistic readers only load |
 
-use crate::sync::{AtomicBool, AtomicU64, Ordering, SpinWait, fence};
+use crate::sync::{AtomicU8, AtomicU64, Ordering, SpinWait, fence, park_while, unpark_all};
 
 /// A per-node latch with a shared and an exclusive mode (a latch without a
 /// real shared mode takes the exclusive one for both).
@@ -90,23 +90,43 @@ impl NodeLatch for RwLatch {
     }
 }
 
-/// A test-and-test-and-set spin latch: exclusive for readers and writers
-/// alike (the TSX paper's spin lock).
+/// A test-and-test-and-set latch that parks: exclusive for readers and
+/// writers alike (the TSX paper's spin lock, with a bounded spin).
 ///
-/// State: `false` free, `true` held. Only the holder stores `false`.
+/// State byte: [`HELD`](Self::HELD) and [`PARKED`](Self::PARKED).
+///
+/// | state            | meaning                          | who moves it                                  |
+/// |------------------|----------------------------------|-----------------------------------------------|
+/// | `0`              | free                             | a locker: CAS `0 -> HELD`                     |
+/// | `HELD`           | held, nobody parked              | the holder: CAS `HELD -> 0`; a waiter: CAS `HELD -> HELD\|PARKED` |
+/// | `HELD\|PARKED`   | held, a waiter may be parked     | the holder: store `0`, then wake all parked   |
+///
+/// Invariant: `PARKED` is only ever set together with `HELD` (a waiter sets
+/// it by CAS from a held state; the release clears both at once). A waiter
+/// spins briefly ([`SpinWait`]), then sets `PARKED` and parks with the
+/// condition "held and `PARKED`", checked under parking_lot's queue lock;
+/// the releaser clears the state before it wakes, so a waiter either sees
+/// the release or is queued before the wake-up (no lost wake-up). Waking all
+/// waiters rather than one keeps the protocol to two bits: the woken race
+/// for the latch and the losers park again.
 #[derive(Debug, Default)]
 pub struct SpinLatch {
-    held: AtomicBool,
+    state: AtomicU8,
 }
 
 impl SpinLatch {
+    /// The latch is held.
+    pub const HELD: u8 = 1;
+    /// A waiter may be parked: the release must wake.
+    pub const PARKED: u8 = 2;
+
     #[inline]
     fn lock(&self) {
         // Acquire pairs with the Release in `unlock`: the new holder sees
         // every write of the previous one.
         if self
-            .held
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .state
+            .compare_exchange_weak(0, Self::HELD, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
         {
             return;
@@ -118,25 +138,67 @@ impl SpinLatch {
     fn lock_slow(&self) {
         let spin = SpinWait::new();
         loop {
-            // The "test" before the "test-and-set": wait with plain loads, so
-            // waiters share the line instead of bouncing it between caches.
-            while self.held.load(Ordering::Relaxed) {
+            let s = self.state.load(Ordering::Relaxed);
+            if s & Self::HELD == 0 {
+                // The "test-and-set" after the "test": waiters wait with plain
+                // loads, sharing the line instead of bouncing it.
+                if self
+                    .state
+                    .compare_exchange_weak(s, s | Self::HELD, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    return;
+                }
+                continue;
+            }
+            if !spin.spun_out() {
                 spin.wait();
+                continue;
             }
-            if self
-                .held
-                .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok()
+            if s & Self::PARKED == 0
+                && self
+                    .state
+                    .compare_exchange_weak(s, s | Self::PARKED, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_err()
             {
-                return;
+                continue;
             }
+            let both = Self::HELD | Self::PARKED;
+            park_while(self.key(), || self.state.load(Ordering::Relaxed) == both);
         }
     }
 
     #[inline]
     fn unlock(&self) {
         // Release pairs with the Acquire of the next `lock`.
-        self.held.store(false, Ordering::Release);
+        if self
+            .state
+            .compare_exchange(Self::HELD, 0, Ordering::Release, Ordering::Relaxed)
+            .is_ok()
+        {
+            return;
+        }
+        self.unlock_slow();
+    }
+
+    #[cold]
+    fn unlock_slow(&self) {
+        // Only the holder clears HELD, and PARKED is set only with HELD, so
+        // the state is HELD|PARKED here: clear both, then wake.
+        self.state.store(0, Ordering::Release);
+        unpark_all(self.key());
+    }
+
+    #[inline]
+    fn key(&self) -> usize {
+        std::ptr::from_ref(self).addr()
+    }
+
+    /// True if the latch is held and no waiter has marked itself parked
+    /// (tests: after every other thread is gone, a hold must look like this).
+    #[cfg(all(test, heirloom_loom))]
+    pub(crate) fn is_held_alone(&self) -> bool {
+        self.state.load(Ordering::Relaxed) == Self::HELD
     }
 }
 
@@ -161,22 +223,39 @@ impl NodeLatch for SpinLatch {
 
 /// The version latch of optimistic lock coupling.
 ///
-/// One word: bit 0 is [`LOCKED`](Self::LOCKED), the rest count completed
-/// writes. States and moves:
+/// One word: bit 0 is [`LOCKED`](Self::LOCKED), bit 1 [`PARKED`](Self::PARKED),
+/// the rest count completed writes (a write adds [`STEP`](Self::STEP)).
+/// States and moves:
 ///
-/// | word      | meaning                   | who moves it                                   |
-/// |-----------|---------------------------|------------------------------------------------|
-/// | `2n`      | free, version `n`         | a writer: CAS `2n -> 2n+1` ([`try_upgrade`](Self::try_upgrade)) |
-/// | `2n+1`    | held by one writer        | that writer: add 1 -> `2n+2` (unlock)          |
+/// | word        | meaning                              | who moves it                                   |
+/// |-------------|--------------------------------------|------------------------------------------------|
+/// | `4n`        | free, version `n`                    | a writer: CAS `4n -> 4n+1` ([`try_upgrade`](Self::try_upgrade)) |
+/// | `4n+1`      | held, nobody parked                  | a waiter: CAS to `4n+3`; the holder: unlock    |
+/// | `4n+3`      | held, a waiter may be parked         | the holder: unlock, then wake all parked       |
 ///
-/// Readers never write the word: they [`read_begin`](Self::read_begin)
-/// (wait until free, remember the version), read the node with relaxed
-/// atomic loads, and [`validate`](Self::validate) (the version is unchanged).
-/// A reader whose validation fails retries; the retry waits until the latch
-/// is free again (`read_begin` never returns while it is held), which is
-/// the lemming-effect fix of the TSX paper: no optimistic attempt starts
-/// while a writer is inside, so one writer cannot set off a stampede of
-/// doomed retries.
+/// Unlocking after a write moves to `4(n+1)`: a new version. Unlocking a
+/// pessimistic *read* hold ([`unlock_shared`](NodeLatch::unlock_shared))
+/// moves back to `4n`: the node did not change, so optimistic readers that
+/// read it at version `n` before the hold validate after it; only a
+/// validation that falls inside the hold fails.
+///
+/// Readers never write the word on the optimistic path: they
+/// [`read_begin`](Self::read_begin) (wait until free, remember the version),
+/// read the node with relaxed atomic loads, and [`validate`](Self::validate)
+/// (the version is unchanged). A reader whose validation fails retries; the
+/// retry waits until the latch is free again (`read_begin` never returns
+/// while it is held), which is the lemming-effect fix of the TSX paper: no
+/// optimistic attempt starts while a writer is inside, so one writer cannot
+/// set off a stampede of doomed retries. Waiting spins briefly and then
+/// parks, as [`SpinLatch`] does (`PARKED` only ever set with `LOCKED`).
+///
+/// The pessimistic fallback takes the latch exclusively for reads too: a
+/// shared mode would need a reader count in the word, and then every
+/// optimistic writer's upgrade would have to wait out readers and every
+/// validation mask the count, to speed up a path taken only after
+/// [`OPTIMISTIC_ATTEMPTS`](crate::OPTIMISTIC_ATTEMPTS) failures. What
+/// matters for the optimistic readers in flight is that a read hold does
+/// not bump the version, and it does not.
 #[derive(Debug, Default)]
 pub struct VersionLatch {
     word: AtomicU64,
@@ -185,6 +264,10 @@ pub struct VersionLatch {
 impl VersionLatch {
     /// The bit that says a writer holds the latch.
     pub const LOCKED: u64 = 1;
+    /// The bit that says a waiter may be parked (set only with `LOCKED`).
+    pub const PARKED: u64 = 2;
+    /// What one write adds to the word.
+    pub const STEP: u64 = 4;
 
     /// Waits until no writer holds the latch and returns the version, to be
     /// passed to [`validate`](Self::validate) or [`try_upgrade`](Self::try_upgrade).
@@ -203,11 +286,26 @@ impl VersionLatch {
     fn read_begin_slow(&self) -> u64 {
         let spin = SpinWait::new();
         loop {
-            spin.wait();
             let v = self.word.load(Ordering::Acquire);
             if v & Self::LOCKED == 0 {
                 return v;
             }
+            if !spin.spun_out() {
+                spin.wait();
+                continue;
+            }
+            let parked = v | Self::PARKED;
+            if v & Self::PARKED == 0
+                && self
+                    .word
+                    .compare_exchange_weak(v, parked, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_err()
+            {
+                continue;
+            }
+            // Parks while this very hold lasts (a new hold has a new word, or
+            // sets PARKED afresh and will wake us).
+            park_while(self.key(), || self.word.load(Ordering::Relaxed) == parked);
         }
     }
 
@@ -227,12 +325,12 @@ impl VersionLatch {
     /// exactly as the caller read it); false if it changed or is held.
     #[inline]
     pub fn try_upgrade(&self, v: u64) -> bool {
-        debug_assert_eq!(v & Self::LOCKED, 0);
+        debug_assert_eq!(v & (Self::LOCKED | Self::PARKED), 0);
         // Acquire: the new holder sees every write of the previous one
         // (pairs with the Release in `unlock`).
         if self
             .word
-            .compare_exchange(v, v + Self::LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .compare_exchange(v, v | Self::LOCKED, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
             return false;
@@ -243,11 +341,30 @@ impl VersionLatch {
         true
     }
 
+    /// Releases a hold, leaving version `next` (a word with both low bits
+    /// clear), and wakes parked waiters if there are any.
     #[inline]
-    fn unlock(&self) {
-        // 2n+1 -> 2n+2: free, and a new version. Release pairs with the
-        // Acquire in `read_begin`/`try_upgrade`.
-        self.word.fetch_add(Self::LOCKED, Ordering::Release);
+    fn unlock_to(&self, next: u64) {
+        // Release pairs with the Acquire in `read_begin`/`try_upgrade`. Only
+        // the holder clears LOCKED and a waiter only adds PARKED, so the old
+        // word is `held` or `held|PARKED`: one swap clears both bits.
+        let old = self.word.swap(next, Ordering::Release);
+        debug_assert_eq!(old & Self::LOCKED, Self::LOCKED, "unlock of a free version latch");
+        if old & Self::PARKED != 0 {
+            unpark_all(self.key());
+        }
+    }
+
+    /// The version the held word started from.
+    #[inline]
+    fn held_version(&self) -> u64 {
+        // Only the holder changes the version bits: a relaxed load is exact.
+        self.word.load(Ordering::Relaxed) & !(Self::LOCKED | Self::PARKED)
+    }
+
+    #[inline]
+    fn key(&self) -> usize {
+        std::ptr::from_ref(self).addr()
     }
 
     /// True while a writer holds the latch (diagnostics and tests).
@@ -259,14 +376,15 @@ impl VersionLatch {
 
 impl NodeLatch for VersionLatch {
     /// The version latch has no shared mode: a pessimistic reader (the
-    /// fallback after the retry budget) takes it exclusively.
+    /// fallback after the retry budget) takes it exclusively, but leaves
+    /// the version as it found it (see the type's docs).
     #[inline]
     fn lock_shared(&self) {
         self.lock_exclusive();
     }
     #[inline]
     unsafe fn unlock_shared(&self) {
-        self.unlock();
+        self.unlock_to(self.held_version());
     }
     #[inline]
     fn lock_exclusive(&self) {
@@ -279,7 +397,7 @@ impl NodeLatch for VersionLatch {
     }
     #[inline]
     unsafe fn unlock_exclusive(&self) {
-        self.unlock();
+        self.unlock_to(self.held_version().wrapping_add(Self::STEP));
     }
 }
 
@@ -312,13 +430,74 @@ mod unit {
         unsafe { l.unlock_shared() };
     }
 
+    /// Many threads on one latch, holders sometimes sleeping inside so that
+    /// waiters run out of spinning and park: no update is lost, every parked
+    /// waiter is woken (the test ends), and the latch ends free.
+    fn parked_waiters_model<L: NodeLatch + Sync>(l: &L, ends_free: impl Fn(&L)) {
+        use std::sync::atomic::AtomicU64 as StdU64;
+        let counter = StdU64::new(0);
+        let threads = 8;
+        let per = 200;
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let (l, counter) = (l, &counter);
+                s.spawn(move || {
+                    for i in 0..per {
+                        if (t + i) % 3 == 0 {
+                            l.lock_shared();
+                        } else {
+                            l.lock_exclusive();
+                        }
+                        let c = counter.load(std::sync::atomic::Ordering::Relaxed);
+                        if i % 50 == 0 {
+                            std::thread::sleep(std::time::Duration::from_micros(200));
+                        }
+                        counter.store(c + 1, std::sync::atomic::Ordering::Relaxed);
+                        // SAFETY: held in the mode taken just above.
+                        unsafe {
+                            if (t + i) % 3 == 0 {
+                                l.unlock_shared();
+                            } else {
+                                l.unlock_exclusive();
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(
+            counter.into_inner(),
+            (threads * per) as u64,
+            "lost update under the latch"
+        );
+        ends_free(l);
+    }
+
+    #[test]
+    fn spin_latch_parks_and_wakes() {
+        parked_waiters_model(&SpinLatch::default(), |l| {
+            assert_eq!(l.state.load(Ordering::Relaxed), 0, "latch not free at the end");
+        });
+    }
+
+    #[test]
+    fn version_latch_parks_and_wakes() {
+        parked_waiters_model(&VersionLatch::default(), |l| {
+            // Write holds step the version; read holds (a third) do not.
+            let writes = (0..8u64)
+                .map(|t| (0..200u64).filter(|i| (t + i) % 3 != 0).count() as u64)
+                .sum::<u64>();
+            assert_eq!(l.word.load(Ordering::Relaxed), writes * VersionLatch::STEP);
+        });
+    }
+
     #[test]
     fn spin_latch_excludes() {
         let l = SpinLatch::default();
         l.lock_exclusive();
-        assert!(l.held.load(Ordering::Relaxed));
+        assert_eq!(l.state.load(Ordering::Relaxed), SpinLatch::HELD);
         // SAFETY: held by the lock above.
         unsafe { l.unlock_exclusive() };
-        assert!(!l.held.load(Ordering::Relaxed));
+        assert_eq!(l.state.load(Ordering::Relaxed), 0);
     }
 }

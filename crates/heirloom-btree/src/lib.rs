@@ -37,6 +37,8 @@ mod node;
 #[cfg(not(heirloom_loom))]
 mod optimistic;
 #[cfg(not(heirloom_loom))]
+mod striped;
+#[cfg(not(heirloom_loom))]
 mod tree;
 
 #[cfg(not(heirloom_loom))]

@@ -42,9 +42,9 @@ impl Tree {
                 Ok(r) => return r,
                 Err(blocker) => {
                     failures += 1;
-                    self.restarts.fetch_add(1, Ordering::Relaxed);
+                    self.restarts.add(1);
                     if failures >= OPTIMISTIC_ATTEMPTS {
-                        self.fallbacks.fetch_add(1, Ordering::Relaxed);
+                        self.fallbacks.add(1);
                         return fallback();
                     }
                     if let Some(p) = blocker {
@@ -261,9 +261,9 @@ impl Tree {
             if latch.validate(v) {
                 return (n, past, next as Ptr);
             }
-            self.restarts.fetch_add(1, Ordering::Relaxed);
+            self.restarts.add(1);
         }
-        self.fallbacks.fetch_add(1, Ordering::Relaxed);
+        self.fallbacks.add(1);
         use crate::latch::NodeLatch as _;
         latch.lock_shared();
         let (n, past, next) = leaf.collect(from, hi, buf);

@@ -9,8 +9,8 @@
 use crate::Protocol;
 use crate::latch::NodeLatch;
 use crate::node::{Batch, Header, Inner, LEAF_CAP, Leaf, NodePtr, free_tree, split};
-use crate::sync::{AtomicPtr, AtomicU64, Ordering};
-use crossbeam_utils::CachePadded;
+use crate::striped::Striped;
+use crate::sync::{AtomicPtr, Ordering};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 
@@ -34,10 +34,11 @@ pub struct BTree<P: Protocol> {
     /// (unused by the other protocols).
     pub(crate) global: parking_lot::RawRwLock,
     /// Optimistic attempts that failed validation (Optimistic only; written
-    /// on failures, never on the fast path).
-    pub(crate) restarts: CachePadded<AtomicU64>,
+    /// on failures, never on the fast path; striped per thread, since
+    /// failures come in bursts on many threads at once).
+    pub(crate) restarts: Striped,
     /// Operations that gave up on optimism and took latches.
-    pub(crate) fallbacks: CachePadded<AtomicU64>,
+    pub(crate) fallbacks: Striped,
     _p: PhantomData<P>,
 }
 
@@ -97,8 +98,8 @@ impl<P: Protocol> BTree<P> {
         BTree {
             root: AtomicPtr::new(Leaf::<P::Latch>::new_boxed()),
             global: <parking_lot::RawRwLock as parking_lot::lock_api::RawRwLock>::INIT,
-            restarts: CachePadded::new(AtomicU64::new(0)),
-            fallbacks: CachePadded::new(AtomicU64::new(0)),
+            restarts: Striped::new(),
+            fallbacks: Striped::new(),
             _p: PhantomData,
         }
     }
@@ -197,8 +198,8 @@ impl<P: Protocol> BTree<P> {
     /// Optimistic restarts and fallbacks so far.
     pub fn stats(&self) -> TreeStats {
         TreeStats {
-            restarts: self.restarts.load(Ordering::Relaxed),
-            fallbacks: self.fallbacks.load(Ordering::Relaxed),
+            restarts: self.restarts.sum(),
+            fallbacks: self.fallbacks.sum(),
         }
     }
 

@@ -16,7 +16,14 @@
 //! fence in `latch.rs`.
 //!
 //! Spin latch and version latch as exclusive latches: two writers
-//! incrementing a counter with a load and a store never lose an update.
+//! incrementing a counter with a load and a store never lose an update, and
+//! the latch ends free with no parked bit left behind. Under loom a waiter
+//! parks at once (`SpinWait::spun_out`), so these models run the park
+//! protocol: the parked bit set by CAS only while the latch is held,
+//! and the release that clears it before waking.
+//!
+//! A pessimistic read hold of the version latch leaves the version as it
+//! was: an optimistic reader that started before it validates after it.
 
 use crate::latch::{NodeLatch, SpinLatch, VersionLatch};
 use crate::sync::{AtomicU64, Ordering};
@@ -103,8 +110,8 @@ fn loom_version_latch_upgrade_fails_after_a_write() {
     });
 }
 
-fn counter_model<L: NodeLatch>() {
-    loom::model(|| {
+fn counter_model<L: NodeLatch>(ends_free: fn(&L)) {
+    loom::model(move || {
         let latch = Arc::new(L::default());
         let counter = Arc::new(AtomicU64::new(0));
         let t = {
@@ -124,15 +131,54 @@ fn counter_model<L: NodeLatch>() {
         unsafe { latch.unlock_shared() };
         t.join().unwrap();
         assert_eq!(counter.load(Ordering::Relaxed), 2, "lost update under the latch");
+        ends_free(&latch);
     });
 }
 
 #[test]
 fn loom_spin_latch_excludes() {
-    counter_model::<SpinLatch>();
+    counter_model::<SpinLatch>(|l| {
+        // Both holds ended: free, and no waiter's PARKED bit outlived them.
+        l.lock_exclusive();
+        assert!(l.is_held_alone(), "a parked bit outlived the holds");
+        // SAFETY: held by lock_exclusive just above.
+        unsafe { l.unlock_exclusive() };
+    });
 }
 
 #[test]
 fn loom_version_latch_excludes() {
-    counter_model::<VersionLatch>();
+    counter_model::<VersionLatch>(|l| {
+        // One write hold (a version step) and one read hold (none); free.
+        assert_eq!(l.read_begin(), VersionLatch::STEP, "wrong version after the holds");
+    });
+}
+
+#[test]
+fn loom_version_latch_read_hold_keeps_the_version() {
+    loom::model(|| {
+        let node = Arc::new(Node {
+            latch: VersionLatch::default(),
+            a: AtomicU64::new(0),
+            b: AtomicU64::new(0),
+        });
+        let v = node.latch.read_begin();
+        let reader = {
+            let node = node.clone();
+            loom::thread::spawn(move || {
+                node.latch.lock_shared();
+                let _ = node.a.load(Ordering::Relaxed);
+                // SAFETY: held by lock_shared above.
+                unsafe { node.latch.unlock_shared() };
+            })
+        };
+        // An optimistic read begun before the hold, validated at any point
+        // of it (fails only while the hold lasts) ...
+        let _ = node.b.load(Ordering::Relaxed);
+        let _ = node.latch.validate(v);
+        reader.join().unwrap();
+        // ... and once the hold is over, the version is the one read.
+        assert!(node.latch.validate(v), "a read hold changed the version");
+        assert_eq!(node.latch.read_begin(), v);
+    });
 }
