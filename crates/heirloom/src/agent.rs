@@ -14,8 +14,9 @@ use parking_lot::lock_api::RawMutex as _;
 use crate::error::{LockError, Restart, TxnId};
 use crate::id::{IdBuildHasher, LockId};
 use crate::manager::{AgentShared, Inner};
+use crate::misuse;
 use crate::mode::Mode;
-use crate::queue::Blocker;
+use crate::queue::{Blocker, Cancel};
 use crate::request::{IN_USE, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr};
 use crate::stats::Stats;
 use crate::sync::{Arc, AtomicU8, Ordering};
@@ -34,6 +35,19 @@ pub(crate) const DEAD: u8 = 2;
 /// previous one (may be passed on again without the latch).
 pub(crate) const RECLAIMED: u8 = 3;
 
+/// The request a transaction is waiting for: linked, not yet decided.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct InFlight {
+    pub(crate) head: HeadRef,
+    pub(crate) req: ReqPtr,
+    /// The mode asked for (for a conversion, the target).
+    pub(crate) mode: Mode,
+    /// A conversion in place (latched tables): the cache entry it converts.
+    /// `None`: a new request, not in the cache (also the request a
+    /// latch-free conversion appends).
+    pub(crate) held: Option<usize>,
+}
+
 /// A lock the current transaction holds (or was handed).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Held {
@@ -47,6 +61,14 @@ pub(crate) struct Held {
 /// A worker thread's handle on a [`LockManager`](crate::LockManager). Create
 /// one per thread with [`LockManager::agent`](crate::LockManager::agent) and
 /// run transactions on it one after another.
+///
+/// One thread may own several agents, but must never let a transaction of
+/// one wait for a lock that a transaction of another holds: the thread is
+/// parked, so the holder can never go on, and the waits-for graph cannot
+/// see it (the holder is not waiting). Debug builds detect this when the
+/// waiter is about to park and panic with a message that names both
+/// transactions; release builds hang (or time out under
+/// [`ConflictPolicy::Timeout`](crate::ConflictPolicy::Timeout)).
 pub struct Agent {
     pub(crate) lm: Arc<Inner>,
     pub(crate) shared: Arc<CachePadded<AgentShared>>,
@@ -65,6 +87,12 @@ pub struct Agent {
     /// Locks passed on by the last transaction (speculative lock
     /// inheritance), root first; the next transaction starts with them.
     pub(crate) inherited: Vec<Held>,
+    /// The request the open transaction is waiting for (see `txn.rs`,
+    /// "Panic safety").
+    pub(crate) in_flight: Option<InFlight>,
+    /// The transaction open on this agent, from `begin` to the end of
+    /// `finish`; still set at the next `begin` if it was forgotten.
+    pub(crate) open: Option<TxnId>,
     /// Jitter for restart backoff (xorshift64*; a dependency for three lines
     /// of arithmetic is not worth it).
     rng: u64,
@@ -87,6 +115,8 @@ impl Agent {
             wake: Vec::with_capacity(8),
             blockers: Vec::new(),
             inherited: Vec::new(),
+            in_flight: None,
+            open: None,
             rng: rng | 1,
         }
     }
@@ -191,18 +221,91 @@ impl Agent {
     /// Returns whether it was released.
     fn take_back_and_release(&mut self, h: Held, txn: TxnId, age: u64) -> bool {
         let c = &self.shared.counters;
-        let released = crate::inherit::reclaim(h.req, txn, age);
+        // SAFETY: an inherited entry: this agent's own node.
+        let released = crate::inherit::reclaim(unsafe { h.req.get() }, txn, age);
         if released {
             c.table_ops.bump();
-            self.lm.table.release(c, h.head, h.req, &mut self.wake);
-            for r in self.wake.drain(..) {
-                crate::sync::wake_all(r.key());
-            }
+            // SAFETY: reclaimed, so linked where `h.head` says.
+            unsafe { self.lm.table.release(c, h.head, h.req, &mut self.wake) };
+            wake(&mut self.wake);
         } else {
             c.inherited_invalidated.bump();
         }
         self.nodes.give_back(h.req);
         released
+    }
+
+    /// The manager's address (identifies it in thread-local bookkeeping).
+    #[inline]
+    pub(crate) fn lm_addr(&self) -> usize {
+        &*self.lm as *const Inner as usize
+    }
+
+    /// Withdraws the request in flight after a panic unwound out of
+    /// `Transaction::wait` (see `txn.rs`, "Panic safety"): cancelled, or,
+    /// if it was granted meanwhile, kept like any granted request (a new one
+    /// released here, a conversion left for `finish` in its new mode).
+    #[cold]
+    pub(crate) fn abandon_in_flight(&mut self) {
+        let Some(f) = self.in_flight.take() else { return };
+        self.shared.wound.waiting_req.store(0, Ordering::Relaxed);
+        *self.shared.wait.lock() = None;
+        let c = &self.shared.counters;
+        // SAFETY: in flight: this agent's own node, linked where `f.head`
+        // says (the contract on `Table`).
+        let cancel = unsafe { self.lm.table.cancel(c, f.head, f.req, &mut self.wake) };
+        wake(&mut self.wake);
+        match (f.held, cancel) {
+            (Some(k), Cancel::WasGranted) => self.held[k].mode = f.mode,
+            (Some(_), Cancel::Cancelled) => {} // back in its old mode
+            (None, Cancel::WasGranted) => {
+                c.table_ops.bump();
+                // SAFETY: as above; granted, so released like any holder.
+                unsafe { self.lm.table.release(c, f.head, f.req, &mut self.wake) };
+                wake(&mut self.wake);
+                self.nodes.give_back(f.req);
+            }
+            (None, Cancel::Cancelled) => self.nodes.give_back(f.req),
+        }
+    }
+
+    /// Ends a transaction that was never finished because it was forgotten
+    /// (`mem::forget`): releases its locks as an abort would, without
+    /// passing any on, and leaves the exclusive-mode gate.
+    #[cold]
+    pub(crate) fn finish_forgotten(&mut self) {
+        let Some(txn) = self.open else { return };
+        if self.in_flight.is_some() {
+            self.abandon_in_flight();
+        }
+        while let Some(h) = self.held.pop() {
+            let c = &self.shared.counters;
+            match h.state {
+                DEAD => continue,
+                PENDING => {
+                    // SAFETY: this agent's own node (`ReqPtr` contract 1).
+                    if !crate::inherit::reclaim(unsafe { h.req.get() }, txn, 0) {
+                        c.inherited_invalidated.bump();
+                        self.nodes.give_back(h.req);
+                        continue;
+                    }
+                    c.inherited_discarded.bump();
+                }
+                _ => {}
+            }
+            c.table_ops.bump();
+            // SAFETY: a cache entry: this agent's own node, linked where
+            // `h.head` says.
+            unsafe { self.lm.table.release(c, h.head, h.req, &mut self.wake) };
+            wake(&mut self.wake);
+            self.nodes.give_back(h.req);
+        }
+        self.index.clear();
+        self.shared.counters.aborted.bump();
+        self.shared.counters.forgotten.bump();
+        self.open = None;
+        misuse::closed(self.lm_addr(), txn);
+        self.lm.gate.leave(&self.shared.active);
     }
 
     pub(crate) fn next_txn_id(&mut self) -> TxnId {
@@ -211,8 +314,18 @@ impl Agent {
     }
 }
 
+/// Wakes the owners of requests granted by a release just done.
+#[inline]
+fn wake(list: &mut Vec<ReqPtr>) {
+    for r in list.drain(..) {
+        crate::sync::wake_all(r.key());
+    }
+}
+
 impl Drop for Agent {
     fn drop(&mut self) {
+        // A forgotten transaction's locks go now.
+        self.finish_forgotten();
         debug_assert!(self.held.is_empty(), "an agent dropped with locks held");
         // Inherited locks nobody will reclaim: take them back and release.
         let txn = TxnId::new(self.shared.index, self.seq);
@@ -313,19 +426,27 @@ impl Nodes {
     fn take_slow(&mut self) -> ReqPtr {
         // Returned batches of nodes we unlinked ourselves first.
         while let Some(&p) = self.sealed.front() {
-            // SAFETY: ours until we orphan it (only in `drop`).
-            let b = unsafe { &mut *p };
-            // Acquire: pairs with the collector's swap in `returned`.
-            if b.state.load(Ordering::Acquire) != RETURNED {
+            // SAFETY: a sealed batch stays allocated until the `state` swap
+            // of `Nodes::drop` or of `SealedBatch::returned` hands it to one
+            // side, and only our own drop sets ORPHANED, so it is allocated.
+            // Only a shared reference for now: the collector's deferred
+            // function may be in `returned`, reading `state`, this moment.
+            let state = unsafe { &(*p).state };
+            // Acquire: pairs with the AcqRel swap in `returned`.
+            if state.load(Ordering::Acquire) != RETURNED {
                 break;
             }
             self.sealed.pop_front();
+            // SAFETY: allocated by `Box` in `batch`; RETURNED, and that swap
+            // was the deferred function's last access to it, so it is ours
+            // alone now.
+            let mut b = unsafe { Box::from_raw(p) };
             for r in b.nodes.drain(..) {
-                r.get().recycle.store(IN_USE, Ordering::Relaxed);
+                // SAFETY: returned: our own node, in nobody else's hands.
+                unsafe { r.get() }.recycle.store(IN_USE, Ordering::Relaxed);
                 self.pool.push(r);
             }
-            // SAFETY: allocated by `Box` in `give_back`; returned, so ours.
-            self.spare.push(unsafe { Box::from_raw(p) });
+            self.spare.push(b);
         }
         if let Some(r) = self.pool.pop() {
             return r;
@@ -342,8 +463,11 @@ impl Nodes {
         while let Some(&r) = self.limbo.front() {
             // Acquire: pairs with the collector's swap in
             // `latchfree::returned` (nobody can see the node any more).
-            if r.get().recycle.load(Ordering::Acquire) == RETURNED {
-                r.get().recycle.store(IN_USE, Ordering::Relaxed);
+            // SAFETY: in our limbo: our own node, freed only by our drop
+            // (the collector frees only ORPHANED ones).
+            let q = unsafe { r.get() };
+            if q.recycle.load(Ordering::Acquire) == RETURNED {
+                q.recycle.store(IN_USE, Ordering::Relaxed);
                 self.pool.push(r);
                 self.limbo.pop_front();
                 continue;
@@ -373,7 +497,8 @@ impl Nodes {
     pub(crate) fn give_back(&mut self, r: ReqPtr) {
         if !self.latch_free {
             self.pool.push(r);
-        } else if r.get().recycle.load(Ordering::Relaxed) == OWNER_UNLINKED {
+        // SAFETY: given back by its own agent: its own node (contract 1).
+        } else if unsafe { r.get() }.recycle.load(Ordering::Relaxed) == OWNER_UNLINKED {
             self.batch(r);
         } else {
             self.limbo.push_back(r);
@@ -436,7 +561,9 @@ impl Drop for Nodes {
         for r in self.limbo.drain(..) {
             // AcqRel: pairs with the collector's swap (`latchfree::returned`);
             // whichever of the two comes second frees the node.
-            if r.get().recycle.swap(ORPHANED, Ordering::AcqRel) == RETURNED {
+            // SAFETY: in our limbo and not yet ORPHANED: alive (the collector
+            // frees a node only after it saw ORPHANED).
+            if unsafe { r.get() }.recycle.swap(ORPHANED, Ordering::AcqRel) == RETURNED {
                 // SAFETY: returned: unlinked and invisible to every thread;
                 // this agent owns it and nobody else will free it.
                 unsafe { r.free() };

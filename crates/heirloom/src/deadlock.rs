@@ -20,6 +20,30 @@
 //! transactions closing the same cycle at once do not both miss it: the
 //! second to search sees the first's edge.
 //!
+//! ## When a waiter searches (the `deadlock_timeout` cadence)
+//!
+//! As in PostgreSQL, a blocked request does not search at once but after
+//! `Builder::deadlock_timeout` (1 ms by default): most lock waits in short
+//! transactions end sooner, and then no search, with its two mutexes and a
+//! latch per queue visited, runs at all. After its first search a waiter
+//! searches again only when it is woken without being granted. The
+//! argument above needs nothing more: a delayed search still starts after
+//! its owner published its edge, and deadlocked edges stay, so the last
+//! owner of a cycle still finds it (a deadlock is reported this much
+//! later, never missed). Case (b) is why a wake-up re-runs the search: the
+//! edge a conversion grant adds is the woken waiter's own. The only other
+//! change that adds an edge to a waiter that already searched is a
+//! conversion that starts waiting ahead of it (it keeps its place among the
+//! holders); its owner searches and sees that edge, and the queue wakes the
+//! waiters behind anyway, because wait-die and wound-wait judge only their
+//! own edges. Otherwise requests are only ever appended behind a waiter, a
+//! waiter ahead of it that is granted keeps the same edge, and an inherited
+//! request in its way was invalidated (or reclaimed, and then seen) when it
+//! blocked. Before this change every waiter searched at once and then
+//! every 20 ms as a safety net; under `Detect` the stress tests, whose
+//! watchdog fails a run that stops making progress, run without it
+//! (wait-die and wound-wait keep it: `AGE_RECHECK` in `txn.rs`).
+//!
 //! ## What it may over-report
 //!
 //! Edges are read at slightly different moments, so a cycle may be reported
@@ -44,8 +68,10 @@ struct Frame {
 pub(crate) fn find_cycle(lm: &Inner, counters: &AgentCounters, me: WaitInfo) -> Option<Cycle> {
     let _serial = lm.detector.lock();
     let reg = lm.registry.lock();
+    crate::fault::hit(crate::fault::Point::PolicyCheck);
     let mut first = Vec::new();
-    if !lm.table.blockers(counters, me.head, me.req, &mut first) {
+    // SAFETY: our own request in flight, with the handle its table gave.
+    if !unsafe { lm.table.blockers(counters, me.head, me.req, &mut first) } {
         return None; // granted meanwhile
     }
     let mut stack = vec![Frame {
@@ -86,7 +112,10 @@ pub(crate) fn find_cycle(lm: &Inner, counters: &AgentCounters, me: WaitInfo) -> 
             continue; // that transaction is over; its agent runs another
         }
         let mut edges = Vec::new();
-        if lm.table.blockers(counters, info.head, info.req, &mut edges) && !edges.is_empty() {
+        // SAFETY: `info` is a registered agent's, read under the registry
+        // lock (`ReqPtr` contract 4): `info.head` is the handle its table
+        // gave, and `blockers` finds the request before it touches it.
+        if unsafe { lm.table.blockers(counters, info.head, info.req, &mut edges) } && !edges.is_empty() {
             stack.push(Frame { info, edges, next: 0 });
         }
     }

@@ -29,7 +29,7 @@
 //! used under an invalidated parent (section 4.3, the Figure 4 deadlock).
 
 use crate::error::TxnId;
-use crate::request::{GRANTED, INHERITED, INVALID, ReqPtr};
+use crate::request::{GRANTED, INHERITED, INVALID, Request};
 use crate::sync::Ordering;
 
 /// When the lock manager passes locks from one transaction to the next on
@@ -81,9 +81,10 @@ impl std::str::FromStr for Inheritance {
 /// The owner's next transaction takes back an inherited request: it becomes
 /// `txn`'s (of age `age`). `false` if a conflicting requester invalidated it
 /// first (then it is unlinked and belongs to the owner again).
+///
+/// `q` is the owner's own request (alive: `ReqPtr` contract 1).
 #[inline]
-pub(crate) fn reclaim(r: ReqPtr, txn: TxnId, age: u64) -> bool {
-    let q = r.get();
+pub(crate) fn reclaim(q: &Request, txn: TxnId, age: u64) -> bool {
     // Written before the CAS: whoever reads the request under the latch and
     // sees GRANTED (Acquire) sees the new owner. While INHERITED, nobody
     // uses these fields (an inherited request blocks nobody).
@@ -108,12 +109,11 @@ pub(crate) fn reclaim(r: ReqPtr, txn: TxnId, age: u64) -> bool {
 /// inherited request. `true` if it won (it must then unlink the request and
 /// not touch it again: the owner may reuse it at once).
 #[inline]
-pub(crate) fn invalidate(r: ReqPtr) -> bool {
+pub(crate) fn invalidate(r: &Request) -> bool {
     // AcqRel on success: Acquire so the owner's earlier writes are seen,
     // Release so the owner, on seeing INVALID, sees our unlink decision.
     // Acquire on failure: we then treat it as GRANTED and read its fields.
-    r.get()
-        .status
+    r.status
         .compare_exchange(INHERITED, INVALID, Ordering::AcqRel, Ordering::Acquire)
         .is_ok()
 }

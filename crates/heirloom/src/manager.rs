@@ -86,7 +86,11 @@ pub struct Builder {
     max_restarts: u32,
     inheritance: Inheritance,
     hot_threshold: u32,
+    deadlock_timeout: Duration,
 }
+
+/// The default of [`Builder::deadlock_timeout`].
+pub const DEFAULT_DEADLOCK_TIMEOUT: Duration = Duration::from_millis(1);
 
 impl Default for Builder {
     fn default() -> Self {
@@ -97,6 +101,7 @@ impl Default for Builder {
             max_restarts: 10,
             inheritance: Inheritance::Off,
             hot_threshold: 2,
+            deadlock_timeout: DEFAULT_DEADLOCK_TIMEOUT,
         }
     }
 }
@@ -144,6 +149,18 @@ impl Builder {
         self
     }
 
+    /// Under [`ConflictPolicy::Detect`], how long a blocked request waits
+    /// before it searches for a deadlock (PostgreSQL's `deadlock_timeout`;
+    /// default [`DEFAULT_DEADLOCK_TIMEOUT`], 1 ms). Most waits end sooner,
+    /// and then no search runs at all; a deadlock is found this long after
+    /// it formed. After that first search a waiter searches again only
+    /// when it is woken without being granted (something in front of it
+    /// changed). `Duration::ZERO` searches as soon as a request blocks.
+    pub fn deadlock_timeout(mut self, d: Duration) -> Self {
+        self.deadlock_timeout = d;
+        self
+    }
+
     /// Builds the lock manager.
     pub fn build(self) -> LockManager {
         LockManager {
@@ -154,6 +171,7 @@ impl Builder {
                 max_restarts: self.max_restarts,
                 inheritance: self.inheritance,
                 hot_threshold: self.hot_threshold,
+                deadlock_timeout: self.deadlock_timeout,
                 registry: Mutex::new(Registry::default()),
                 gate: Gate::new(),
                 exclusive_serial: <parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::INIT,
@@ -228,14 +246,19 @@ impl LockManager {
         let reg = self.inner.registry.lock();
         let mut out = String::new();
         for a in reg.agents() {
-            let w = *a.wait.lock();
+            let w = a.wait.lock();
             out.push_str(&format!(
                 "agent {} active={} wounded={:?} by={:?} waiting={:?}\n",
                 a.index,
                 a.active.load(Ordering::Relaxed),
-                TxnId(a.wounded.load(Ordering::Relaxed)),
-                TxnId(a.wounded_by.load(Ordering::Relaxed)),
-                w.map(|w| (w.txn, w.lock, w.mode, w.req.get().ts.load(Ordering::Relaxed)))
+                TxnId(a.wound.wounded.load(Ordering::Relaxed)),
+                TxnId(a.wound.wounded_by.load(Ordering::Relaxed)),
+                // SAFETY: read from a registered agent's `WaitInfo` while we
+                // hold the registry lock and its `wait` mutex: the agent is
+                // still waiting for it (it clears the info under that mutex
+                // before anything else) and cannot drop (`ReqPtr` contracts
+                // 1 and 4).
+                w.map(|w| (w.txn, w.lock, w.mode, unsafe { w.req.get() }.ts.load(Ordering::Relaxed)))
             ));
         }
         out
@@ -265,19 +288,32 @@ pub(crate) struct WaitInfo {
 }
 
 /// The part of an agent other threads see.
+///
+/// Laid out by who writes it, so that no line the owner writes on every
+/// transaction is written by other threads too: the first block (index,
+/// `active`, the counters) is written only by the owner and read by
+/// others; `wound` is written by wounders (and by the owner only when it
+/// waits); `wait` is locked by the owner when it waits and by deadlock
+/// searches. (The whole struct is cache-padded in its `Arc`.)
 pub(crate) struct AgentShared {
     pub(crate) index: u32,
-    pub(crate) counters: AgentCounters,
     /// Inside a transaction (exclusive-mode gate; see `gate.rs`).
     pub(crate) active: AtomicBool,
-    /// The transaction that was wounded (wound-wait), or 0.
+    pub(crate) counters: AgentCounters,
+    /// Wound-wait's mailbox.
+    pub(crate) wound: CachePadded<WoundBox>,
+    /// What the current transaction waits for.
+    pub(crate) wait: CachePadded<Mutex<Option<WaitInfo>>>,
+}
+
+/// Where wound-wait marks an agent's transaction and finds it parked.
+pub(crate) struct WoundBox {
+    /// The transaction that was wounded, or 0 (written by wounders).
     pub(crate) wounded: AtomicU64,
     /// Who wounded it.
     pub(crate) wounded_by: AtomicU64,
     /// The parking key of the request being waited for, or 0.
     pub(crate) waiting_req: AtomicUsize,
-    /// What the current transaction waits for.
-    pub(crate) wait: Mutex<Option<WaitInfo>>,
 }
 
 #[derive(Default)]
@@ -313,6 +349,7 @@ pub(crate) struct Inner {
     pub(crate) max_restarts: u32,
     pub(crate) inheritance: Inheritance,
     pub(crate) hot_threshold: u32,
+    pub(crate) deadlock_timeout: Duration,
     pub(crate) registry: Mutex<Registry>,
     pub(crate) gate: Gate,
     /// Serialises exclusive-mode transactions.
@@ -343,10 +380,12 @@ impl Inner {
             index,
             counters: AgentCounters::default(),
             active: AtomicBool::new(false),
-            wounded: AtomicU64::new(0),
-            wounded_by: AtomicU64::new(0),
-            waiting_req: AtomicUsize::new(0),
-            wait: Mutex::new(None),
+            wound: CachePadded::new(WoundBox {
+                wounded: AtomicU64::new(0),
+                wounded_by: AtomicU64::new(0),
+                waiting_req: AtomicUsize::new(0),
+            }),
+            wait: CachePadded::new(Mutex::new(None)),
         }));
         let slot = &mut reg.slots[index as usize];
         slot.agent = Some(shared.clone());
@@ -371,6 +410,7 @@ impl Inner {
     pub(crate) fn wound(&self, agent: u32, txn: TxnId, by: TxnId) {
         let reg = self.registry.lock();
         let Some(a) = reg.get(agent) else { return };
+        let a = &a.wound;
         // A wound computed from an older view may name the agent's previous
         // transaction; it must not overwrite the wound of the current one
         // (transaction ids of one agent increase), hence `fetch_max`.

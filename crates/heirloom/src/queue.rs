@@ -16,6 +16,12 @@
 //! `compatible(a ⊔ b, c) == compatible(a, c) && compatible(b, c)` (tested in
 //! `mode.rs`), so "compatible with each of several modes" is checked against
 //! their join.
+//!
+//! Whoever has `&mut Queue` holds the latch that guards it, so every request
+//! in `reqs` is alive while the queue is borrowed (`ReqPtr` contract 2:
+//! agents unlink their requests before they can drop); the methods that
+//! take a request not yet linked, or trust the caller that it is linked,
+//! are `unsafe` and say so.
 
 use crate::error::TxnId;
 use crate::id::LockId;
@@ -33,8 +39,11 @@ pub(crate) struct Blocker {
 }
 
 impl Blocker {
-    /// The transaction owning `r` (read under the lock's latch, or while the
-    /// latch-free table has `r` linked and pinned).
+    /// The transaction owning `r`. The caller read `r.status` with Acquire
+    /// (or holds the latch every writer of these fields held): a reclaimed
+    /// inherited request's new owner is written before its Release CAS to
+    /// GRANTED (`inherit::reclaim`), so an Acquire load that saw GRANTED
+    /// sees the new owner here.
     pub(crate) fn of(r: &crate::request::Request) -> Self {
         Blocker {
             txn: r.txn(),
@@ -110,6 +119,21 @@ impl Queue {
         self.heat != 0 && self.heat.count_ones() >= threshold
     }
 
+    /// Reuses this empty queue for the lock `id`: its heat window belonged
+    /// to the previous lock and starts again from cold (a cold lock must not
+    /// be passed on because a hot one used the same head before it).
+    pub(crate) fn rebind(&mut self, id: LockId) {
+        debug_assert!(self.is_empty(), "rebinding a queue with requests on {}", self.id);
+        self.id = id;
+        self.heat = 0;
+    }
+
+    /// The heat window (tests).
+    #[cfg(test)]
+    pub(crate) fn heat(&self) -> u16 {
+        self.heat
+    }
+
     /// No request is linked: the queue may be reused for another lock.
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
@@ -125,9 +149,14 @@ impl Queue {
     /// rules allow. With `may_wait == false` a request that cannot be
     /// granted is not linked.
     /// `contended` says whether the latch was found held (the heat window).
+    ///
+    /// # Safety
+    /// `r` is the caller's own request, alive and linked nowhere (`ReqPtr`
+    /// contract 1).
     #[inline]
-    pub(crate) fn acquire(&mut self, r: ReqPtr, mode: Mode, may_wait: bool, contended: bool) -> Outcome {
-        let q = r.get();
+    pub(crate) unsafe fn acquire(&mut self, r: ReqPtr, mode: Mode, may_wait: bool, contended: bool) -> Outcome {
+        // SAFETY: the caller's own live request (this function's contract).
+        let q = unsafe { r.get() };
         self.heat = (self.heat << 1) | contended as u16;
         let ahead = if self.waiting == 0 {
             Mode::NL
@@ -161,8 +190,12 @@ impl Queue {
     /// Converts the granted request `r` to `to` (already joined with its
     /// mode). Granting a conversion may put new holders in front of waiters,
     /// so their owners are woken (`wake`) to re-run their conflict policy.
-    pub(crate) fn convert(&mut self, r: ReqPtr, to: Mode, may_wait: bool, wake: &mut Vec<ReqPtr>) -> Outcome {
-        let q = r.get();
+    ///
+    /// # Safety
+    /// `r` is the caller's own request, alive and linked in this queue.
+    pub(crate) unsafe fn convert(&mut self, r: ReqPtr, to: Mode, may_wait: bool, wake: &mut Vec<ReqPtr>) -> Outcome {
+        // SAFETY: the caller's own live request (this function's contract).
+        let q = unsafe { r.get() };
         let held = q.mode();
         debug_assert_eq!(q.status.load(Ordering::Relaxed), GRANTED);
         if !to.compatible(self.granted.group_without(held)) {
@@ -179,6 +212,15 @@ impl Queue {
             let idx = self.index_of(r);
             return Outcome::Refused(self.first_blocker(to, idx, Some(r)));
         }
+        // A waiting conversion keeps its place among the holders, ahead of
+        // every waiter: each waiter whose wish conflicts with `to` gets a new
+        // edge that its conflict policy has not seen. Wait-die and
+        // wound-wait judge only their own edges, so they are woken to judge
+        // it (without this, an older waiter sat behind a younger converter
+        // with nobody wounded: the stress test's stall). Under `Detect` the
+        // converter's own search sees the edge; the wake-up costs the
+        // waiters one more search, and conversions that wait are rare.
+        self.notify_waiters(wake);
         q.want.store(to as u8, Ordering::Relaxed);
         q.status.store(CONVERTING, Ordering::Relaxed);
         self.waiting += 1;
@@ -189,7 +231,9 @@ impl Queue {
     #[inline]
     pub(crate) fn release(&mut self, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
         let idx = self.index_of(r);
-        let q = r.get();
+        // SAFETY: linked here (`index_of` found it; it panics otherwise) and
+        // we hold the latch: alive (`ReqPtr` contract 2).
+        let q = unsafe { r.get() };
         debug_assert_eq!(q.status.load(Ordering::Relaxed), GRANTED);
         self.granted.remove(q.mode());
         if idx + 1 == self.reqs.len() {
@@ -205,8 +249,11 @@ impl Queue {
     /// At commit: keeps the granted `r` as INHERITED if nobody waits and the
     /// lock is hot (the caller checked level and mode)
     /// (`hot_threshold`, `None` = don't care); else releases it.
+    ///
+    /// # Safety
+    /// `r` is the caller's own request, alive and linked in this queue.
     #[inline]
-    pub(crate) fn release_or_inherit(
+    pub(crate) unsafe fn release_or_inherit(
         &mut self,
         r: ReqPtr,
         hot_threshold: Option<u32>,
@@ -215,7 +262,8 @@ impl Queue {
         if self.waiting == 0 && hot_threshold.is_none_or(|t| self.is_hot(t)) {
             // Release: pairs with the Acquire of the next owner's reclaim
             // CAS and of invalidators.
-            r.get().status.store(INHERITED, Ordering::Release);
+            // SAFETY: the caller's own live request (this function's contract).
+            unsafe { r.get() }.status.store(INHERITED, Ordering::Release);
             return Handoff::Inherited;
         }
         self.release(r, wake);
@@ -245,12 +293,13 @@ impl Queue {
         let mut i = 0;
         while i < self.reqs.len() {
             let r = self.reqs[i];
-            let q = r.get();
+            // SAFETY: linked here, latch held (contract 2).
+            let q = unsafe { r.get() };
             if Some(r) != own && q.status.load(Ordering::Acquire) == INHERITED {
                 // Read before the CAS: once INVALID, the owner may reuse the
                 // node at once, so it must not be touched afterwards.
                 let m = q.mode();
-                if !want.compatible(m) && inherit::invalidate(r) {
+                if !want.compatible(m) && inherit::invalidate(q) {
                     self.granted.remove(m);
                     self.reqs.remove(i);
                     continue;
@@ -262,8 +311,12 @@ impl Queue {
 
     /// Withdraws the waiting request `r` (timeout, deadlock victim, died,
     /// wounded), unless it was granted meanwhile.
-    pub(crate) fn cancel(&mut self, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
-        let q = r.get();
+    ///
+    /// # Safety
+    /// `r` is the caller's own request, alive and linked in this queue.
+    pub(crate) unsafe fn cancel(&mut self, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+        // SAFETY: the caller's own live request (this function's contract).
+        let q = unsafe { r.get() };
         match q.status.load(Ordering::Relaxed) {
             WAITING => {
                 let idx = self.index_of(r);
@@ -289,7 +342,9 @@ impl Queue {
         let Some(idx) = self.reqs.iter().position(|&x| x == r) else {
             return false;
         };
-        let q = r.get();
+        // SAFETY: linked here (found above), latch held (contract 2). `r` may
+        // be another agent's (deadlock search), so it is not touched before.
+        let q = unsafe { r.get() };
         let status = q.status.load(Ordering::Relaxed);
         if status == GRANTED {
             return false;
@@ -299,8 +354,14 @@ impl Queue {
             if o == r {
                 continue;
             }
-            let oq = o.get();
-            let os = oq.status.load(Ordering::Relaxed);
+            // SAFETY: linked here, latch held (contract 2).
+            let oq = unsafe { o.get() };
+            // Acquire: pairs with the Release CAS of `inherit::reclaim`,
+            // which writes the new owner *without* the latch: a request seen
+            // GRANTED must be reported with its current transaction, or the
+            // search could follow the previous one and miss a real edge
+            // (loom model `inherit/tests/loom_inherit.rs`).
+            let os = oq.status.load(Ordering::Acquire);
             let in_way = match os {
                 // Holders: their granted mode.
                 GRANTED => !want.compatible(oq.mode()),
@@ -323,7 +384,8 @@ impl Queue {
     /// Calls `f` for every linked request (monitoring).
     pub(crate) fn for_each(&self, mut f: impl FnMut(&crate::request::Request)) {
         for r in &self.reqs {
-            f(r.get());
+            // SAFETY: linked here, latch held (contract 2).
+            f(unsafe { r.get() });
         }
     }
 
@@ -341,7 +403,8 @@ impl Queue {
     fn waiting_join(&self, upto: usize) -> Mode {
         let mut j = Mode::NL;
         for (i, r) in self.reqs.iter().enumerate() {
-            let q = r.get();
+            // SAFETY: linked here, latch held (contract 2).
+            let q = unsafe { r.get() };
             match q.status.load(Ordering::Relaxed) {
                 CONVERTING => j = j.join(q.want()),
                 WAITING if i < upto => j = j.join(q.want()),
@@ -359,8 +422,10 @@ impl Queue {
             if Some(r) == own {
                 continue;
             }
-            let q = r.get();
-            let in_way = match q.status.load(Ordering::Relaxed) {
+            // SAFETY: linked here, latch held (contract 2).
+            let q = unsafe { r.get() };
+            // Acquire: as in `blockers` (the error names the current owner).
+            let in_way = match q.status.load(Ordering::Acquire) {
                 GRANTED | INHERITED => !want.compatible(q.mode()),
                 CONVERTING => !want.compatible(q.mode()) || !want.compatible(q.want()),
                 WAITING => i < upto && !want.compatible(q.want()),
@@ -379,7 +444,8 @@ impl Queue {
                 agent: u32::MAX,
                 ts: u64::MAX,
             },
-            |r| Blocker::of(r.get()),
+            // SAFETY: linked here, latch held (contract 2).
+            |r| Blocker::of(unsafe { r.get() }),
         )
     }
 
@@ -394,7 +460,8 @@ impl Queue {
         let mut converted = false;
         // Conversions.
         for &r in &self.reqs {
-            let q = r.get();
+            // SAFETY: linked here, latch held (contract 2).
+            let q = unsafe { r.get() };
             if q.status.load(Ordering::Relaxed) != CONVERTING {
                 continue;
             }
@@ -417,7 +484,8 @@ impl Queue {
         let mut ahead = Mode::NL;
         if self.waiting > 0 {
             for &r in &self.reqs {
-                let q = r.get();
+                // SAFETY: linked here, latch held (contract 2).
+                let q = unsafe { r.get() };
                 if q.status.load(Ordering::Relaxed) == CONVERTING {
                     ahead = ahead.join(q.want());
                 }
@@ -427,7 +495,8 @@ impl Queue {
             if self.waiting == 0 {
                 break;
             }
-            let q = r.get();
+            // SAFETY: linked here, latch held (contract 2).
+            let q = unsafe { r.get() };
             if q.status.load(Ordering::Relaxed) != WAITING {
                 continue;
             }
@@ -455,7 +524,8 @@ impl Queue {
             return;
         }
         for &r in &self.reqs {
-            let s = r.get().status.load(Ordering::Relaxed);
+            // SAFETY: linked here, latch held (contract 2).
+            let s = unsafe { r.get() }.status.load(Ordering::Relaxed);
             if s == WAITING || s == CONVERTING {
                 wake.push(r);
             }
@@ -470,12 +540,19 @@ mod tests {
 
     fn req(txn: u64) -> ReqPtr {
         let r = ReqPtr::alloc(0);
-        r.get().txn.store(txn, Ordering::Relaxed);
+        // SAFETY: just allocated; freed at the end of each test.
+        unsafe { r.get() }.txn.store(txn, Ordering::Relaxed);
         r
     }
 
+    fn acq(q: &mut Queue, r: ReqPtr, mode: Mode) -> Outcome {
+        // SAFETY: test nodes are alive until freed at the end of each test.
+        unsafe { q.acquire(r, mode, true, false) }
+    }
+
     fn status(r: ReqPtr) -> u8 {
-        r.get().status.load(Ordering::Relaxed)
+        // SAFETY: allocated by the test, freed at its end.
+        unsafe { r.get() }.status.load(Ordering::Relaxed)
     }
 
     /// Regression: a release granted a waiting new request that sat ahead of
@@ -488,11 +565,17 @@ mod tests {
         let mut q = Queue::new(LockId::table(TableId::new(0, 1)));
         let mut wake = Vec::new();
         let (s1, is4, ix2, is3) = (req(1), req(4), req(2), req(3));
-        assert!(matches!(q.acquire(s1, Mode::S, true, false), Outcome::Granted));
-        assert!(matches!(q.acquire(is4, Mode::IS, true, false), Outcome::Granted));
-        assert!(matches!(q.acquire(ix2, Mode::IX, true, false), Outcome::Waiting));
-        assert!(matches!(q.acquire(is3, Mode::IS, true, false), Outcome::Granted));
-        assert!(matches!(q.convert(is3, Mode::X, true, &mut wake), Outcome::Waiting));
+        assert!(matches!(acq(&mut q, s1, Mode::S), Outcome::Granted));
+        assert!(matches!(acq(&mut q, is4, Mode::IS), Outcome::Granted));
+        assert!(matches!(acq(&mut q, ix2, Mode::IX), Outcome::Waiting));
+        assert!(matches!(acq(&mut q, is3, Mode::IS), Outcome::Granted));
+        assert!(matches!(
+            {
+                // SAFETY: test nodes live until freed at the end; `is3` is linked.
+                unsafe { q.convert(is3, Mode::X, true, &mut wake) }
+            },
+            Outcome::Waiting
+        ));
         q.release(s1, &mut wake);
         assert_eq!(status(is3), CONVERTING, "IS of another holder still blocks X");
         assert_eq!(status(ix2), WAITING, "IX conflicts with the pending conversion to X");
@@ -512,15 +595,77 @@ mod tests {
         }
     }
 
+    /// Regression: a conversion that starts waiting keeps its place among
+    /// the holders, ahead of every waiter, so the waiters behind it get a
+    /// new edge; wait-die and wound-wait judge only their own edges and must
+    /// be woken to judge it (the stress test stalled under wound-wait: an
+    /// older waiter behind a younger converter, nobody wounded).
+    #[test]
+    fn a_conversion_that_waits_wakes_the_waiters_behind_it() {
+        let mut q = Queue::new(LockId::table(TableId::new(0, 1)));
+        let (is1, ix2, x3) = (req(1), req(2), req(3));
+        assert!(matches!(acq(&mut q, is1, Mode::IS), Outcome::Granted));
+        assert!(matches!(acq(&mut q, ix2, Mode::IX), Outcome::Granted));
+        assert!(matches!(acq(&mut q, x3, Mode::X), Outcome::Waiting));
+        let mut b = Vec::new();
+        assert!(q.blockers(x3, &mut b));
+
+        let mut wake = Vec::new();
+        // SAFETY: test nodes live until freed at the end; `is1` is linked.
+        let out = unsafe { q.convert(is1, Mode::S, true, &mut wake) };
+        assert!(matches!(out, Outcome::Waiting), "S waits for the IX holder");
+        b.clear();
+        assert!(q.blockers(x3, &mut b));
+        assert!(
+            b.iter().any(|b| b.txn.0 == 1),
+            "the waiting conversion blocks the waiter behind it"
+        );
+        assert!(
+            wake.contains(&x3),
+            "the waiter behind was not woken to judge its new edge"
+        );
+        q.release(ix2, &mut wake);
+        assert_eq!(status(is1), GRANTED);
+        q.release(is1, &mut wake);
+        assert_eq!(status(x3), GRANTED);
+        q.release(x3, &mut wake);
+        assert!(q.is_empty());
+        for r in [is1, ix2, x3] {
+            // SAFETY: allocated above and unlinked from the queue.
+            unsafe { r.free() };
+        }
+    }
+
+    /// Regression: a head rebound to another lock kept the old lock's heat,
+    /// so a cold lock could be passed on because a hot one used the head.
+    #[test]
+    fn rebinding_a_queue_forgets_the_old_locks_heat() {
+        let mut q = Queue::new(LockId::table(TableId::new(0, 1)));
+        let mut wake = Vec::new();
+        for t in 0..16 {
+            let r = req(t);
+            // SAFETY: allocated just above, freed below once unlinked.
+            let out = unsafe { q.acquire(r, Mode::IS, true, true) };
+            assert!(matches!(out, Outcome::Granted));
+            q.release(r, &mut wake);
+            // SAFETY: unlinked just above.
+            unsafe { r.free() };
+        }
+        assert!(q.is_hot(16));
+        q.rebind(LockId::table(TableId::new(0, 2)));
+        assert_eq!(q.heat(), 0);
+        assert!(!q.is_hot(1));
+    }
+
     #[test]
     fn fifo_stops_new_requests_behind_an_incompatible_waiter() {
         let mut q = Queue::new(LockId::table(TableId::new(0, 1)));
         let mut wake = Vec::new();
         let (is1, x2, is3) = (req(1), req(2), req(3));
-        assert!(matches!(q.acquire(is1, Mode::IS, true, false), Outcome::Granted));
-        assert!(matches!(q.acquire(x2, Mode::X, true, false), Outcome::Waiting));
+        assert!(matches!(acq(&mut q, is1, Mode::IS), Outcome::Granted));
+        assert!(matches!(acq(&mut q, x2, Mode::X), Outcome::Waiting));
         assert!(
-            matches!(q.acquire(is3, Mode::IS, true, false), Outcome::Waiting),
+            matches!(acq(&mut q, is3, Mode::IS), Outcome::Waiting),
             "IS queues behind the waiting X"
         );
         q.release(is1, &mut wake);

@@ -148,17 +148,42 @@ impl Request {
     }
 }
 
-/// A pointer to a request node owned by an agent's pool.
+/// A pointer to a request node owned by an agent.
 ///
-/// Dereferenced only while the node is linked into a lock queue (under that
-/// lock's latch) or by its owning agent; agents free their nodes only when
-/// they are dropped, after every request has been unlinked.
+/// ## Lifetime of a node (the contract of [`ReqPtr::get`])
+///
+/// A node is allocated by its agent (`Nodes::take`) and freed in exactly two
+/// places:
+///
+/// * `Nodes::drop`, when its agent is dropped: the nodes of the pool, and
+///   latch-free nodes the epoch collector has already returned. The agent
+///   has no transaction open then (a transaction borrows it mutably), so
+///   none of its nodes is linked in a latched queue; it has been removed
+///   from the registry (`Inner::unregister`), so no deadlock search can
+///   reach its `WaitInfo` any more.
+/// * the epoch collector's deferred function (`latchfree::returned`,
+///   `SealedBatch::returned`), for a latch-free node that was unlinked,
+///   whose grace period is over, and whose agent is gone (ORPHANED).
+///
+/// So a node is alive while any of these holds, and every dereference names
+/// the one it relies on:
+///
+/// 1. the caller is its agent (or a transaction on it), and the node is in
+///    the agent's hands: held, inherited, in flight, pooled or in limbo;
+/// 2. the caller holds the latch of a queue the node is linked in (an
+///    agent unlinks its nodes before it can drop);
+/// 3. the caller reached the node through a latch-free list while pinned
+///    (it is retired only after it is unlinked, and returned only after
+///    every pin that could see it ended);
+/// 4. the caller holds the registry lock and read the node from a
+///    registered agent's `WaitInfo` (the agent cannot unregister, hence
+///    cannot drop, meanwhile).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct ReqPtr(NonNull<Request>);
 
-// SAFETY: a `Request` is all atomics plus a constant; sharing a pointer to it
-// across threads is sound as long as it is alive, which the ownership rule
-// above guarantees for every dereference.
+// SAFETY: a `Request` is all atomics plus a constant, so `&Request` may be
+// used from any thread; whether the node is still alive is the separate
+// question that `ReqPtr::get`'s contract answers at every dereference.
 unsafe impl Send for ReqPtr {}
 // SAFETY: as above.
 unsafe impl Sync for ReqPtr {}
@@ -199,11 +224,16 @@ impl ReqPtr {
         self.0.as_ptr() as usize
     }
 
+    /// The node.
+    ///
+    /// # Safety
+    /// The node must be alive for the returned lifetime: one of the four
+    /// conditions in the type's docs must hold for as long as the reference
+    /// is used.
     #[inline]
-    pub(crate) fn get(&self) -> &Request {
-        // SAFETY: see the type's docs: every holder of a `ReqPtr` calls this
-        // only while the node is linked under a latch it holds, or as the
-        // owning agent, and nodes outlive both.
+    pub(crate) unsafe fn get(&self) -> &Request {
+        // SAFETY: alive by the caller's contract; nodes are only ever shared
+        // (`&Request`: all fields atomic or constant).
         unsafe { self.0.as_ref() }
     }
 }

@@ -108,6 +108,10 @@ stats! {
     restarts,
     /// Transactions `Agent::run` ran in exclusive mode.
     exclusive_runs,
+    /// Transactions that were never committed, aborted or dropped (leaked
+    /// with `mem::forget`): their agent released their locks when it began
+    /// its next transaction or was dropped (they count as aborted too).
+    forgotten,
     /// Locks passed on at commit or abort to the agent's next transaction.
     inherited,
     /// Inherited locks the next transaction used (reclaimed with one CAS).

@@ -305,3 +305,33 @@ fn run_goes_exclusive_after_max_restarts() {
         assert!(lm.snapshot().is_empty());
     }
 }
+
+/// Regression: `Timeout(Duration::MAX)` computed its deadline with `+`
+/// after the request was linked, overflowed `Instant` and panicked, leaving
+/// the request queued. A deadline past what `Instant` holds means "never".
+#[test]
+fn a_timeout_too_long_for_instant_waits_until_granted() {
+    for lm in managers(ConflictPolicy::Timeout(Duration::MAX)) {
+        let row = LockId::row(T, 1);
+        let mut a = lm.agent();
+        let mut t = a.begin();
+        t.lock(row, Mode::X).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let lm2 = lm.clone();
+        let waiter = thread::spawn(move || {
+            let mut b = lm2.agent();
+            let mut t = b.begin();
+            let r = t.lock(row, Mode::S);
+            tx.send(()).unwrap();
+            r.map(|()| t.commit())
+        });
+        while lm.snapshot().locks.iter().all(|l| l.waiters.is_empty()) {
+            assert!(!waiter.is_finished(), "the waiter ended before it waited");
+            thread::sleep(Duration::from_millis(1));
+        }
+        t.commit().unwrap();
+        rx.recv_timeout(Duration::from_secs(30)).expect("the waiter is granted");
+        waiter.join().expect("no panic").unwrap().unwrap();
+        assert!(lm.snapshot().is_empty());
+    }
+}

@@ -79,8 +79,10 @@ impl Global {
         }
     }
 
+    /// # Safety
+    /// As [`Table::acquire`](super::Table::acquire).
     #[inline]
-    pub(crate) fn acquire(
+    pub(crate) unsafe fn acquire(
         &self,
         c: &AgentCounters,
         id: LockId,
@@ -95,7 +97,7 @@ impl Global {
             None => {
                 let i = match inner.free.pop() {
                     Some(i) => {
-                        inner.queues[i].id = id;
+                        inner.queues[i].rebind(id);
                         i
                     }
                     None => {
@@ -107,7 +109,8 @@ impl Global {
                 i
             }
         };
-        let out = inner.queues[idx].acquire(r, mode, may_wait, contended);
+        // SAFETY: the caller's own live request (this function's contract).
+        let out = unsafe { inner.queues[idx].acquire(r, mode, may_wait, contended) };
         if matches!(out, Outcome::Refused(_)) {
             inner.retire_if_empty(idx);
         }
@@ -127,7 +130,9 @@ impl Global {
         g.retire_if_empty(h.0);
     }
 
-    pub(crate) fn release_or_inherit(
+    /// # Safety
+    /// As [`Table::release_or_inherit`](super::Table::release_or_inherit).
+    pub(crate) unsafe fn release_or_inherit(
         &self,
         c: &AgentCounters,
         h: HeadRef,
@@ -136,14 +141,19 @@ impl Global {
         wake: &mut Vec<ReqPtr>,
     ) -> Handoff {
         let mut g = latch(&self.inner, c);
-        let out = g.queues[h.0].release_or_inherit(r, hot_threshold, wake);
+        // SAFETY: the caller's own request, linked in the queue of `h`
+        // (this function's contract).
+        let out = unsafe { g.queues[h.0].release_or_inherit(r, hot_threshold, wake) };
         g.retire_if_empty(h.0);
         out
     }
 
-    pub(crate) fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+    /// # Safety
+    /// As [`Table::cancel`](super::Table::cancel).
+    pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
         let mut g = latch(&self.inner, c);
-        let out = g.queues[h.0].cancel(r, wake);
+        // SAFETY: the caller's own request, linked in the queue of `h`.
+        let out = unsafe { g.queues[h.0].cancel(r, wake) };
         g.retire_if_empty(h.0);
         out
     }

@@ -99,7 +99,7 @@ impl Head {
     /// Rebinds to `id`; caller holds the bucket latch and the head latch.
     fn bind(&self, q: &mut Queue, id: LockId) {
         let (key, hi) = id.words();
-        q.id = id;
+        q.rebind(id);
         self.key.store(key, Ordering::Relaxed);
         self.hi.store(hi, Ordering::Relaxed);
     }
@@ -126,12 +126,6 @@ pub(crate) struct Latched {
     mask: u64,
 }
 
-// SAFETY: heads are reached through their mutexes and atomics only; the raw
-// chain pointers point to heads the table owns until it drops.
-unsafe impl Sync for Latched {}
-// SAFETY: as above.
-unsafe impl Send for Latched {}
-
 impl Latched {
     pub(crate) fn new(buckets: usize) -> Self {
         let n = buckets.max(1).next_power_of_two();
@@ -148,10 +142,17 @@ impl Latched {
         }
     }
 
+    /// The head a handle of this table names.
+    ///
+    /// # Safety
+    /// `h` was returned by this table's [`Latched::acquire`]: then it is the
+    /// address of a head this table allocated, and heads are freed only when
+    /// the table drops. (A `HeadRef` of another table kind is a slab or
+    /// bucket index, not an address; one manager has one table, so the
+    /// handles in its agents' lock caches are all of its kind.)
     #[inline]
-    fn head(&self, h: HeadRef) -> &Head {
-        // SAFETY: a `HeadRef` of this table is the address of a head it
-        // allocated; heads are freed only when the table drops.
+    unsafe fn head(&self, h: HeadRef) -> &Head {
+        // SAFETY: the address of a live head of this table (the contract).
         unsafe { &*(h.0 as *const CachePadded<Head>) }
     }
 
@@ -171,8 +172,10 @@ impl Latched {
         ptr::null_mut()
     }
 
+    /// # Safety
+    /// As [`Table::acquire`](super::Table::acquire).
     #[inline]
-    pub(crate) fn acquire(
+    pub(crate) unsafe fn acquire(
         &self,
         c: &AgentCounters,
         id: LockId,
@@ -186,13 +189,15 @@ impl Latched {
         loop {
             let p = Self::find(bucket, words);
             if p.is_null() {
-                return self.acquire_slow(c, bucket, id, r, mode, may_wait, wake);
+                // SAFETY: as this function's contract.
+                return unsafe { self.acquire_slow(c, bucket, id, r, mode, may_wait, wake) };
             }
             // SAFETY: chain heads live as long as the table.
             let head = unsafe { &*p };
             let (mut q, contended) = latch_heat(&head.queue, c);
             if q.id == id {
-                let out = q.acquire(r, mode, may_wait, contended);
+                // SAFETY: the caller's own live request (the contract).
+                let out = unsafe { q.acquire(r, mode, may_wait, contended) };
                 head.settle(&mut q, wake);
                 return (out, HeadRef(p as usize));
             }
@@ -201,9 +206,12 @@ impl Latched {
     }
 
     /// The lock has no head (or looked so): bind one under the bucket latch.
+    ///
+    /// # Safety
+    /// As [`Table::acquire`](super::Table::acquire).
     #[cold]
     #[allow(clippy::too_many_arguments)] // the acquire arguments plus the bucket
-    fn acquire_slow(
+    unsafe fn acquire_slow(
         &self,
         c: &AgentCounters,
         bucket: &Bucket,
@@ -219,17 +227,18 @@ impl Latched {
         let p = Self::find(bucket, words);
         if !p.is_null() {
             // SAFETY: chain heads live as long as the table.
-            // SAFETY: chain heads live as long as the table.
             let head = unsafe { &*p };
             let (mut q, held) = latch_heat(&head.queue, c);
             debug_assert_eq!(q.id, id);
-            let out = q.acquire(r, mode, may_wait, contended || held);
+            // SAFETY: the caller's own live request (the contract).
+            let out = unsafe { q.acquire(r, mode, may_wait, contended || held) };
             head.settle(&mut q, wake);
             return (out, HeadRef(p as usize));
         }
         let (mut q, p) = Self::bind_slow(bucket, id);
         // A fresh or empty head has no waiter: nothing to settle.
-        (q.acquire(r, mode, may_wait, contended), HeadRef(p as usize))
+        // SAFETY: the caller's own live request (the contract).
+        (unsafe { q.acquire(r, mode, may_wait, contended) }, HeadRef(p as usize))
     }
 
     /// Binds a head of `bucket` to `id`: a new one while the chain is
@@ -277,23 +286,31 @@ impl Latched {
     }
 
     /// Runs `f` on the queue of `h` under its head latch (read-only uses).
+    ///
+    /// # Safety
+    /// `h` was returned by this table's `acquire` (see [`Latched::head`]).
     #[inline]
-    pub(crate) fn with<R>(&self, c: &AgentCounters, h: HeadRef, f: impl FnOnce(&mut Queue) -> R) -> R {
-        let mut q = latch(&self.head(h).queue, c);
+    pub(crate) unsafe fn with<R>(&self, c: &AgentCounters, h: HeadRef, f: impl FnOnce(&mut Queue) -> R) -> R {
+        // SAFETY: a handle of this table (the contract).
+        let mut q = latch(&unsafe { self.head(h) }.queue, c);
         f(&mut q)
     }
 
     /// Runs `f` on the queue of `h` under its head latch, then publishes
     /// whether anybody waits (see [`Head::settle`]).
+    ///
+    /// # Safety
+    /// `h` was returned by this table's `acquire` (see [`Latched::head`]).
     #[inline]
-    pub(crate) fn update<R>(
+    pub(crate) unsafe fn update<R>(
         &self,
         c: &AgentCounters,
         h: HeadRef,
         wake: &mut Vec<ReqPtr>,
         f: impl FnOnce(&mut Queue, &mut Vec<ReqPtr>) -> R,
     ) -> R {
-        let head = self.head(h);
+        // SAFETY: a handle of this table (the contract).
+        let head = unsafe { self.head(h) };
         let mut q = latch(&head.queue, c);
         let out = f(&mut q, wake);
         head.settle(&mut q, wake);
@@ -306,17 +323,23 @@ impl Latched {
     /// each followed by a SeqCst fence before the other is read (Dekker; see
     /// [`Head::settle`]), so a waiter is never left behind an inherited
     /// request nobody will invalidate.
+    ///
+    /// # Safety
+    /// As [`Table::reinherit`](super::Table::reinherit).
     #[inline]
-    pub(crate) fn reinherit(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> bool {
-        let head = self.head(h);
+    pub(crate) unsafe fn reinherit(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> bool {
+        // SAFETY: a handle of this table (the contract).
+        let head = unsafe { self.head(h) };
         if head.waiters.load(Ordering::Relaxed) {
             return false;
         }
         // Release: pairs with the Acquire of an invalidator's CAS.
-        r.get().status.store(INHERITED, Ordering::Release);
+        // SAFETY: the caller's own live request (the contract).
+        unsafe { r.get() }.status.store(INHERITED, Ordering::Release);
         fence(Ordering::SeqCst);
         if head.waiters.load(Ordering::Relaxed) {
-            self.update(c, h, wake, |_, _| ());
+            // SAFETY: as above.
+            unsafe { self.update(c, h, wake, |_, _| ()) };
         }
         true
     }

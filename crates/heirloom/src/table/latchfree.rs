@@ -90,9 +90,16 @@
 //! SeqCst fence, and reads `waiting` (the same Dekker as a release): a
 //! waiter that came too late to see INHERITED is seen by the owner, who
 //! then takes the request back (CAS INHERITED -> GRANTED) and releases it.
-//! A lock is hot when at least the threshold of the last 16 acquisitions in
-//! its bucket found another transaction's request on the same lock or
-//! retried a CAS (there is no latch whose contention could be counted).
+//! A lock is hot when at least the threshold of its last 16 acquisitions
+//! found another transaction's request on the same lock or retried a CAS
+//! (there is no latch whose contention could be counted). There is no head
+//! per lock to keep that window in, so the bucket keeps one window with the
+//! tag of the lock it belongs to (`Bucket::heat`): only locks above row
+//! level are ever passed on, so only they note heat, and a window is reset
+//! when another lock's acquisition in the bucket takes it over. Two hot
+//! candidate locks in one bucket may therefore each look cold (neither is
+//! passed on: the safe direction, costing only the saving), but a cold lock
+//! never looks hot because a hot one shares its bucket.
 
 use std::cell::Cell;
 use std::ptr;
@@ -101,13 +108,13 @@ use crossbeam_epoch::{self as epoch, Guard, Shared};
 use crossbeam_utils::CachePadded;
 
 use super::{HeadRef, Reinherit};
-use crate::id::LockId;
+use crate::id::{Level, LockId};
 use crate::mode::Mode;
 use crate::monitor::{Holder, LockInfo, Waiter};
 use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::{GRANTED, INHERITED, OBSOLETE, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr, Request, WAITING};
 use crate::stats::AgentCounters;
-use crate::sync::{AtomicU32, Ordering, fence};
+use crate::sync::{AtomicU32, AtomicU64, Ordering, fence};
 
 /// Tag on `Request::next`: the request is logically deleted.
 const MARK: usize = 1;
@@ -117,9 +124,11 @@ struct Bucket {
     head: epoch::Atomic<Request>,
     /// WAITING requests in this bucket (read by releasers after their fence).
     waiting: AtomicU32,
-    /// Heat window: bit i set if the i-th most recent acquisition here met
-    /// another transaction's request on its lock or retried a CAS.
-    heat: AtomicU32,
+    /// Heat of one lock above row level: the lock's tag (the high half of
+    /// its `hash64`) in bits 32..64, and its window in bits 0..16 (bit i set
+    /// if its i-th most recent acquisition met another transaction's request
+    /// on it or retried a CAS). See the module docs.
+    heat: AtomicU64,
 }
 
 /// What a walk's visitor wants next.
@@ -133,12 +142,24 @@ pub(crate) struct LatchFree {
     mask: u64,
 }
 
+/// The request `n` points to.
+///
+/// # Safety
+/// `n` is non-null and was loaded, while the guard of `'g` was pinned, from
+/// a bucket's `head` or from the `next` of a node so loaded (`ReqPtr`
+/// contract 3: a node reachable from a list during a pin is retired only
+/// after it is unlinked, and returned to its agent or freed only after
+/// every pin that could reach it has ended).
 #[inline]
-fn req<'g>(n: Shared<'g, Request>) -> &'g Request {
-    // SAFETY: callers pass non-null pointers read from a list while pinned:
-    // a node reachable from a list during the pin is returned to its agent
-    // only after the pin ends (it is retired through the epoch collector).
+unsafe fn req<'g>(n: Shared<'g, Request>) -> &'g Request {
+    // SAFETY: the contract above is crossbeam-epoch's for `deref`.
     unsafe { n.deref() }
+}
+
+/// A tag of `id` for the bucket's heat word (see `Bucket::heat`).
+#[inline]
+fn heat_tag(id: LockId) -> u64 {
+    id.hash64() >> 32
 }
 
 #[inline]
@@ -158,7 +179,17 @@ fn in_way(n: &Request, mode: Mode, g: &Guard) -> bool {
     match n.status.load(Ordering::Acquire) {
         GRANTED | WAITING => !mode.compatible(n.mode()),
         INHERITED if !mode.compatible(n.mode()) => {
-            if crate::inherit::invalidate(ReqPtr::from_raw(n)) {
+            if crate::inherit::invalidate(n) {
+                // Marking touches the node after INVALID, which its owner
+                // may already have seen. That is sound, and the README's
+                // "never touched again" is about reuse, not this store: the
+                // owner gives an INVALID node to its limbo (`Nodes::give_back`)
+                // and reuses it only once the collector returned it; it is
+                // retired only after it was unlinked, and no walk unlinks an
+                // unmarked node. So until this mark the node stays linked,
+                // and reachable by us (pinned): alive. Nobody else marks it
+                // (the owner lost the CAS and leaves it alone), so without
+                // this store it would stay in the list for ever.
                 mark(n, g);
                 false
             } else {
@@ -223,12 +254,12 @@ loom::thread_local! {
 /// Hands an unlinked request to the epoch collector (in batches): RETURNED
 /// once no pinned thread can still reach it.
 #[inline]
-fn retire(n: Shared<'_, Request>, g: &Guard) {
-    let p = n.as_raw() as *mut Request;
+fn retire(n: &Request, g: &Guard) {
+    let p = n as *const Request as *mut Request;
     let full = RETIRED.try_with(|b| {
         // Relaxed: the chain is read by the deferred function, which the
         // collector runs after `defer` (its queue orders the two).
-        req(n).retired.store(b.head.get(), Ordering::Relaxed);
+        n.retired.store(b.head.get(), Ordering::Relaxed);
         b.head.set(p);
         b.len.set(b.len.get() + 1);
         (b.len.get() >= RETIRE_BATCH).then(|| {
@@ -241,7 +272,7 @@ fn retire(n: Shared<'_, Request>, g: &Guard) {
         Ok(None) => {}
         // The thread's batch is gone (thread exit): hand it over alone.
         Err(_) => {
-            req(n).retired.store(ptr::null_mut(), Ordering::Relaxed);
+            n.retired.store(ptr::null_mut(), Ordering::Relaxed);
             defer_batch(ReqPtr::from_raw(p), g);
         }
     }
@@ -253,17 +284,26 @@ fn defer_batch(head: ReqPtr, g: &Guard) {
         while !p.is_null() {
             let r = ReqPtr::from_raw(p);
             // Read before `returned`: the node may be reused or freed after.
-            p = r.get().retired.load(Ordering::Relaxed);
-            returned(r);
+            // SAFETY: unlinked and past its grace period, but not yet
+            // RETURNED, so neither its agent (which waits for RETURNED) nor
+            // anybody else frees it before `returned` below decides.
+            p = unsafe { r.get() }.retired.load(Ordering::Relaxed);
+            // SAFETY: as above.
+            unsafe { returned(r) };
         }
     });
 }
 
 /// Runs after the grace period of an unlinked request.
-fn returned(r: ReqPtr) {
+///
+/// # Safety
+/// `r` is unlinked, no thread can reach it any more, and it is not yet
+/// RETURNED (so it is alive: its agent frees it only once RETURNED).
+unsafe fn returned(r: ReqPtr) {
     // AcqRel: Release publishes "nobody sees it" to the agent's Acquire in
     // `Nodes::take`; Acquire pairs with the agent's ORPHANED swap.
-    if r.get().recycle.swap(RETURNED, Ordering::AcqRel) == ORPHANED {
+    // SAFETY: alive until this swap decides (the contract).
+    if unsafe { r.get() }.recycle.swap(RETURNED, Ordering::AcqRel) == ORPHANED {
         // SAFETY: the agent is gone and the node is in no list; we are the
         // last to know about it (the swap decided it).
         unsafe { r.free() };
@@ -279,7 +319,7 @@ impl LatchFree {
                     CachePadded::new(Bucket {
                         head: epoch::Atomic::null(),
                         waiting: AtomicU32::new(0),
-                        heat: AtomicU32::new(0),
+                        heat: AtomicU64::new(0),
                     })
                 })
                 .collect(),
@@ -302,7 +342,7 @@ impl LatchFree {
         b: &'g Bucket,
         c: &AgentCounters,
         g: &'g Guard,
-        mut visit: impl FnMut(Option<Shared<'g, Request>>) -> Visit,
+        mut visit: impl FnMut(Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
     ) -> Option<&'g epoch::Atomic<Request>> {
         'restart: loop {
             let mut pred = &b.head;
@@ -313,13 +353,14 @@ impl LatchFree {
                 if cur.is_null() {
                     return Some(pred);
                 }
-                let node = req(cur);
+                // SAFETY: non-null, loaded from the list while `g` is pinned.
+                let node = unsafe { req(cur) };
                 let next = node.next.load(Ordering::Acquire, g);
                 if next.tag() == MARK {
                     let succ = next.with_tag(0);
                     match pred.compare_exchange(cur, succ, Ordering::AcqRel, Ordering::Acquire, g) {
                         Ok(_) => {
-                            retire(cur, g);
+                            retire(node, g);
                             cur = succ;
                             continue;
                         }
@@ -330,7 +371,7 @@ impl LatchFree {
                         }
                     }
                 }
-                if let Visit::Stop = visit(Some(cur)) {
+                if let Visit::Stop = visit(Some((cur, node))) {
                     return None;
                 }
                 pred = &node.next;
@@ -341,8 +382,11 @@ impl LatchFree {
 
     /// Links `r` (owner and age already set) for `id` in `mode`. Refused
     /// requests are not linked.
+    ///
+    /// # Safety
+    /// As [`Table::acquire`](super::Table::acquire).
     #[inline]
-    pub(crate) fn acquire(
+    pub(crate) unsafe fn acquire(
         &self,
         c: &AgentCounters,
         id: LockId,
@@ -359,7 +403,8 @@ impl LatchFree {
         // instruction then does not wait for those stores (the node's line
         // is often cold after its grace period), which drain during the walk.
         let g = epoch::pin();
-        let q = r.get();
+        // SAFETY: the caller's own live request (the contract).
+        let q = unsafe { r.get() };
         q.key.store(words.0, Ordering::Relaxed);
         q.hi.store(words.1, Ordering::Relaxed);
         q.mode.store(mode as u8, Ordering::Relaxed);
@@ -371,7 +416,7 @@ impl LatchFree {
         // Counted in `waiting` while it may be linked as WAITING.
         let mut counted = false;
         let waiting = loop {
-            let mut first: Option<Shared<'_, Request>> = None;
+            let mut first: Option<&Request> = None;
             let mut shared = false;
             let last = Self::walk(b, c, &g, |n| {
                 match n {
@@ -379,11 +424,10 @@ impl LatchFree {
                         first = None;
                         shared = false;
                     }
-                    Some(n) => {
-                        let x = req(n);
+                    Some((_, x)) => {
                         if same_lock(x, words) && x.txn.load(Ordering::Relaxed) != me {
                             if in_way(x, mode, &g) {
-                                first.get_or_insert(n);
+                                first.get_or_insert(x);
                             } else {
                                 shared = true;
                             }
@@ -400,8 +444,8 @@ impl LatchFree {
                 && !may_wait
             {
                 // Never counted: `may_wait` is false, so never WAITING.
-                self.note_heat(b, hot);
-                return (Outcome::Refused(Blocker::of(req(x))), h);
+                self.note_heat(b, id, hot);
+                return (Outcome::Refused(Blocker::of(x)), h);
             }
             let waiting = first.is_some();
             // Count ourselves before the CAS can publish WAITING: a granter's
@@ -430,7 +474,7 @@ impl LatchFree {
                 }
             }
         };
-        self.note_heat(b, hot);
+        self.note_heat(b, id, hot);
         if !waiting {
             return (Outcome::Granted, h);
         }
@@ -439,7 +483,7 @@ impl LatchFree {
         // requests ahead; pairs with the fence in `after_release` and
         // `pass_on` (see the module docs).
         fence(Ordering::SeqCst);
-        if self.clear(b, c, r, &g) == Some(true) {
+        if self.clear(b, c, q, &g) == Some(true) {
             // AcqRel as in `grant`. A failed CAS means a releaser granted it
             // first (only we cancel our own request).
             if q.status
@@ -455,23 +499,21 @@ impl LatchFree {
 
     /// Is the waiting `w` clear: nothing ahead of it in its way? `None` if
     /// it is not linked any more.
-    fn clear(&self, b: &Bucket, c: &AgentCounters, w: ReqPtr, g: &Guard) -> Option<bool> {
-        let q = w.get();
+    fn clear(&self, b: &Bucket, c: &AgentCounters, q: &Request, g: &Guard) -> Option<bool> {
         let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
         let (mode, txn) = (q.mode(), q.txn.load(Ordering::Relaxed));
-        let target = w.as_ptr();
+        let target: *const Request = q;
         let mut found = None;
         Self::walk(b, c, g, |n| match n {
             None => {
                 found = None;
                 Visit::Next
             }
-            Some(n) if n.as_raw() == target => {
+            Some((n, _)) if n.as_raw() == target => {
                 found = Some(true);
                 Visit::Stop
             }
-            Some(n) => {
-                let x = req(n);
+            Some((_, x)) => {
                 if same_lock(x, words) && x.txn.load(Ordering::Relaxed) != txn && in_way(x, mode, g) {
                     found = Some(false);
                     Visit::Stop
@@ -487,16 +529,15 @@ impl LatchFree {
     /// waiter itself and a cancel decide exactly once) and queues its owner
     /// for waking.
     #[inline]
-    fn grant(&self, b: &Bucket, w: ReqPtr, wake: &mut Vec<ReqPtr>) {
+    fn grant(&self, b: &Bucket, w: &Request, wake: &mut Vec<ReqPtr>) {
         // AcqRel: Release pairs with the owner's Acquire load of `status` in
         // `Transaction::wait`.
-        if w.get()
-            .status
+        if w.status
             .compare_exchange(WAITING, GRANTED, Ordering::AcqRel, Ordering::Relaxed)
             .is_ok()
         {
             b.waiting.fetch_sub(1, Ordering::Relaxed);
-            wake.push(w);
+            wake.push(ReqPtr::from_raw(w));
         }
     }
 
@@ -514,15 +555,13 @@ impl LatchFree {
         g: &Guard,
     ) {
         Self::walk(b, c, g, |n| {
-            if let Some(n) = n {
-                let x = req(n);
-                if same_lock(x, words)
-                    && x.status.load(Ordering::Acquire) == WAITING
-                    && !mode.compatible(x.mode())
-                    && self.clear(b, c, ReqPtr::from_raw(n.as_raw()), g) == Some(true)
-                {
-                    self.grant(b, ReqPtr::from_raw(n.as_raw()), wake);
-                }
+            if let Some((_, x)) = n
+                && same_lock(x, words)
+                && x.status.load(Ordering::Acquire) == WAITING
+                && !mode.compatible(x.mode())
+                && self.clear(b, c, x, g) == Some(true)
+            {
+                self.grant(b, x, wake);
             }
             Visit::Next
         });
@@ -531,10 +570,10 @@ impl LatchFree {
     /// Unlinks the marked `r` at once if it is first in its list (the common
     /// case for row locks; the caller owns `r`); otherwise the next walk will.
     #[inline]
-    fn unlink_if_first(&self, b: &Bucket, r: ReqPtr, g: &Guard) {
+    fn unlink_if_first(&self, b: &Bucket, r: &Request, g: &Guard) {
         let cur = b.head.load(Ordering::Acquire, g);
-        if cur.as_raw() == r.as_ptr() {
-            let next = r.get().next.load(Ordering::Acquire, g);
+        if ptr::eq(cur.as_raw(), r) {
+            let next = r.next.load(Ordering::Acquire, g);
             if b.head
                 .compare_exchange(cur, next.with_tag(0), Ordering::AcqRel, Ordering::Relaxed, g)
                 .is_ok()
@@ -542,7 +581,7 @@ impl LatchFree {
                 // Its owner (us) retires it with others of its own: the
                 // collector then touches one batch, not every node (whose
                 // line a reclaimer on another core would have to fetch).
-                r.get().recycle.store(OWNER_UNLINKED, Ordering::Relaxed);
+                r.recycle.store(OWNER_UNLINKED, Ordering::Relaxed);
             }
         }
     }
@@ -550,36 +589,48 @@ impl LatchFree {
     /// After the request `r` stopped being in anyone's way (OBSOLETE or
     /// INHERITED stored): the fence and the wake-up duty of the module docs.
     #[inline]
-    fn after_release(&self, b: &Bucket, c: &AgentCounters, r: ReqPtr, wake: &mut Vec<ReqPtr>, g: &Guard) {
+    fn after_release(&self, b: &Bucket, c: &AgentCounters, q: &Request, wake: &mut Vec<ReqPtr>, g: &Guard) {
         // SeqCst fence between our store of the new state and the load of
         // `waiting` (and the waiters' states); pairs with the waiter's fence
         // in `acquire` (Dekker).
         fence(Ordering::SeqCst);
         if b.waiting.load(Ordering::Relaxed) != 0 {
-            let q = r.get();
             let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
             self.wake_scan(b, c, words, q.mode(), wake, g);
         }
     }
 
     /// Releases the granted `r`.
+    ///
+    /// # Safety
+    /// As [`Table::release`](super::Table::release).
     #[inline]
-    pub(crate) fn release(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+    pub(crate) unsafe fn release(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+        // SAFETY: the caller's own live request (the contract).
+        self.release_req(c, h, unsafe { r.get() }, wake)
+    }
+
+    #[inline]
+    fn release_req(&self, c: &AgentCounters, h: HeadRef, q: &Request, wake: &mut Vec<ReqPtr>) {
         let b = self.bucket(h);
         let g = epoch::pin();
         // Release: whoever reads OBSOLETE (Acquire) sees what we did under the lock.
-        r.get().status.store(OBSOLETE, Ordering::Release);
-        self.after_release(b, c, r, wake, &g);
-        mark(r.get(), &g);
-        self.unlink_if_first(b, r, &g);
+        q.status.store(OBSOLETE, Ordering::Release);
+        self.after_release(b, c, q, wake, &g);
+        mark(q, &g);
+        self.unlink_if_first(b, q, &g);
     }
 
     /// Withdraws the waiting `r` unless it was granted meanwhile.
-    pub(crate) fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+    ///
+    /// # Safety
+    /// As [`Table::cancel`](super::Table::cancel).
+    pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
         let b = self.bucket(h);
         let g = epoch::pin();
-        if r.get()
-            .status
+        // SAFETY: the caller's own live request (the contract).
+        let q = unsafe { r.get() };
+        if q.status
             .compare_exchange(WAITING, OBSOLETE, Ordering::AcqRel, Ordering::Acquire)
             .is_err()
         {
@@ -587,17 +638,20 @@ impl LatchFree {
         }
         b.waiting.fetch_sub(1, Ordering::Relaxed);
         // A waiter is in the way of later incompatible requests too.
-        self.after_release(b, c, r, wake, &g);
-        mark(r.get(), &g);
-        self.unlink_if_first(b, r, &g);
+        self.after_release(b, c, q, wake, &g);
+        mark(q, &g);
+        self.unlink_if_first(b, q, &g);
         Cancel::Cancelled
     }
 
     /// At commit: keeps the granted `r` INHERITED for the agent's next
     /// transaction if the lock is hot (`None` = don't care) and nobody waits
     /// for it; else releases it.
+    ///
+    /// # Safety
+    /// As [`Table::release_or_inherit`](super::Table::release_or_inherit).
     #[inline]
-    pub(crate) fn release_or_inherit(
+    pub(crate) unsafe fn release_or_inherit(
         &self,
         c: &AgentCounters,
         h: HeadRef,
@@ -606,26 +660,48 @@ impl LatchFree {
         wake: &mut Vec<ReqPtr>,
     ) -> Handoff {
         let b = self.bucket(h);
-        if hot_threshold.is_some_and(|t| (b.heat.load(Ordering::Relaxed) & 0xffff).count_ones() < t) {
-            self.release(c, h, r, wake);
+        // SAFETY: the caller's own live request (the contract).
+        let q = unsafe { r.get() };
+        if hot_threshold.is_some_and(|t| !Self::is_hot(b, q, t)) {
+            self.release_req(c, h, q, wake);
             return Handoff::Released;
         }
-        if self.pass_on(b, c, r, wake) {
+        if self.pass_on(b, c, q, wake) {
             Handoff::Inherited
         } else {
-            self.release(c, h, r, wake);
+            self.release_req(c, h, q, wake);
             Handoff::Released
         }
     }
 
-    /// Re-inheritance of a reclaimed request: no heat check (it was hot).
+    /// Do at least `threshold` of the last 16 acquisitions of `q`'s lock
+    /// count as contended? (Only when the bucket's window is that lock's.)
     #[inline]
-    pub(crate) fn reinherit(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Reinherit {
+    fn is_hot(b: &Bucket, q: &Request, threshold: u32) -> bool {
+        let id = LockId::from_words(q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
+        let h = b.heat.load(Ordering::Relaxed);
+        h >> 32 == heat_tag(id) && (h & 0xffff).count_ones() >= threshold
+    }
+
+    /// Re-inheritance of a reclaimed request: no heat check (it was hot).
+    ///
+    /// # Safety
+    /// As [`Table::reinherit`](super::Table::reinherit).
+    #[inline]
+    pub(crate) unsafe fn reinherit(
+        &self,
+        c: &AgentCounters,
+        h: HeadRef,
+        r: ReqPtr,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Reinherit {
         let b = self.bucket(h);
-        if self.pass_on(b, c, r, wake) {
+        // SAFETY: the caller's own live request (the contract).
+        let q = unsafe { r.get() };
+        if self.pass_on(b, c, q, wake) {
             Reinherit::Passed
         } else {
-            self.release(c, h, r, wake);
+            self.release_req(c, h, q, wake);
             Reinherit::Released
         }
     }
@@ -634,8 +710,7 @@ impl LatchFree {
     /// of exists; `false` (and `r` GRANTED again) if one does. `true` also
     /// when somebody invalidated it meanwhile: the agent's next transaction
     /// finds it INVALID.
-    fn pass_on(&self, b: &Bucket, c: &AgentCounters, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> bool {
-        let q = r.get();
+    fn pass_on(&self, b: &Bucket, c: &AgentCounters, q: &Request, wake: &mut Vec<ReqPtr>) -> bool {
         // Release: pairs with the Acquire of the reclaim or invalidate CAS.
         q.status.store(INHERITED, Ordering::Release);
         // SeqCst fence: as in `after_release` (a waiter that did not see
@@ -653,8 +728,7 @@ impl LatchFree {
                 blocks = false;
                 Visit::Next
             }
-            Some(n) => {
-                let x = req(n);
+            Some((_, x)) => {
                 if same_lock(x, words)
                     && x.txn.load(Ordering::Relaxed) != me
                     && x.status.load(Ordering::Acquire) == WAITING
@@ -693,19 +767,18 @@ impl LatchFree {
         let b = self.bucket(h);
         let g = epoch::pin();
         let target = r.as_ptr();
-        let mut found = false;
+        let mut found = None;
         Self::walk(b, c, &g, |n| match n {
-            Some(n) if n.as_raw() == target => {
-                found = true;
+            Some((n, x)) if n.as_raw() == target => {
+                found = Some(x);
                 Visit::Stop
             }
             _ => Visit::Next,
         });
-        if !found {
+        // Reached through the list during our pin: alive until we unpin.
+        let Some(q) = found else {
             return false;
-        }
-        // Linked during our pin: safe to read until we unpin.
-        let q = r.get();
+        };
         if q.status.load(Ordering::Acquire) != WAITING {
             return false;
         }
@@ -717,9 +790,8 @@ impl LatchFree {
                 out.truncate(start);
                 Visit::Next
             }
-            Some(n) if n.as_raw() == target => Visit::Stop,
-            Some(n) => {
-                let x = req(n);
+            Some((n, _)) if n.as_raw() == target => Visit::Stop,
+            Some((_, x)) => {
                 if same_lock(x, words) && x.txn.load(Ordering::Relaxed) != txn {
                     let s = x.status.load(Ordering::Acquire);
                     if (s == GRANTED || s == WAITING) && !mode.compatible(x.mode()) {
@@ -732,13 +804,20 @@ impl LatchFree {
         true
     }
 
+    /// Notes an acquisition of `id` in the heat window of its bucket (only
+    /// for locks above row level: see the module docs).
     #[inline]
-    fn note_heat(&self, b: &Bucket, hot: bool) {
+    fn note_heat(&self, b: &Bucket, id: LockId, hot: bool) {
+        if id.level() == Level::Row {
+            return;
+        }
         // Relaxed and racy: a lost update only blurs a heuristic. Written
-        // only when it changes, so a steadily hot or cold bucket costs no
+        // only when it changes, so a steadily hot or cold lock costs no
         // shared write.
+        let tag = heat_tag(id);
         let h = b.heat.load(Ordering::Relaxed);
-        let n = ((h << 1) | hot as u32) & 0xffff;
+        let window = if h >> 32 == tag { h & 0xffff } else { 0 };
+        let n = tag << 32 | (((window << 1) | hot as u64) & 0xffff);
         if n != h {
             b.heat.store(n, Ordering::Relaxed);
         }
@@ -754,12 +833,11 @@ impl LatchFree {
             // Own requests granted so far, to tell conversions.
             let mut held: Vec<(LockId, u64, Mode)> = Vec::new();
             Self::walk(b, &c, &g, |n| {
-                let Some(n) = n else {
+                let Some((_, x)) = n else {
                     out.truncate(start);
                     held.clear();
                     return Visit::Next;
                 };
-                let x = req(n);
                 let id = LockId::from_words(x.key.load(Ordering::Relaxed), x.hi.load(Ordering::Relaxed));
                 let status = x.status.load(Ordering::Acquire);
                 if !matches!(status, GRANTED | WAITING | INHERITED) {
@@ -816,10 +894,12 @@ impl Drop for LatchFree {
         for b in self.buckets.iter() {
             let mut cur = b.head.swap(Shared::null(), Ordering::AcqRel, &g);
             while !cur.is_null() {
-                let next = req(cur).next.load(Ordering::Acquire, &g).with_tag(0);
+                // SAFETY: non-null, loaded from the list while pinned.
+                let next = unsafe { req(cur) }.next.load(Ordering::Acquire, &g).with_tag(0);
                 let r = ReqPtr::from_raw(cur.as_raw());
-                // Linked, so not retired: nobody else will decide for it.
-                returned(r);
+                // SAFETY: linked, so not retired: nobody else will decide for
+                // it, and no thread can reach it (every agent is gone).
+                unsafe { returned(r) };
                 cur = next;
             }
         }
@@ -829,4 +909,51 @@ impl Drop for LatchFree {
 #[cfg(all(test, heirloom_loom))]
 mod tests {
     mod loom_latchfree;
+}
+
+#[cfg(all(test, not(heirloom_loom)))]
+mod unit {
+    use super::*;
+    use crate::id::TableId;
+
+    fn set_lock(r: ReqPtr, id: LockId) {
+        // SAFETY: the test's own node, freed at the end of the test.
+        let q = unsafe { r.get() };
+        let (key, hi) = id.words();
+        q.key.store(key, Ordering::Relaxed);
+        q.hi.store(hi, Ordering::Relaxed);
+    }
+
+    /// Regression: heat was one window per bucket, so a cold lock sharing a
+    /// bucket with a hot one counted as hot.
+    #[test]
+    fn heat_belongs_to_one_lock_and_rows_note_none() {
+        let t = LatchFree::new(1);
+        let b = &t.buckets[0];
+        let (hot, cold) = (LockId::table(TableId::new(0, 1)), LockId::table(TableId::new(0, 2)));
+        let r = ReqPtr::alloc(0);
+        // SAFETY: the test's own node, freed at the end.
+        let q = unsafe { r.get() };
+        for _ in 0..16 {
+            t.note_heat(b, hot, true);
+        }
+        set_lock(r, hot);
+        assert!(LatchFree::is_hot(b, q, 16));
+        set_lock(r, cold);
+        assert!(!LatchFree::is_hot(b, q, 1), "a cold lock of the same bucket is not hot");
+        // Row locks are never passed on and leave the window alone.
+        for k in 0..16 {
+            t.note_heat(b, LockId::row(TableId::new(0, 1), k), false);
+        }
+        set_lock(r, hot);
+        assert!(LatchFree::is_hot(b, q, 16));
+        // Another candidate lock takes the window over: both look cold.
+        t.note_heat(b, cold, true);
+        assert!(!LatchFree::is_hot(b, q, 1));
+        set_lock(r, cold);
+        assert!(!LatchFree::is_hot(b, q, 2));
+        assert!(LatchFree::is_hot(b, q, 1));
+        // SAFETY: never linked.
+        unsafe { r.free() };
+    }
 }

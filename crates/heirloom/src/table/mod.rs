@@ -82,6 +82,20 @@ pub(crate) enum Reinherit {
 }
 
 /// The lock table of a manager.
+///
+/// ## The contract of the methods that take a request or a handle
+///
+/// They are `unsafe`: the table dereferences what it is given, and which
+/// pointer is alive is the caller's knowledge (`request.rs`, `ReqPtr`).
+///
+/// * `r` is the caller's own request (its agent's node, `ReqPtr` contract
+///   1): for `acquire` one linked nowhere, for the others one that
+///   `acquire` of this table linked and that is still linked;
+/// * `h` is the handle this table's `acquire` returned with `r`.
+///
+/// `blockers` also takes another agent's waiting request, read from its
+/// `WaitInfo` under the registry lock (contract 4); the tables look for it
+/// in the queue or list before they touch it.
 pub(crate) enum Table {
     Global(global::Global),
     Latched(latched::Latched),
@@ -106,8 +120,11 @@ impl Table {
     }
 
     /// Links a new request for `id` in `mode`.
+    ///
+    /// # Safety
+    /// See the type's docs.
     #[inline]
-    pub(crate) fn acquire(
+    pub(crate) unsafe fn acquire(
         &self,
         c: &AgentCounters,
         id: LockId,
@@ -116,16 +133,20 @@ impl Table {
         may_wait: bool,
         wake: &mut Vec<ReqPtr>,
     ) -> (Outcome, HeadRef) {
+        // SAFETY (all three): this function's contract.
         match self {
-            Table::Global(t) => t.acquire(c, id, r, mode, may_wait),
-            Table::Latched(t) => t.acquire(c, id, r, mode, may_wait, wake),
-            Table::LatchFree(t) => t.acquire(c, id, r, mode, may_wait, wake),
+            Table::Global(t) => unsafe { t.acquire(c, id, r, mode, may_wait) },
+            Table::Latched(t) => unsafe { t.acquire(c, id, r, mode, may_wait, wake) },
+            Table::LatchFree(t) => unsafe { t.acquire(c, id, r, mode, may_wait, wake) },
         }
     }
 
     /// Converts the granted `r` to `to`.
+    ///
+    /// # Safety
+    /// See the type's docs.
     #[inline]
-    pub(crate) fn convert(
+    pub(crate) unsafe fn convert(
         &self,
         c: &AgentCounters,
         h: HeadRef,
@@ -134,28 +155,36 @@ impl Table {
         may_wait: bool,
         wake: &mut Vec<ReqPtr>,
     ) -> Outcome {
+        // SAFETY (both): this function's contract.
         match self {
-            Table::Global(t) => t.with(c, h, |q| q.convert(r, to, may_wait, wake)),
-            Table::Latched(t) => t.update(c, h, wake, |q, w| q.convert(r, to, may_wait, w)),
+            Table::Global(t) => t.with(c, h, |q| unsafe { q.convert(r, to, may_wait, wake) }),
+            Table::Latched(t) => unsafe { t.update(c, h, wake, |q, w| q.convert(r, to, may_wait, w)) },
             // The transaction appends a new request instead (`is_latch_free`).
             Table::LatchFree(_) => unreachable!("latch-free conversions append a request"),
         }
     }
 
     /// Unlinks the granted `r`.
+    ///
+    /// # Safety
+    /// See the type's docs.
     #[inline]
-    pub(crate) fn release(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+    pub(crate) unsafe fn release(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+        // SAFETY (both unsafe arms): this function's contract.
         match self {
             Table::Global(t) => t.release(c, h, r, wake),
-            Table::Latched(t) => t.update(c, h, wake, |q, w| q.release(r, w)),
-            Table::LatchFree(t) => t.release(c, h, r, wake),
+            Table::Latched(t) => unsafe { t.update(c, h, wake, |q, w| q.release(r, w)) },
+            Table::LatchFree(t) => unsafe { t.release(c, h, r, wake) },
         }
     }
 
     /// At commit: releases the granted `r` or keeps it INHERITED (see
     /// [`Queue::release_or_inherit`](crate::queue::Queue::release_or_inherit)).
+    ///
+    /// # Safety
+    /// See the type's docs.
     #[inline]
-    pub(crate) fn release_or_inherit(
+    pub(crate) unsafe fn release_or_inherit(
         &self,
         c: &AgentCounters,
         h: HeadRef,
@@ -163,45 +192,65 @@ impl Table {
         hot_threshold: Option<u32>,
         wake: &mut Vec<ReqPtr>,
     ) -> Handoff {
+        // SAFETY (all three): this function's contract.
         match self {
-            Table::Global(t) => t.release_or_inherit(c, h, r, hot_threshold, wake),
-            Table::Latched(t) => t.update(c, h, wake, |q, w| q.release_or_inherit(r, hot_threshold, w)),
-            Table::LatchFree(t) => t.release_or_inherit(c, h, r, hot_threshold, wake),
+            Table::Global(t) => unsafe { t.release_or_inherit(c, h, r, hot_threshold, wake) },
+            Table::Latched(t) => unsafe { t.update(c, h, wake, |q, w| q.release_or_inherit(r, hot_threshold, w)) },
+            Table::LatchFree(t) => unsafe { t.release_or_inherit(c, h, r, hot_threshold, wake) },
         }
     }
 
     /// At commit, for a lock the transaction reclaimed from inheritance:
     /// passes it on again without a latch if the table can tell that nobody
     /// waits (`Latched`, `LatchFree`).
+    ///
+    /// # Safety
+    /// See the type's docs.
     #[inline]
-    pub(crate) fn reinherit(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Reinherit {
+    pub(crate) unsafe fn reinherit(
+        &self,
+        c: &AgentCounters,
+        h: HeadRef,
+        r: ReqPtr,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Reinherit {
+        // SAFETY (both unsafe arms): this function's contract.
         match self {
             Table::Global(_) => Reinherit::Declined,
             Table::Latched(t) => {
-                if t.reinherit(c, h, r, wake) {
+                if unsafe { t.reinherit(c, h, r, wake) } {
                     Reinherit::Passed
                 } else {
                     Reinherit::Declined
                 }
             }
-            Table::LatchFree(t) => t.reinherit(c, h, r, wake),
+            Table::LatchFree(t) => unsafe { t.reinherit(c, h, r, wake) },
         }
     }
 
     /// Withdraws the waiting `r` unless it was granted meanwhile.
-    pub(crate) fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+    ///
+    /// # Safety
+    /// See the type's docs.
+    pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+        // SAFETY (all three): this function's contract.
         match self {
-            Table::Global(t) => t.cancel(c, h, r, wake),
-            Table::Latched(t) => t.update(c, h, wake, |q, w| q.cancel(r, w)),
-            Table::LatchFree(t) => t.cancel(c, h, r, wake),
+            Table::Global(t) => unsafe { t.cancel(c, h, r, wake) },
+            Table::Latched(t) => unsafe { t.update(c, h, wake, |q, w| q.cancel(r, w)) },
+            Table::LatchFree(t) => unsafe { t.cancel(c, h, r, wake) },
         }
     }
 
     /// The blockers of the waiting `r`; `false` if it no longer waits.
-    pub(crate) fn blockers(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+    ///
+    /// # Safety
+    /// `h` is the handle this table returned when `r` was linked; `r` need
+    /// not be alive (it is looked for before it is touched).
+    pub(crate) unsafe fn blockers(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
         match self {
             Table::Global(t) => t.with(c, h, |q| q.blockers(r, out)),
-            Table::Latched(t) => t.with(c, h, |q| q.blockers(r, out)),
+            // SAFETY: a handle of this table (the contract).
+            Table::Latched(t) => unsafe { t.with(c, h, |q| q.blockers(r, out)) },
             Table::LatchFree(t) => t.blockers(c, h, r, out),
         }
     }

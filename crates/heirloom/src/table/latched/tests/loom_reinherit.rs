@@ -4,15 +4,20 @@
 //! will invalidate.
 
 use crate::inherit::invalidate;
-use crate::request::{GRANTED, INHERITED, INVALID, ReqPtr};
+use crate::request::{GRANTED, INHERITED, INVALID, ReqPtr, Request};
 use crate::sync::{Arc, AtomicBool, Ordering, fence};
+
+fn node(r: &ReqPtr) -> &Request {
+    // SAFETY: the model's own node, freed only at its end.
+    unsafe { r.get() }
+}
 
 #[test]
 fn a_waiter_is_never_stranded_behind_a_reinherited_request() {
     loom::model(|| {
         // The owner's reclaimed IS request; a conflicting X requester.
         let r = ReqPtr::alloc(0);
-        r.get().status.store(GRANTED, Ordering::Release);
+        node(&r).status.store(GRANTED, Ordering::Release);
         let latch = Arc::new(loom::sync::Mutex::new(false)); // guards "X is waiting"
         let waiters = Arc::new(AtomicBool::new(false));
 
@@ -21,14 +26,14 @@ fn a_waiter_is_never_stranded_behind_a_reinherited_request() {
             loom::thread::spawn(move || {
                 let mut x_waiting = latch.lock().unwrap();
                 // Queue::acquire: an INHERITED request in the way is invalidated.
-                if r.get().status.load(Ordering::Acquire) == INHERITED && invalidate(r) {
+                if node(&r).status.load(Ordering::Acquire) == INHERITED && invalidate(node(&r)) {
                     return;
                 }
                 // Blocked by a GRANTED holder: link as waiting, then settle.
                 *x_waiting = true;
                 waiters.store(true, Ordering::Relaxed);
                 fence(Ordering::SeqCst);
-                if r.get().status.load(Ordering::Acquire) == INHERITED && invalidate(r) {
+                if node(&r).status.load(Ordering::Acquire) == INHERITED && invalidate(node(&r)) {
                     *x_waiting = false; // granted by the re-check
                 }
             })
@@ -36,12 +41,12 @@ fn a_waiter_is_never_stranded_behind_a_reinherited_request() {
 
         // Latched::reinherit by the owner at commit.
         if !waiters.load(Ordering::Relaxed) {
-            r.get().status.store(INHERITED, Ordering::Release);
+            node(&r).status.store(INHERITED, Ordering::Release);
             fence(Ordering::SeqCst);
             if waiters.load(Ordering::Relaxed) {
                 let mut x_waiting = latch.lock().unwrap();
                 // Head::settle under the latch: let the waiter in.
-                if *x_waiting && invalidate(r) {
+                if *x_waiting && invalidate(node(&r)) {
                     *x_waiting = false;
                 }
             }
@@ -49,11 +54,11 @@ fn a_waiter_is_never_stranded_behind_a_reinherited_request() {
             // The owner releases under the latch instead; the waiter is granted.
             let mut x_waiting = latch.lock().unwrap();
             *x_waiting = false;
-            r.get().status.store(INVALID, Ordering::Relaxed);
+            node(&r).status.store(INVALID, Ordering::Relaxed);
         }
         requester.join().unwrap();
 
-        let stranded = *latch.lock().unwrap() && r.get().status.load(Ordering::Acquire) == INHERITED;
+        let stranded = *latch.lock().unwrap() && node(&r).status.load(Ordering::Acquire) == INHERITED;
         assert!(!stranded, "X waits behind an INHERITED request nobody will invalidate");
         // SAFETY: allocated above; both threads are done with it.
         unsafe { r.free() };

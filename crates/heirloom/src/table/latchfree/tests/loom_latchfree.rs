@@ -13,22 +13,47 @@ use crate::agent::Nodes;
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
 use crate::queue::{Cancel, Outcome};
-use crate::request::{GRANTED, OBSOLETE, ORPHANED, RETURNED, ReqPtr, WAITING};
+use crate::request::{GRANTED, OBSOLETE, ORPHANED, RETURNED, ReqPtr, Request, WAITING};
 use crate::stats::AgentCounters;
 use crate::sync::{Arc, Ordering};
 use crate::table::HeadRef;
 
 const T: TableId = TableId::new(0, 1);
 
+// The table's unsafe entry points, for the models. Every node is the
+// model's own: allocated by `request`, freed at the model's end (`orphan`,
+// `free`) or by the collector after `orphan`, so alive wherever the model
+// uses it; the one handle is `HeadRef(0)`, the table's one bucket.
+
+fn node(r: &ReqPtr) -> &Request {
+    // SAFETY: a model's own node (see above).
+    unsafe { r.get() }
+}
+
+fn acquire(t: &LatchFree, c: &AgentCounters, id: LockId, r: ReqPtr, mode: Mode, wait: bool) -> (Outcome, HeadRef) {
+    // SAFETY: a model's own node, linked nowhere yet (see above).
+    unsafe { t.acquire(c, id, r, mode, wait, &mut Vec::new()) }
+}
+
+fn release(t: &LatchFree, c: &AgentCounters, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+    // SAFETY: a model's own node, linked in bucket 0 (see above).
+    unsafe { t.release(c, HeadRef(0), r, wake) }
+}
+
+fn cancel(t: &LatchFree, c: &AgentCounters, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+    // SAFETY: a model's own node, linked in bucket 0 (see above).
+    unsafe { t.cancel(c, HeadRef(0), r, wake) }
+}
+
 fn request(txn: u64) -> ReqPtr {
     let r = ReqPtr::alloc(txn as u32);
-    r.get().txn.store(txn, Ordering::Relaxed);
+    node(&r).txn.store(txn, Ordering::Relaxed);
     r
 }
 
 /// Waits (as a parked owner would) until `r` is no longer WAITING.
 fn wait_granted(r: ReqPtr) {
-    while r.get().status.load(Ordering::Acquire) == WAITING {
+    while node(&r).status.load(Ordering::Acquire) == WAITING {
         loom::thread::yield_now();
     }
 }
@@ -36,7 +61,7 @@ fn wait_granted(r: ReqPtr) {
 /// The end of a model: the agents are gone; the table frees what is linked.
 fn orphan(nodes: &[ReqPtr]) {
     for r in nodes {
-        if r.get().recycle.swap(ORPHANED, Ordering::AcqRel) == RETURNED {
+        if node(&r).recycle.swap(ORPHANED, Ordering::AcqRel) == RETURNED {
             // SAFETY: returned by the collector: in no list, seen by nobody.
             unsafe { r.free() };
         }
@@ -60,7 +85,7 @@ fn two_appenders_and_a_scanner() {
             let t = t.clone();
             loom::thread::spawn(move || {
                 let c = AgentCounters::default();
-                let (out, _) = t.acquire(&c, id, r, mode, false, &mut Vec::new());
+                let (out, _) = acquire(&t, &c, id, r, mode, false);
                 matches!(out, Outcome::Granted)
             })
         };
@@ -73,7 +98,7 @@ fn two_appenders_and_a_scanner() {
             LatchFree::walk(&t.buckets[0], &c, &g, |n| {
                 match n {
                     None => seen.clear(),
-                    Some(n) => seen.push(n.as_raw()),
+                    Some((n, _)) => seen.push(n.as_raw()),
                 }
                 Visit::Next
             });
@@ -87,7 +112,7 @@ fn two_appenders_and_a_scanner() {
         let mut wake = Vec::new();
         for (r, granted) in [(a, ga), (b, gb)] {
             if granted {
-                t.release(&c, HeadRef(0), r, &mut wake);
+                release(&t, &c, r, &mut wake);
             }
         }
         assert!(wake.is_empty());
@@ -112,29 +137,29 @@ fn release_racing_with_wait_never_loses_the_wake_up() {
         let id = LockId::table(T);
         let (h, w) = (request(1), request(2));
         let c = AgentCounters::default();
-        let (out, _) = t.acquire(&c, id, h, Mode::X, true, &mut Vec::new());
+        let (out, _) = acquire(&t, &c, id, h, Mode::X, true);
         assert!(matches!(out, Outcome::Granted));
         let waiter = {
             let t = t.clone();
             loom::thread::spawn(move || {
                 let c = AgentCounters::default();
-                let (out, _) = t.acquire(&c, id, w, Mode::IS, true, &mut Vec::new());
+                let (out, _) = acquire(&t, &c, id, w, Mode::IS, true);
                 if matches!(out, Outcome::Waiting) {
                     wait_granted(w);
                 }
-                assert_eq!(w.get().status.load(Ordering::Acquire), GRANTED);
+                assert_eq!(node(&w).status.load(Ordering::Acquire), GRANTED);
                 assert_eq!(
-                    h.get().status.load(Ordering::Acquire),
+                    node(&h).status.load(Ordering::Acquire),
                     OBSOLETE,
                     "granted while the X holder holds"
                 );
             })
         };
         let mut wake = Vec::new();
-        t.release(&c, HeadRef(0), h, &mut wake);
+        release(&t, &c, h, &mut wake);
         waiter.join().unwrap();
         assert!(wake.is_empty() || wake == [w]);
-        t.release(&c, HeadRef(0), w, &mut wake);
+        release(&t, &c, w, &mut wake);
         drop(t);
         orphan(&[h, w]);
     });
@@ -149,30 +174,24 @@ fn cancel_racing_with_release_decides_once() {
         let id = LockId::table(T);
         let (h, w) = (request(1), request(2));
         let c = AgentCounters::default();
-        assert!(matches!(
-            t.acquire(&c, id, h, Mode::X, true, &mut Vec::new()).0,
-            Outcome::Granted
-        ));
-        assert!(matches!(
-            t.acquire(&c, id, w, Mode::X, true, &mut Vec::new()).0,
-            Outcome::Waiting
-        ));
+        assert!(matches!(acquire(&t, &c, id, h, Mode::X, true).0, Outcome::Granted));
+        assert!(matches!(acquire(&t, &c, id, w, Mode::X, true).0, Outcome::Waiting));
         let releaser = {
             let t = t.clone();
             loom::thread::spawn(move || {
                 let c = AgentCounters::default();
                 let mut wake = Vec::new();
-                t.release(&c, HeadRef(0), h, &mut wake);
+                release(&t, &c, h, &mut wake);
                 wake.len()
             })
         };
-        let cancel = t.cancel(&c, HeadRef(0), w, &mut Vec::new());
+        let cancel = cancel(&t, &c, w, &mut Vec::new());
         let woken = releaser.join().unwrap();
         match cancel {
             Cancel::WasGranted => {
                 assert_eq!(woken, 1);
-                assert_eq!(w.get().status.load(Ordering::Acquire), GRANTED);
-                t.release(&c, HeadRef(0), w, &mut Vec::new());
+                assert_eq!(node(&w).status.load(Ordering::Acquire), GRANTED);
+                release(&t, &c, w, &mut Vec::new());
             }
             Cancel::Cancelled => assert_eq!(woken, 0),
         }
@@ -197,8 +216,7 @@ fn reclamation_scenario(owner_unlinks: bool) {
         let order = if owner_unlinks { [b, a] } else { [a, b] };
         for (k, r) in order.into_iter().enumerate() {
             assert!(matches!(
-                t.acquire(&c, LockId::row(T, k as u64), r, Mode::S, true, &mut Vec::new())
-                    .0,
+                acquire(&t, &c, LockId::row(T, k as u64), r, Mode::S, true).0,
                 Outcome::Granted
             ));
         }
@@ -208,16 +226,15 @@ fn reclamation_scenario(owner_unlinks: bool) {
                 let c = AgentCounters::default();
                 let g = epoch::pin();
                 LatchFree::walk(&t.buckets[0], &c, &g, |n| {
-                    if let Some(n) = n {
-                        // SAFETY: read from the list while pinned.
-                        let s = unsafe { n.deref() }.status.load(Ordering::Acquire);
+                    if let Some((_, x)) = n {
+                        let s = x.status.load(Ordering::Acquire);
                         assert_ne!(s, POISON, "a walker reached a reused request");
                     }
                     Visit::Next
                 });
             })
         };
-        t.release(&c, HeadRef(0), b, &mut Vec::new());
+        release(&t, &c, b, &mut Vec::new());
         let mut nodes = Nodes::new(true, 2);
         if !owner_unlinks {
             // A later walk unlinks the marked request and retires it.
@@ -233,13 +250,13 @@ fn reclamation_scenario(owner_unlinks: bool) {
             let r = nodes.take();
             (r == b).then_some(r)
         } else {
-            (b.get().recycle.load(Ordering::Acquire) == RETURNED).then_some(b)
+            (node(&b).recycle.load(Ordering::Acquire) == RETURNED).then_some(b)
         };
         if let Some(r) = reused {
-            r.get().status.store(POISON, Ordering::Release);
+            node(&r).status.store(POISON, Ordering::Release);
         }
         scanner.join().unwrap();
-        t.release(&c, HeadRef(0), a, &mut Vec::new());
+        release(&t, &c, a, &mut Vec::new());
         drop(t);
         drop(nodes);
         orphan(&[a]);

@@ -1,0 +1,51 @@
+//! Fault injection for the panic-safety tests.
+//!
+//! The lock manager calls [`hit`] at the points where a panic is hardest to
+//! survive: while a request is linked and waiting, inside the conflict
+//! policy's check (the deadlock search holds the detector and registry
+//! mutexes there), and between two releases at the end of a transaction. In
+//! the crate's own tests a test may arm one point for the current thread;
+//! everywhere else `hit` is an empty inline function.
+
+/// A place where a panic can be injected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) enum Point {
+    /// In `Transaction::wait`, with the request linked, before it parks.
+    Wait,
+    /// In the conflict policy's check of a blocked request (for `Detect`,
+    /// inside the deadlock search, with its mutexes held).
+    PolicyCheck,
+    /// In `Transaction::finish`, after a lock was released and before the
+    /// next one is.
+    Finish,
+}
+
+#[cfg(test)]
+std::thread_local! {
+    static ARMED: std::cell::Cell<Option<Point>> = const { std::cell::Cell::new(None) };
+}
+
+/// Panics at `p` once, on this thread, the next time it is reached.
+#[cfg(test)]
+pub(crate) fn arm(p: Point) {
+    ARMED.with(|a| a.set(Some(p)));
+}
+
+/// Disarms whatever was armed on this thread.
+#[cfg(test)]
+pub(crate) fn disarm() {
+    ARMED.with(|a| a.set(None));
+}
+
+/// Panics if `p` is armed on this thread (tests only; a no-op otherwise).
+#[inline(always)]
+pub(crate) fn hit(p: Point) {
+    #[cfg(test)]
+    if ARMED.with(|a| a.get()) == Some(p) {
+        ARMED.with(|a| a.set(None));
+        panic!("heirloom test: injected panic at {p:?}");
+    }
+    #[cfg(not(test))]
+    let _ = p;
+}
