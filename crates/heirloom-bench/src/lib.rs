@@ -33,6 +33,9 @@ pub struct Spec {
     pub sli: Vec<bool>,
     /// Conflict policies.
     pub policies: Vec<ConflictPolicy>,
+    /// How long a blocked request waits before its first deadlock search
+    /// (`detect` only; `heirloom::Builder::deadlock_timeout`).
+    pub deadlock_timeout: Duration,
     /// TM1 subscribers, TPC-B branches, YCSB rows, TPC-C warehouses (`None`: the workload's default).
     pub scale: Option<u64>,
     /// Measured seconds per run.
@@ -68,6 +71,7 @@ impl Default for Spec {
             tables: vec![TableKind::Latched],
             sli: vec![false, true],
             policies: vec![ConflictPolicy::Detect],
+            deadlock_timeout: heirloom::DEFAULT_DEADLOCK_TIMEOUT,
             scale: None,
             duration: Duration::from_secs(2),
             warmup: Duration::from_millis(500),
@@ -211,6 +215,7 @@ pub fn configs(spec: &Spec) -> Vec<RunConfig> {
                         table,
                         sli,
                         policy,
+                        deadlock_timeout: spec.deadlock_timeout,
                         threads,
                         duration: spec.duration,
                         warmup: spec.warmup,

@@ -58,6 +58,10 @@ struct BenchArgs {
     /// Conflict policies: detect, timeout[=MS], nowait, waitdie, woundwait.
     #[arg(long = "policy", value_delimiter = ',', default_value = "detect")]
     policies: Vec<String>,
+    /// Under `detect`: milliseconds a blocked request waits before its first
+    /// deadlock search (0 = at once). Default: the library's.
+    #[arg(long = "deadlock-timeout", value_name = "MS")]
+    deadlock_timeout: Option<f64>,
     /// TM1 subscribers, TPC-B branches, TPC-C warehouses, YCSB rows.
     #[arg(long)]
     scale: Option<u64>,
@@ -159,6 +163,15 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
         tables,
         sli,
         policies,
+        deadlock_timeout: match a.deadlock_timeout {
+            Some(ms) if ms.is_finite() && (0.0..=86_400_000.0).contains(&ms) => Duration::from_secs_f64(ms / 1000.0),
+            Some(ms) => {
+                return Err(usage(format!(
+                    "--deadlock-timeout {ms}: must be 0 or more milliseconds up to a day"
+                )));
+            }
+            None => heirloom::DEFAULT_DEADLOCK_TIMEOUT,
+        },
         scale: a.scale,
         duration: seconds("--duration", a.duration, false)?,
         warmup: seconds("--warmup", a.warmup, true)?,

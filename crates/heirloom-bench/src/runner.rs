@@ -20,6 +20,8 @@ pub struct RunConfig {
     pub sli: bool,
     /// Conflict policy.
     pub policy: ConflictPolicy,
+    /// Wait before the first deadlock search (`Detect`).
+    pub deadlock_timeout: Duration,
     /// Worker threads (one agent each).
     pub threads: usize,
     /// Measured interval.
@@ -168,6 +170,7 @@ pub fn lock_manager(cfg: &RunConfig) -> LockManager {
     LockManager::builder()
         .table(cfg.table)
         .conflicts(cfg.policy)
+        .deadlock_timeout(cfg.deadlock_timeout)
         .inheritance(if cfg.sli { Inheritance::On } else { Inheritance::Off })
         .build()
 }

@@ -22,10 +22,12 @@
 //!
 //! ## When a waiter searches (the `deadlock_timeout` cadence)
 //!
-//! As in PostgreSQL, a blocked request does not search at once but after
-//! `Builder::deadlock_timeout` (1 ms by default): most lock waits in short
-//! transactions end sooner, and then no search, with its two mutexes and a
-//! latch per queue visited, runs at all. After its first search a waiter
+//! As in PostgreSQL, a blocked request may search not at once but after
+//! `Builder::deadlock_timeout`: waits that end sooner then run no search,
+//! with its two mutexes and a latch per queue visited, at all. The default
+//! is zero (search at once): on deadlock-heavy runs any delay cost more
+//! throughput than the searches it saved (figures at
+//! `DEFAULT_DEADLOCK_TIMEOUT`). After its first search a waiter
 //! searches again only when it is woken without being granted. The
 //! argument above needs nothing more: a delayed search still starts after
 //! its owner published its edge, and deadlocked edges stay, so the last

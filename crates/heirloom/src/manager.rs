@@ -89,8 +89,12 @@ pub struct Builder {
     deadlock_timeout: Duration,
 }
 
-/// The default of [`Builder::deadlock_timeout`].
-pub const DEFAULT_DEADLOCK_TIMEOUT: Duration = Duration::from_millis(1);
+/// The default of [`Builder::deadlock_timeout`]: search as soon as a request
+/// blocks. Measured on YCSB (Zipf 0.9, 8 threads, 2 cores), where about one
+/// transaction in eight deadlocks, every delay cost throughput: 0 ms 58.7k
+/// txn/s, 0.05 ms 33.6k, 0.2 ms 23.1k, 1 ms 8.1k (median of 3). Workloads
+/// whose waits are many and deadlocks rare may set a delay.
+pub const DEFAULT_DEADLOCK_TIMEOUT: Duration = Duration::ZERO;
 
 impl Default for Builder {
     fn default() -> Self {
@@ -151,11 +155,11 @@ impl Builder {
 
     /// Under [`ConflictPolicy::Detect`], how long a blocked request waits
     /// before it searches for a deadlock (PostgreSQL's `deadlock_timeout`;
-    /// default [`DEFAULT_DEADLOCK_TIMEOUT`], 1 ms). Most waits end sooner,
-    /// and then no search runs at all; a deadlock is found this long after
-    /// it formed. After that first search a waiter searches again only
-    /// when it is woken without being granted (something in front of it
-    /// changed). `Duration::ZERO` searches as soon as a request blocks.
+    /// default [`DEFAULT_DEADLOCK_TIMEOUT`], zero: at once). With a delay,
+    /// waits that end sooner run no search at all, and a deadlock is found
+    /// this long after it formed. After that first search a waiter searches
+    /// again only when it is woken without being granted (something in
+    /// front of it changed), never on a timer.
     pub fn deadlock_timeout(mut self, d: Duration) -> Self {
         self.deadlock_timeout = d;
         self

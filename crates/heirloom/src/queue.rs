@@ -189,11 +189,19 @@ impl Queue {
 
     /// Converts the granted request `r` to `to` (already joined with its
     /// mode). Granting a conversion may put new holders in front of waiters,
-    /// so their owners are woken (`wake`) to re-run their conflict policy.
+    /// so their owners are woken (`wake`) to re-run their conflict policy;
+    /// so may a conversion that has to wait, if `wake_behind` (see below).
     ///
     /// # Safety
     /// `r` is the caller's own request, alive and linked in this queue.
-    pub(crate) unsafe fn convert(&mut self, r: ReqPtr, to: Mode, may_wait: bool, wake: &mut Vec<ReqPtr>) -> Outcome {
+    pub(crate) unsafe fn convert(
+        &mut self,
+        r: ReqPtr,
+        to: Mode,
+        may_wait: bool,
+        wake_behind: bool,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Outcome {
         // SAFETY: the caller's own live request (this function's contract).
         let q = unsafe { r.get() };
         let held = q.mode();
@@ -218,9 +226,11 @@ impl Queue {
         // wound-wait judge only their own edges, so they are woken to judge
         // it (without this, an older waiter sat behind a younger converter
         // with nobody wounded: the stress test's stall). Under `Detect` the
-        // converter's own search sees the edge; the wake-up costs the
-        // waiters one more search, and conversions that wait are rare.
-        self.notify_waiters(wake);
+        // converter's own search sees the edge, and a wake-up would only
+        // repeat the waiters' searches, so the caller passes `false`.
+        if wake_behind {
+            self.notify_waiters(wake);
+        }
         q.want.store(to as u8, Ordering::Relaxed);
         q.status.store(CONVERTING, Ordering::Relaxed);
         self.waiting += 1;
@@ -572,7 +582,7 @@ mod tests {
         assert!(matches!(
             {
                 // SAFETY: test nodes live until freed at the end; `is3` is linked.
-                unsafe { q.convert(is3, Mode::X, true, &mut wake) }
+                unsafe { q.convert(is3, Mode::X, true, true, &mut wake) }
             },
             Outcome::Waiting
         ));
@@ -612,7 +622,7 @@ mod tests {
 
         let mut wake = Vec::new();
         // SAFETY: test nodes live until freed at the end; `is1` is linked.
-        let out = unsafe { q.convert(is1, Mode::S, true, &mut wake) };
+        let out = unsafe { q.convert(is1, Mode::S, true, true, &mut wake) };
         assert!(matches!(out, Outcome::Waiting), "S waits for the IX holder");
         b.clear();
         assert!(q.blockers(x3, &mut b));

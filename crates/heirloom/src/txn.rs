@@ -389,7 +389,13 @@ impl<'a> Transaction<'a> {
         c.table_ops.bump();
         // SAFETY: a live entry of this agent's cache: its own node, linked
         // where `h.head` says (see the contract on `Table`).
-        let out = unsafe { a.lm.table.convert(c, h.head, h.req, to, may_wait, &mut a.wake) };
+        // A conversion that waits wakes the waiters behind it to judge their
+        // new edge, except under `Detect` (see `Queue::convert`).
+        let wake_behind = !matches!(a.lm.policy, ConflictPolicy::Detect);
+        let out = unsafe {
+            a.lm.table
+                .convert(c, h.head, h.req, to, may_wait, wake_behind, &mut a.wake)
+        };
         wake_granted(&mut a.wake);
         match out {
             Outcome::Granted => {

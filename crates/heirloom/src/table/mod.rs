@@ -146,6 +146,7 @@ impl Table {
     /// # Safety
     /// See the type's docs.
     #[inline]
+    #[allow(clippy::too_many_arguments)] // one per table operation input; a struct would only rename them
     pub(crate) unsafe fn convert(
         &self,
         c: &AgentCounters,
@@ -153,12 +154,13 @@ impl Table {
         r: ReqPtr,
         to: Mode,
         may_wait: bool,
+        wake_behind: bool,
         wake: &mut Vec<ReqPtr>,
     ) -> Outcome {
         // SAFETY (both): this function's contract.
         match self {
-            Table::Global(t) => t.with(c, h, |q| unsafe { q.convert(r, to, may_wait, wake) }),
-            Table::Latched(t) => unsafe { t.update(c, h, wake, |q, w| q.convert(r, to, may_wait, w)) },
+            Table::Global(t) => t.with(c, h, |q| unsafe { q.convert(r, to, may_wait, wake_behind, wake) }),
+            Table::Latched(t) => unsafe { t.update(c, h, wake, |q, w| q.convert(r, to, may_wait, wake_behind, w)) },
             // The transaction appends a new request instead (`is_latch_free`).
             Table::LatchFree(_) => unreachable!("latch-free conversions append a request"),
         }
