@@ -17,7 +17,7 @@ use crate::manager::{AgentShared, Inner};
 use crate::misuse;
 use crate::mode::Mode;
 use crate::queue::{Blocker, Cancel};
-use crate::request::{IN_USE, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr};
+use crate::request::{IN_USE, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr, wake_granted};
 use crate::stats::Stats;
 use crate::sync::{Arc, AtomicU8, Ordering};
 use crate::table::HeadRef;
@@ -227,7 +227,7 @@ impl Agent {
             c.table_ops.bump();
             // SAFETY: reclaimed, so linked where `h.head` says.
             unsafe { self.lm.table.release(c, h.head, h.req, &mut self.wake) };
-            wake(&mut self.wake);
+            wake_granted(&mut self.wake);
         } else {
             c.inherited_invalidated.bump();
         }
@@ -254,7 +254,7 @@ impl Agent {
         // SAFETY: in flight: this agent's own node, linked where `f.head`
         // says (the contract on `Table`).
         let cancel = unsafe { self.lm.table.cancel(c, f.head, f.req, &mut self.wake) };
-        wake(&mut self.wake);
+        wake_granted(&mut self.wake);
         match (f.held, cancel) {
             (Some(k), Cancel::WasGranted) => self.held[k].mode = f.mode,
             (Some(_), Cancel::Cancelled) => {} // back in its old mode
@@ -262,7 +262,7 @@ impl Agent {
                 c.table_ops.bump();
                 // SAFETY: as above; granted, so released like any holder.
                 unsafe { self.lm.table.release(c, f.head, f.req, &mut self.wake) };
-                wake(&mut self.wake);
+                wake_granted(&mut self.wake);
                 self.nodes.give_back(f.req);
             }
             (None, Cancel::Cancelled) => self.nodes.give_back(f.req),
@@ -297,7 +297,7 @@ impl Agent {
             // SAFETY: a cache entry: this agent's own node, linked where
             // `h.head` says.
             unsafe { self.lm.table.release(c, h.head, h.req, &mut self.wake) };
-            wake(&mut self.wake);
+            wake_granted(&mut self.wake);
             self.nodes.give_back(h.req);
         }
         self.index.clear();
@@ -311,14 +311,6 @@ impl Agent {
     pub(crate) fn next_txn_id(&mut self) -> TxnId {
         self.seq += 1;
         TxnId::new(self.shared.index, self.seq)
-    }
-}
-
-/// Wakes the owners of requests granted by a release just done.
-#[inline]
-fn wake(list: &mut Vec<ReqPtr>) {
-    for r in list.drain(..) {
-        crate::sync::wake_all(r.key());
     }
 }
 

@@ -27,13 +27,13 @@ std::thread_local! {
 }
 
 /// Panics at `p` once, on this thread, the next time it is reached.
-#[cfg(test)]
+#[cfg(all(test, not(heirloom_loom)))]
 pub(crate) fn arm(p: Point) {
     ARMED.with(|a| a.set(Some(p)));
 }
 
 /// Disarms whatever was armed on this thread.
-#[cfg(test)]
+#[cfg(all(test, not(heirloom_loom)))]
 pub(crate) fn disarm() {
     ARMED.with(|a| a.set(None));
 }

@@ -237,3 +237,19 @@ impl ReqPtr {
         unsafe { self.0.as_ref() }
     }
 }
+
+/// Wakes the owners of the requests in `wake` (granted, or with a new edge
+/// to judge) after the latch that decided it was released, and empties it.
+#[inline]
+pub(crate) fn wake_granted(wake: &mut Vec<ReqPtr>) {
+    if !wake.is_empty() {
+        wake_all_slow(wake);
+    }
+}
+
+#[cold]
+fn wake_all_slow(wake: &mut Vec<ReqPtr>) {
+    for r in wake.drain(..) {
+        crate::sync::wake_all(r.key());
+    }
+}

@@ -40,8 +40,8 @@ use crate::manager::{ConflictPolicy, WaitInfo};
 use crate::misuse;
 use crate::mode::Mode;
 use crate::queue::{Blocker, Cancel, Handoff, Outcome};
-use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING};
-use crate::sync::{Ordering, Wake, fence, wait_while, wake_all};
+use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING, wake_granted};
+use crate::sync::{Ordering, Wake, fence, wait_while};
 use crate::table::{HeadRef, Reinherit};
 
 /// How often a wait-die or wound-wait waiter re-judges its edges without
@@ -469,7 +469,7 @@ impl<'a> Transaction<'a> {
     /// not grant it, which is how a waiter learns that a conversion was
     /// granted in front of it (a new waits-for edge; see `deadlock.rs` for
     /// why no other change needs a new search). Wait-die and wound-wait
-    /// check at once and after every such wake-up.
+    /// check at once, after every such wake-up, and every `AGE_RECHECK`.
     #[cold]
     fn wait(&mut self, f: InFlight, lock: LockId) -> Result<(), LockError> {
         let (head, r, mode) = (f.head, f.req, f.mode);
@@ -789,21 +789,6 @@ impl Drop for ResumeOnUnwind<'_, '_> {
 impl Drop for Transaction<'_> {
     fn drop(&mut self) {
         self.finish(false);
-    }
-}
-
-/// Wakes the owners of requests granted under a latch just released.
-#[inline]
-fn wake_granted(wake: &mut Vec<ReqPtr>) {
-    if !wake.is_empty() {
-        wake_all_slow(wake);
-    }
-}
-
-#[cold]
-fn wake_all_slow(wake: &mut Vec<ReqPtr>) {
-    for r in wake.drain(..) {
-        wake_all(r.key());
     }
 }
 
