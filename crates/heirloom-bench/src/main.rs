@@ -2,17 +2,26 @@
 //!
 //! ```text
 //! heirloom demo
+//! heirloom list
 //! heirloom bench --workload tm1 --mix ndbb --threads 1,2,8 --table global,latched,latchfree --sli off,on \
 //!     --duration 2 --verify --json out.json --csv out.csv --plot out.svg
+//! heirloom bench --workload ycsb --opt theta=0.9 --opt read-share=0.5
 //! ```
+//!
+//! The command names no benchmark: `--workload` is looked up in the kit's
+//! registry, and a benchmark's own options are `--opt key=value` (older
+//! flags such as `--theta 0.9` are rewritten to that form from the aliases
+//! the benchmarks declare).
 //!
 //! Errors are one line on stderr and exit status 2 (bad arguments) or 1
 //! (a run or a consistency check failed).
 
 use clap::{Args, Parser, Subcommand};
 use heirloom::{ConflictPolicy, TableKind};
-use heirloom_bench::{BenchError, Spec, report, sli_summary, sweep, table_summary};
+use heirloom_bench::options::Kind;
+use heirloom_bench::{BenchError, REGISTRY, Spec, report, sli_summary, sweep, table_summary};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -36,16 +45,21 @@ enum Command {
         #[arg(long, default_value_t = 2.7)]
         duration: f64,
     },
+    /// The benchmarks: what --scale counts, their mixes and their own options.
+    List,
 }
 
 #[derive(Args)]
 struct BenchArgs {
-    /// tm1, tpcb, tpcc or ycsb.
+    /// The benchmark (see `heirloom list`).
     #[arg(long, default_value = "tm1")]
     workload: String,
-    /// Transaction mix (tm1: ndbb, forward; tpcc: full, small, pay-new; or one transaction's name).
+    /// Transaction mix (default: the benchmark's first; see `heirloom list`).
     #[arg(long)]
     mix: Option<String>,
+    /// One of the benchmark's own options, KEY=VALUE (repeatable; see `heirloom list`).
+    #[arg(long = "opt", value_name = "KEY=VALUE")]
+    opts: Vec<String>,
     /// Worker thread counts.
     #[arg(long, value_delimiter = ',', default_value = "1,2,8")]
     threads: Vec<String>,
@@ -62,7 +76,7 @@ struct BenchArgs {
     /// deadlock search (0 = at once). Default: the library's.
     #[arg(long = "deadlock-timeout", value_name = "MS")]
     deadlock_timeout: Option<f64>,
-    /// TM1 subscribers, TPC-B branches, TPC-C warehouses, YCSB rows.
+    /// The benchmark's size (TM1 subscribers, TPC-C warehouses...; see `heirloom list`).
     #[arg(long)]
     scale: Option<u64>,
     /// Measured seconds per run.
@@ -83,21 +97,6 @@ struct BenchArgs {
     /// Run the whole cross product this many times; each configuration reports its median run.
     #[arg(long, default_value_t = 1)]
     repeat: usize,
-    /// YCSB: Zipf theta (0 = uniform).
-    #[arg(long, default_value_t = 0.0)]
-    theta: f64,
-    /// YCSB: share of requests that read.
-    #[arg(long, default_value_t = 0.5)]
-    read_share: f64,
-    /// TPC-B: accounts per branch.
-    #[arg(long, default_value_t = 100_000)]
-    accounts: u64,
-    /// TM1: draw subscriber ids non-uniformly (NURand).
-    #[arg(long)]
-    nurand: bool,
-    /// TPC-C: divide the ITEM, STOCK and CUSTOMER counts by this (1 = the specification's sizes).
-    #[arg(long, default_value_t = 1)]
-    tpcc_shrink: u64,
     /// Write the runs as JSON here.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -159,6 +158,7 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
     let spec = Spec {
         workload: a.workload.clone(),
         mix: a.mix.clone(),
+        options: heirloom_bench::sweep::parse_opts(&a.opts),
         threads,
         tables,
         sli,
@@ -179,11 +179,6 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
         breakdown: a.breakdown,
         verify: a.verify,
         repeat: a.repeat,
-        theta: a.theta,
-        read_share: a.read_share,
-        accounts_per_branch: a.accounts,
-        nurand: a.nurand,
-        tpcc_shrink: a.tpcc_shrink,
     };
     if let Some(p) = &a.plot {
         let ext = p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
@@ -205,10 +200,7 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
 }
 
 fn execute(spec: &Spec, out: &Outputs, title: &str) -> Result<(), BenchError> {
-    heirloom_bench::validate(spec)?;
-    let scale = spec
-        .scale
-        .unwrap_or_else(|| heirloom_bench::default_scale(&spec.workload));
+    let plan = heirloom_bench::plan(spec)?;
     let runs_n = heirloom_bench::configs(spec).len() as u64;
     let runs_n = runs_n * spec.repeat as u64;
     let total = (spec.duration + spec.warmup).as_millis() as u64 * runs_n;
@@ -222,20 +214,9 @@ fn execute(spec: &Spec, out: &Outputs, title: &str) -> Result<(), BenchError> {
     } else {
         ProgressBar::hidden()
     };
-    let mix = spec
-        .mix
-        .clone()
-        .unwrap_or_else(|| heirloom_bench::default_mix(&spec.workload).into());
     println!(
         "{}",
-        report::header(
-            &spec.workload,
-            &mix,
-            scale,
-            spec.duration.as_secs_f64(),
-            spec.warmup.as_secs_f64(),
-            spec.seed
-        )
+        report::header(&plan, spec.duration.as_secs_f64(), spec.warmup.as_secs_f64(), spec.seed)
     );
     let mut done = 0;
     let runs = sweep(spec, &mut |run, d| {
@@ -280,8 +261,80 @@ fn execute(spec: &Spec, out: &Outputs, title: &str) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// Rewrites the older per-benchmark flags (`--theta 0.9`, `--nurand`) into
+/// `--opt theta=0.9`, from the aliases the benchmarks declare, in the
+/// arguments after `bench`.
+fn rewrite_aliases(args: Vec<OsString>) -> Vec<OsString> {
+    let Some(start) = args.iter().position(|a| a == "bench") else {
+        return args;
+    };
+    let mut out: Vec<OsString> = args[..=start].to_vec();
+    let mut rest = args[start + 1..].iter();
+    while let Some(a) = rest.next() {
+        let text = a.to_string_lossy();
+        let (flag, inline) = match text.split_once('=') {
+            Some((f, v)) => (f, Some(v)),
+            None => (&*text, None),
+        };
+        let alias = REGISTRY
+            .iter()
+            .flat_map(|b| b.options())
+            .find(|o| o.alias == Some(flag));
+        let Some(o) = alias else {
+            out.push(a.clone());
+            continue;
+        };
+        let value = match (inline, o.kind) {
+            (Some(v), _) => v.to_string(),
+            (None, Kind::Flag) => "true".to_string(),
+            (None, _) => rest
+                .next()
+                .map(|v| v.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        };
+        out.push("--opt".into());
+        out.push(format!("{}={value}", o.name).into());
+    }
+    out
+}
+
+/// `heirloom list`: every benchmark of the registry.
+fn list() -> String {
+    let mut s = String::new();
+    for b in REGISTRY {
+        let sc = b.scale();
+        s += &format!("{}: {}\n", b.name(), b.about());
+        s += &format!("  --scale: {} (default {}, at most {})\n", sc.unit, sc.default, sc.max);
+        s += &format!(
+            "  --mix: {} (default {})",
+            b.mixes().join(", "),
+            b.mixes().first().unwrap_or(&"-")
+        );
+        if !b.transactions().is_empty() {
+            s += &format!(", or one transaction alone: {}", b.transactions().join(", "));
+        }
+        s += "\n";
+        s += &format!("  throughput counts {}\n", b.counts());
+        for o in b.options() {
+            let range = match o.kind {
+                Kind::Flag => "true or false".to_string(),
+                Kind::Int { min, max } => format!("{min} to {max}"),
+                Kind::Real { min, max, max_included } => {
+                    format!("[{min}, {max}{}", if max_included { "]" } else { ")" })
+                }
+            };
+            s += &format!("  --opt {}=VALUE: {} ({range}; default {})", o.name, o.help, o.default);
+            if let Some(a) = o.alias {
+                s += &format!("; also {a}");
+            }
+            s += "\n";
+        }
+    }
+    s
+}
+
 fn main() {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(rewrite_aliases(std::env::args_os().collect())) {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -309,6 +362,10 @@ fn main() {
             let title = format!("{} {}", spec.workload, spec.mix.clone().unwrap_or_default());
             execute(&spec, &out, title.trim())
         }),
+        Command::List => {
+            print!("{}", list());
+            Ok(())
+        }
         Command::Demo { duration } => seconds("--duration", *duration, false).and_then(|d| {
             let spec = Spec {
                 workload: "tm1".into(),

@@ -1,6 +1,8 @@
 //! Reports: the terminal table, JSON, CSV and the throughput plot.
 
 use crate::runner::RunResult;
+use crate::sweep::Plan;
+use heirloom::TableKind;
 use plotters::prelude::*;
 use serde::Serialize;
 use std::io::Write;
@@ -46,10 +48,16 @@ pub struct Document<'a> {
 }
 
 /// The configuration header printed above the table.
-pub fn header(workload: &str, mix: &str, scale: u64, seconds: f64, warmup: f64, seed: u64) -> String {
+pub fn header(plan: &Plan, seconds: f64, warmup: f64, seed: u64) -> String {
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let opts = plan.options.describe();
     format!(
-        "# heirloom bench: workload {workload}, mix {mix}, scale {scale}, {seconds} s measured after {warmup} s warm-up, seed {seed}, {cores} cores"
+        "# heirloom bench: workload {}, mix {}, scale {} {}{}{opts}, {seconds} s measured after {warmup} s warm-up, seed {seed}, {cores} cores",
+        plan.bench.name(),
+        plan.mix.name,
+        plan.scale,
+        plan.bench.scale().unit,
+        if opts.is_empty() { "" } else { ", " },
     )
 }
 
@@ -307,4 +315,56 @@ fn draw<DB: DrawingBackend>(
         .map_err(|e| err(&e))?;
     root.present().map_err(|e| err(&e))?;
     Ok(())
+}
+
+/// For every run on the latch-free table with a `latched` run of the same
+/// SLI setting, policy and thread count: the throughput ratio and what each
+/// pays for contention on the table's own state per transaction.
+pub fn table_summary(runs: &[RunResult]) -> Vec<String> {
+    let mut out = Vec::new();
+    for free in runs.iter().filter(|r| r.table == TableKind::LatchFree.name()) {
+        if let Some(latched) = runs.iter().find(|r| {
+            r.table == TableKind::Latched.name()
+                && r.sli == free.sli
+                && r.policy == free.policy
+                && r.threads == free.threads
+        }) {
+            out.push(format!(
+                "{} threads, SLI {}, {}: latchfree/latched throughput {:.2}x; contended latches per txn {:.3} (latched) vs CAS retries per txn {:.3} (latchfree)",
+                free.threads,
+                if free.sli { "on" } else { "off" },
+                free.policy,
+                free.tps / latched.tps.max(1e-9),
+                latched.per_txn.latch_contended,
+                free.per_txn.cas_retries,
+            ));
+        }
+    }
+    out
+}
+
+/// For every (table, policy, threads) run with SLI both off and on: the
+/// ratio of throughput and the lock-table operations per transaction.
+pub fn sli_summary(runs: &[RunResult]) -> Vec<String> {
+    let mut out = Vec::new();
+    for on in runs.iter().filter(|r| r.sli) {
+        if let Some(off) = runs
+            .iter()
+            .find(|r| !r.sli && r.table == on.table && r.policy == on.policy && r.threads == on.threads)
+        {
+            out.push(format!(
+                "{} {} {} threads: SLI on/off throughput {:.2}x; lock-table ops per txn {:.2} -> {:.2} ({:.2}x); contended latches per txn {:.3} -> {:.3}",
+                on.table,
+                on.policy,
+                on.threads,
+                on.tps / off.tps.max(1e-9),
+                off.per_txn.table_ops,
+                on.per_txn.table_ops,
+                on.per_txn.table_ops / off.per_txn.table_ops.max(1e-9),
+                off.per_txn.latch_contended,
+                on.per_txn.latch_contended,
+            ));
+        }
+    }
+    out
 }

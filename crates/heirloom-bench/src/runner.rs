@@ -1,8 +1,9 @@
 //! Runs a workload under one lock manager configuration: one agent per
-//! worker thread, a warm-up, a measured interval, and the counts.
+//! worker thread, a warm-up, a measured interval, and the counts. A
+//! workload is what the runner drives ([`Workload`]): a loaded database
+//! that draws inputs, executes one transaction and verifies itself.
 
-use crate::storage::{Outcome, StorageError, Tx, TxError, UndoLog};
-use crate::workload::{Mix, Workload};
+use crate::storage::{Outcome, StorageError, Times, Tx, TxError, UndoLog};
 use hdrhistogram::Histogram;
 use heirloom::{ConflictPolicy, Inheritance, LockManager, Stats, TableKind};
 use rand::SeedableRng;
@@ -10,6 +11,97 @@ use rand::rngs::SmallRng;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
+
+/// A transaction mix: transaction types with weights.
+#[derive(Debug, Clone)]
+pub struct Mix {
+    /// Name as given on the command line.
+    pub name: String,
+    /// (transaction type, weight); weights need not add up to anything.
+    pub weights: Vec<(usize, u32)>,
+    total: u32,
+}
+
+impl Mix {
+    /// The mix called `name` of a benchmark: one of `named` (name, weights),
+    /// or a single transaction of `transactions` by its name.
+    pub fn choose(
+        bench: &str,
+        name: &str,
+        named: &[(&str, &[(usize, u32)])],
+        transactions: &[&str],
+    ) -> Result<Mix, String> {
+        let weights = match named.iter().find(|(n, _)| *n == name) {
+            Some((_, w)) => w.to_vec(),
+            None => match transactions.iter().position(|t| *t == name) {
+                Some(k) => vec![(k, 1)],
+                None => {
+                    let mut known: Vec<&str> = named.iter().map(|(n, _)| *n).collect();
+                    known.extend(transactions.iter().filter(|t| !named.iter().any(|(n, _)| n == *t)));
+                    return Err(format!("unknown {bench} mix {name:?} (known: {})", known.join(", ")));
+                }
+            },
+        };
+        Mix::new(name, weights).ok_or_else(|| format!("{bench} mix {name:?} has only zero weights"))
+    }
+
+    /// A mix from weights; `None` if they are all zero.
+    pub fn new(name: &str, weights: Vec<(usize, u32)>) -> Option<Mix> {
+        let total = weights.iter().map(|w| w.1).sum();
+        (total > 0).then(|| Mix {
+            name: name.to_string(),
+            weights,
+            total,
+        })
+    }
+
+    /// Draws a transaction type.
+    #[inline]
+    pub fn pick(&self, rng: &mut SmallRng) -> usize {
+        use rand::RngExt;
+        let mut x = rng.random_range(0..self.total);
+        for &(t, w) in &self.weights {
+            if x < w {
+                return t;
+            }
+            x -= w;
+        }
+        self.weights[self.weights.len() - 1].0
+    }
+}
+
+/// One workload on its populated database.
+pub trait Workload: Send + Sync + 'static {
+    /// One transaction's inputs (drawn once, kept across restarts).
+    type Input: Send;
+    /// Per-worker state (logs the worker owns, counters).
+    type Worker: Send;
+
+    /// Its benchmark's name (the report's `workload` column).
+    fn name(&self) -> &'static str;
+    /// Names of its transaction types, indexed by type.
+    fn transactions(&self) -> &'static [&'static str];
+    /// State for worker `index`.
+    fn worker(&self, index: usize) -> Self::Worker;
+    /// Draws the next transaction of type `kind`.
+    fn input(&self, kind: usize, worker: &Self::Worker, rng: &mut SmallRng) -> Self::Input;
+    /// Runs one transaction. On a business failure it returns
+    /// `Ok(Outcome::Failed)` and the caller rolls back; on an error the
+    /// caller rolls back and the lock manager aborts.
+    fn execute<'d>(
+        &'d self,
+        tx: &mut Tx<'_, '_, 'd>,
+        worker: &mut Self::Worker,
+        input: &Self::Input,
+    ) -> Result<Outcome, TxError>;
+    /// Undoes the newest append to worker log `log`.
+    fn undo_append(&self, worker: &mut Self::Worker, log: usize);
+    /// Hands back a worker's state at the end of a run (for `verify`).
+    fn retire(&self, worker: Self::Worker);
+    /// Checks the consistency rules on the quiescent database; a summary of
+    /// what was checked, or the first violation.
+    fn verify(&self) -> Result<String, String>;
+}
 
 /// One lock manager configuration and run length.
 #[derive(Debug, Clone)]
@@ -143,17 +235,6 @@ pub enum RunError {
 const WARMUP: u8 = 0;
 const MEASURE: u8 = 1;
 const STOP: u8 = 2;
-
-/// Nanosecond totals of the breakdown, per worker.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Times {
-    /// Lock calls that neither waited nor found a latch held.
-    pub lock_work: u64,
-    /// Lock calls that found a latch held.
-    pub contention: u64,
-    /// Lock calls that waited for a lock.
-    pub lock_wait: u64,
-}
 
 struct WorkerOut {
     committed: u64,

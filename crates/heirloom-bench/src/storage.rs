@@ -266,6 +266,17 @@ impl<'d> UndoLog<'d> {
     }
 }
 
+/// Nanosecond totals of the breakdown, per worker.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Times {
+    /// Lock calls that neither waited nor found a latch held.
+    pub lock_work: u64,
+    /// Lock calls that found a latch held.
+    pub contention: u64,
+    /// Lock calls that waited for a lock.
+    pub lock_wait: u64,
+}
+
 /// A transaction's view of the tables: every access takes the row lock
 /// first (strict 2PL; intention locks on table and database come with it)
 /// and every change is logged for rollback.
@@ -273,7 +284,7 @@ pub struct Tx<'t, 'a, 'd> {
     /// The lock manager transaction.
     pub txn: &'t mut Transaction<'a>,
     undo: &'t mut UndoLog<'d>,
-    times: Option<&'t mut crate::runner::Times>,
+    times: Option<&'t mut Times>,
 }
 
 impl<'t, 'a, 'd> Tx<'t, 'a, 'd> {
@@ -287,7 +298,7 @@ impl<'t, 'a, 'd> Tx<'t, 'a, 'd> {
     /// waited counts as lock wait, one that found a latch held as latch
     /// contention, any other as lock manager work (whole calls: the
     /// attribution is per call, not per nanosecond).
-    pub(crate) fn time_locks(&mut self, times: &'t mut crate::runner::Times) {
+    pub(crate) fn time_locks(&mut self, times: &'t mut Times) {
         self.times = Some(times);
     }
 

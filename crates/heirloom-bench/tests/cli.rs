@@ -40,6 +40,10 @@ fn bad_arguments_exit_2_with_one_line() {
         &["bench", "--plot", "out.gif"],
         &["bench", "--repeat", "0"],
         &["bench", "--workload", "tpcc", "--tpcc-shrink", "0"],
+        &["bench", "--workload", "ycsb", "--opt", "theta=10"],
+        &["bench", "--workload", "tpcb", "--opt", "accounts=many"],
+        &["bench", "--opt", "no-such-option=1"],
+        &["bench", "--workload", "tpcb", "--theta", "0.5"],
         &["bench", "--workload", "tpcc", "--scale", "5000"],
         &["bench", "--no-such-flag"],
         &["frobnicate"],
@@ -128,4 +132,49 @@ fn tiny_verified_run_writes_json_csv_and_plot() {
         "axis label in plot"
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn list_names_every_benchmark_and_old_flags_still_work() {
+    let out = heirloom(&["list"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for b in heirloom_bench::REGISTRY {
+        assert!(text.contains(&format!("{}: ", b.name())), "{text}");
+        for o in b.options() {
+            assert!(text.contains(&format!("--opt {}=", o.name)), "{text}");
+        }
+    }
+    // An option another benchmark declares is an error, not ignored.
+    let out = heirloom(&["bench", "--workload", "tm1", "--theta", "0.9", "--scale", "10"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("tm1 has no option \"theta\""), "{err}");
+    // The old flag and --opt give the same header.
+    let run = |args: &[&str]| {
+        let mut all = vec![
+            "bench",
+            "--workload",
+            "ycsb",
+            "--scale",
+            "100",
+            "--threads",
+            "1",
+            "--sli",
+            "off",
+        ];
+        all.extend_from_slice(&["--duration", "0.01", "--warmup", "0"]);
+        all.extend_from_slice(args);
+        let out = heirloom(&all);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
+    let old = run(&["--theta", "0.5", "--read-share=0.25"]);
+    let new = run(&["--opt", "theta=0.5", "--opt", "read-share=0.25"]);
+    assert_eq!(old, new);
+    assert!(new.contains("theta=0.5 read-share=0.25"), "{new}");
 }

@@ -9,7 +9,7 @@ use heirloom_bench::{Spec, sweep};
 use std::time::Duration;
 
 fn spec(workload: &str, scale: u64) -> Spec {
-    Spec {
+    let s = Spec {
         workload: workload.into(),
         threads: vec![1, 4],
         tables: TableKind::ALL.to_vec(),
@@ -23,8 +23,12 @@ fn spec(workload: &str, scale: u64) -> Spec {
         duration: Duration::from_millis(60),
         warmup: Duration::from_millis(10),
         verify: true,
-        accounts_per_branch: 200,
         ..Spec::default()
+    };
+    if workload == "tpcb" {
+        s.opt("accounts", "200")
+    } else {
+        s
     }
 }
 
@@ -63,11 +67,7 @@ fn tpcb_runs_consistently() {
 
 #[test]
 fn ycsb_skewed_runs_consistently() {
-    check(Spec {
-        theta: 0.9,
-        read_share: 0.5,
-        ..spec("ycsb", 2_000)
-    });
+    check(spec("ycsb", 2_000).opt("theta", "0.9").opt("read-share", "0.5"));
 }
 
 #[test]

@@ -3,9 +3,9 @@
 //! the rows before and after; and concurrent runs of every mix, verified.
 
 use heirloom::{ConflictPolicy, LockManager, TableKind};
+use heirloom_bench::runner::Workload;
 use heirloom_bench::runner::run_one;
 use heirloom_bench::storage::{Outcome, Table, UndoLog};
-use heirloom_bench::workload::Workload;
 use heirloom_bench::workload::tpcc::{Input, Size, Tpcc, Who, c_key, d_key, last_name, o_key, ol_key, s_key};
 use heirloom_bench::{Spec, sweep};
 use std::time::Duration;
@@ -188,9 +188,9 @@ fn spec(mix: &str) -> Spec {
         duration: Duration::from_millis(80),
         warmup: Duration::from_millis(10),
         verify: true,
-        tpcc_shrink: 100,
         ..Spec::default()
     }
+    .opt("shrink", "100")
 }
 
 #[test]

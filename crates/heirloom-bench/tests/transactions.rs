@@ -3,9 +3,9 @@
 //! execute, roll back failures, commit).
 
 use heirloom::LockManager;
+use heirloom_bench::runner::Workload;
 use heirloom_bench::runner::run_one;
 use heirloom_bench::storage::{Outcome, UndoLog};
-use heirloom_bench::workload::Workload;
 use heirloom_bench::workload::tm1::{Input, Tm1, ai_key, cf_key};
 use heirloom_bench::workload::tpcb::{self, Tpcb};
 use heirloom_bench::workload::ycsb::{self, Ycsb};

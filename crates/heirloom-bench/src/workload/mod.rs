@@ -1,81 +1,60 @@
-//! The workloads: each populates its tables, draws transaction inputs,
-//! executes one transaction on a [`Tx`], and checks its consistency rules.
+//! The benchmarks and their registry.
+//!
+//! A benchmark is two things: a [`Benchmark`](crate::sweep::Benchmark)
+//! (its description: name, scale, mixes, own options, memory estimate, and
+//! how it loads its database and hands it to the sweep) and a
+//! [`Workload`](crate::runner::Workload) (the loaded database: draws
+//! inputs, executes one transaction on a [`Tx`](crate::storage::Tx),
+//! verifies its consistency rules). The sweep, the report and the command
+//! reach a benchmark only through [`REGISTRY`]; adding one is a module here
+//! and its line in the registry.
 
-use crate::storage::{Outcome, Tx, TxError};
-use rand::rngs::SmallRng;
+use crate::sweep::Benchmark;
 
 pub mod tm1;
 pub mod tpcb;
 pub mod tpcc;
 pub mod ycsb;
 
-/// A transaction mix: transaction types with weights.
-#[derive(Debug, Clone)]
-pub struct Mix {
-    /// Name as given on the command line.
-    pub name: String,
-    /// (transaction type, weight); weights need not add up to anything.
-    pub weights: Vec<(usize, u32)>,
-    total: u32,
+/// Every benchmark the kit runs, in the order `heirloom list` shows them.
+pub static REGISTRY: &[&dyn Benchmark] = &[&tm1::TM1, &tpcb::TPCB, &tpcc::TPCC, &ycsb::YCSB];
+
+/// The benchmark called `name`, or an error naming the known ones.
+pub fn find(name: &str) -> Result<&'static dyn Benchmark, String> {
+    REGISTRY.iter().copied().find(|b| b.name() == name).ok_or_else(|| {
+        let known: Vec<_> = REGISTRY.iter().map(|b| b.name()).collect();
+        format!("unknown workload {name:?} (known: {})", known.join(", "))
+    })
 }
 
-impl Mix {
-    /// A mix from weights; `None` if they are all zero.
-    pub fn new(name: &str, weights: Vec<(usize, u32)>) -> Option<Mix> {
-        let total = weights.iter().map(|w| w.1).sum();
-        (total > 0).then(|| Mix {
-            name: name.to_string(),
-            weights,
-            total,
-        })
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::Options;
 
-    /// Draws a transaction type.
-    #[inline]
-    pub fn pick(&self, rng: &mut SmallRng) -> usize {
-        use rand::RngExt;
-        let mut x = rng.random_range(0..self.total);
-        for &(t, w) in &self.weights {
-            if x < w {
-                return t;
+    #[test]
+    fn registry_entries_are_complete_and_distinct() {
+        let mut names = std::collections::HashSet::new();
+        let mut aliases = std::collections::HashMap::new();
+        for b in REGISTRY {
+            assert!(names.insert(b.name()), "{} registered twice", b.name());
+            assert!(find(b.name()).is_ok_and(|f| f.name() == b.name()));
+            let opts = Options::parse(b.name(), b.options(), &[]).expect("defaults parse");
+            assert!(b.estimate_bytes(b.scale().default, &opts) > 0, "{}", b.name());
+            assert!(b.scale().default <= b.scale().max);
+            assert!(!b.mixes().is_empty(), "{}: no default mix", b.name());
+            for m in b.mixes() {
+                assert_eq!(b.mix(m).expect("its own mix").name, *m);
             }
-            x -= w;
+            assert!(b.mix("no-such-mix").is_err());
+            for o in b.options() {
+                if let Some(a) = o.alias {
+                    // One alias means one option name, whoever declares it.
+                    assert_eq!(*aliases.entry(a).or_insert(o.name), o.name, "alias {a}");
+                    assert!(a.starts_with("--"));
+                }
+            }
         }
-        self.weights[self.weights.len() - 1].0
+        assert!(find("no-such-benchmark").err().is_some_and(|e| e.contains("tm1")));
     }
-}
-
-/// One workload on its populated database.
-pub trait Workload: Send + Sync + 'static {
-    /// One transaction's inputs (drawn once, kept across restarts).
-    type Input: Send;
-    /// Per-worker state (logs the worker owns, counters).
-    type Worker: Send;
-
-    /// Workload name (`tm1`, `tpcb`, `ycsb`).
-    fn name(&self) -> &'static str;
-    /// Names of its transaction types, indexed by type.
-    fn transactions(&self) -> &'static [&'static str];
-    /// The mix called `name`, or an error listing the known ones.
-    fn mix(&self, name: &str) -> Result<Mix, String>;
-    /// State for worker `index`.
-    fn worker(&self, index: usize) -> Self::Worker;
-    /// Draws the next transaction of type `kind`.
-    fn input(&self, kind: usize, worker: &Self::Worker, rng: &mut SmallRng) -> Self::Input;
-    /// Runs one transaction. On a business failure it returns
-    /// `Ok(Outcome::Failed)` and the caller rolls back; on an error the
-    /// caller rolls back and the lock manager aborts.
-    fn execute<'d>(
-        &'d self,
-        tx: &mut Tx<'_, '_, 'd>,
-        worker: &mut Self::Worker,
-        input: &Self::Input,
-    ) -> Result<Outcome, TxError>;
-    /// Undoes the newest append to worker log `log`.
-    fn undo_append(&self, worker: &mut Self::Worker, log: usize);
-    /// Hands back a worker's state at the end of a run (for `verify`).
-    fn retire(&self, worker: Self::Worker);
-    /// Checks the consistency rules on the quiescent database; a summary of
-    /// what was checked, or the first violation.
-    fn verify(&self) -> Result<String, String>;
 }

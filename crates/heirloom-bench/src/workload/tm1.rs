@@ -6,8 +6,10 @@
 //! against (no key-range locks); every row read is S-locked and re-found
 //! after its lock is granted.
 
-use super::{Mix, Workload};
+use crate::options::{Kind, Opt, Options};
+use crate::runner::{Mix, RunResult, Workload};
 use crate::storage::{Outcome, Table, Tx, TxError};
+use crate::sweep::{BenchError, Benchmark, Scale, Sweep};
 use heirloom::{Mode, TableId};
 use heirloom_btree::{BTree, Optimistic};
 use rand::rngs::SmallRng;
@@ -256,6 +258,83 @@ impl Tm1 {
     }
 }
 
+/// The TM1 benchmark: `--scale` subscribers, option `nurand`.
+#[derive(Debug)]
+pub struct Tm1Bench;
+
+/// TM1 in the registry.
+pub static TM1: Tm1Bench = Tm1Bench;
+
+/// The named mixes.
+const MIXES: &[(&str, &[(usize, u32)])] = {
+    use kind::*;
+    &[
+        // The NDBB mix (percentages of the TATP specification).
+        (
+            "ndbb",
+            &[
+                (GET_SUBSCRIBER_DATA, 35),
+                (GET_NEW_DESTINATION, 10),
+                (GET_ACCESS_DATA, 35),
+                (UPDATE_SUBSCRIBER_DATA, 2),
+                (UPDATE_LOCATION, 14),
+                (INSERT_CALL_FORWARDING, 2),
+                (DELETE_CALL_FORWARDING, 2),
+            ],
+        ),
+        // The forward mix as the SLI paper prints it (71.4/28.5/28.5), normalised.
+        (
+            "forward",
+            &[
+                (GET_NEW_DESTINATION, 714),
+                (INSERT_CALL_FORWARDING, 285),
+                (DELETE_CALL_FORWARDING, 285),
+            ],
+        ),
+    ]
+};
+
+impl Benchmark for Tm1Bench {
+    fn name(&self) -> &'static str {
+        "tm1"
+    }
+    fn about(&self) -> &'static str {
+        "TM1/TATP: four tables, seven short transactions (the SLI paper's main workload)"
+    }
+    fn scale(&self) -> Scale {
+        Scale {
+            unit: "subscribers",
+            default: 100_000,
+            max: 1 << 40,
+        }
+    }
+    fn mixes(&self) -> &'static [&'static str] {
+        &["ndbb", "forward"]
+    }
+    fn transactions(&self) -> &'static [&'static str] {
+        TRANSACTIONS
+    }
+    fn mix(&self, name: &str) -> Result<Mix, String> {
+        Mix::choose("tm1", name, MIXES, TRANSACTIONS)
+    }
+    fn options(&self) -> &'static [Opt] {
+        &[Opt {
+            name: "nurand",
+            help: "draw s_id non-uniformly (TATP's NURand)",
+            kind: Kind::Flag,
+            default: "false",
+            alias: Some("--nurand"),
+        }]
+    }
+    fn estimate_bytes(&self, scale: u64, _options: &Options) -> u64 {
+        Tm1::estimate_bytes(scale)
+    }
+    fn run(&self, sweep: &mut Sweep<'_>) -> Result<Vec<RunResult>, BenchError> {
+        let db = Tm1::new(sweep.scale(), sweep.options().flag("nurand"), sweep.seed());
+        sweep.on_one_db(&db)
+    }
+}
+
 impl Workload for Tm1 {
     type Input = Input;
     type Worker = ();
@@ -266,38 +345,6 @@ impl Workload for Tm1 {
 
     fn transactions(&self) -> &'static [&'static str] {
         TRANSACTIONS
-    }
-
-    fn mix(&self, name: &str) -> Result<Mix, String> {
-        use kind::*;
-        let weights = match name {
-            // The NDBB mix (percentages of the TATP specification).
-            "ndbb" => vec![
-                (GET_SUBSCRIBER_DATA, 35),
-                (GET_NEW_DESTINATION, 10),
-                (GET_ACCESS_DATA, 35),
-                (UPDATE_SUBSCRIBER_DATA, 2),
-                (UPDATE_LOCATION, 14),
-                (INSERT_CALL_FORWARDING, 2),
-                (DELETE_CALL_FORWARDING, 2),
-            ],
-            // The forward mix as the SLI paper prints it (71.4/28.5/28.5), normalised.
-            "forward" => vec![
-                (GET_NEW_DESTINATION, 714),
-                (INSERT_CALL_FORWARDING, 285),
-                (DELETE_CALL_FORWARDING, 285),
-            ],
-            other => match TRANSACTIONS.iter().position(|t| *t == other) {
-                Some(k) => vec![(k, 1)],
-                None => {
-                    return Err(format!(
-                        "unknown tm1 mix {other:?} (known: ndbb, forward, {})",
-                        TRANSACTIONS.join(", ")
-                    ));
-                }
-            },
-        };
-        Ok(Mix::new(name, weights).expect("non-zero weights"))
     }
 
     fn worker(&self, _index: usize) {}

@@ -6,8 +6,10 @@
 //! its own segment (no shared tail to latch); an X lock on the new history
 //! row's key (worker, sequence) keeps the locking honest.
 
-use super::{Mix, Workload};
+use crate::options::{Kind, Opt, Options};
+use crate::runner::{Mix, RunResult, Workload};
 use crate::storage::{Outcome, Table, Tx, TxError};
+use crate::sweep::{BenchError, Benchmark, Scale, Sweep};
 use heirloom::{Mode, TableId};
 use parking_lot::Mutex;
 use rand::RngExt;
@@ -87,8 +89,9 @@ impl std::fmt::Debug for Tpcb {
 impl Tpcb {
     /// Bytes needed (for the memory check).
     pub fn estimate_bytes(branches: u64, accounts_per_branch: u64) -> u64 {
-        Table::estimate_bytes(1, (branches * accounts_per_branch) as usize)
-            + Table::estimate_bytes(1, (branches * (TELLERS_PER_BRANCH + 1)) as usize)
+        let accounts = usize::try_from(branches.saturating_mul(accounts_per_branch)).unwrap_or(usize::MAX);
+        Table::estimate_bytes(1, accounts)
+            .saturating_add(Table::estimate_bytes(1, (branches * (TELLERS_PER_BRANCH + 1)) as usize))
     }
 
     /// `branches` branches with all balances 0.
@@ -133,6 +136,51 @@ fn add<'d>(tx: &mut Tx<'_, '_, 'd>, t: &'d Table, key: u64, delta: i64) -> Resul
     Ok(v)
 }
 
+/// The TPC-B benchmark: `--scale` branches, option `accounts`.
+#[derive(Debug)]
+pub struct TpcbBench;
+
+/// TPC-B in the registry.
+pub static TPCB: TpcbBench = TpcbBench;
+
+impl Benchmark for TpcbBench {
+    fn name(&self) -> &'static str {
+        "tpcb"
+    }
+    fn about(&self) -> &'static str {
+        "TPC-B: account, teller and branch updated by one delta, a HISTORY row appended"
+    }
+    fn scale(&self) -> Scale {
+        Scale {
+            unit: "branches",
+            default: 1,
+            max: 1 << 20,
+        }
+    }
+    fn mixes(&self) -> &'static [&'static str] {
+        &["account-update"]
+    }
+    fn mix(&self, name: &str) -> Result<Mix, String> {
+        Mix::choose("tpcb", name, &[("account-update", &[(0, 1)])], &[])
+    }
+    fn options(&self) -> &'static [Opt] {
+        &[Opt {
+            name: "accounts",
+            help: "accounts per branch (the specification's 100,000)",
+            kind: Kind::Int { min: 1, max: 1 << 32 },
+            default: "100000",
+            alias: Some("--accounts"),
+        }]
+    }
+    fn estimate_bytes(&self, scale: u64, options: &Options) -> u64 {
+        Tpcb::estimate_bytes(scale, options.int("accounts"))
+    }
+    fn run(&self, sweep: &mut Sweep<'_>) -> Result<Vec<RunResult>, BenchError> {
+        let db = Tpcb::new(sweep.scale(), sweep.options().int("accounts"));
+        sweep.on_one_db(&db)
+    }
+}
+
 impl Workload for Tpcb {
     type Input = Input;
     type Worker = Segment;
@@ -143,13 +191,6 @@ impl Workload for Tpcb {
 
     fn transactions(&self) -> &'static [&'static str] {
         &["account-update"]
-    }
-
-    fn mix(&self, name: &str) -> Result<Mix, String> {
-        match name {
-            "account-update" | "default" => Ok(Mix::new(name, vec![(0, 1)]).expect("non-zero")),
-            other => Err(format!("unknown tpcb mix {other:?} (known: account-update)")),
-        }
     }
 
     fn worker(&self, index: usize) -> Segment {

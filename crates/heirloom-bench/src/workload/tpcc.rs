@@ -23,8 +23,10 @@
 //! So row locks plus these "owner" locks give serialisable executions
 //! without key-range or page locks.
 
-use super::{Mix, Workload};
+use crate::options::{Kind, Opt, Options};
+use crate::runner::{Mix, RunResult, Workload};
 use crate::storage::{Outcome, Table, Tx, TxError};
+use crate::sweep::{BenchError, Benchmark, Scale, Sweep};
 use heirloom::{LockId, Mode, TableId};
 use heirloom_btree::{BTree, Optimistic};
 use parking_lot::Mutex;
@@ -641,32 +643,83 @@ impl Tpcc {
 }
 
 /// The TPC-C mix called `name`, or an error listing the known ones.
-pub fn mix(name: &str) -> Result<Mix, String> {
+/// The TPC-C benchmark: `--scale` warehouses, option `shrink`.
+#[derive(Debug)]
+pub struct TpccBench;
+
+/// TPC-C in the registry.
+pub static TPCC: TpccBench = TpccBench;
+
+/// The named mixes.
+const MIXES: &[(&str, &[(usize, u32)])] = {
     use kind::*;
-    let weights = match name {
+    &[
         // Clause 5.2.3 minimums, NewOrder the rest.
-        "full" => vec![
-            (NEW_ORDER, 45),
-            (PAYMENT, 43),
-            (ORDER_STATUS, 4),
-            (DELIVERY, 4),
-            (STOCK_LEVEL, 4),
-        ],
+        (
+            "full",
+            &[
+                (NEW_ORDER, 45),
+                (PAYMENT, 43),
+                (ORDER_STATUS, 4),
+                (DELIVERY, 4),
+                (STOCK_LEVEL, 4),
+            ],
+        ),
         // The SLI paper's small mix.
-        "small" => vec![(PAYMENT, 467), (NEW_ORDER, 489), (ORDER_STATUS, 43)],
+        ("small", &[(PAYMENT, 467), (NEW_ORDER, 489), (ORDER_STATUS, 43)]),
         // The DBx1000 testbed's default.
-        "pay-new" => vec![(PAYMENT, 1), (NEW_ORDER, 1)],
-        other => match TRANSACTIONS.iter().position(|t| *t == other) {
-            Some(k) => vec![(k, 1)],
-            None => {
-                return Err(format!(
-                    "unknown tpcc mix {other:?} (known: full, small, pay-new, {})",
-                    TRANSACTIONS.join(", ")
-                ));
-            }
-        },
-    };
-    Ok(Mix::new(name, weights).expect("non-zero weights"))
+        ("pay-new", &[(PAYMENT, 1), (NEW_ORDER, 1)]),
+    ]
+};
+
+/// The mix called `name`: `full`, `small`, `pay-new` or one transaction.
+pub fn mix(name: &str) -> Result<Mix, String> {
+    Mix::choose("tpcc", name, MIXES, TRANSACTIONS)
+}
+
+impl Benchmark for TpccBench {
+    fn name(&self) -> &'static str {
+        "tpcc"
+    }
+    fn about(&self) -> &'static str {
+        "TPC-C: nine tables, five transactions, the specification's inputs and consistency conditions"
+    }
+    fn scale(&self) -> Scale {
+        Scale {
+            unit: "warehouses",
+            default: 1,
+            max: 1_000,
+        }
+    }
+    fn mixes(&self) -> &'static [&'static str] {
+        &["full", "small", "pay-new"]
+    }
+    fn transactions(&self) -> &'static [&'static str] {
+        TRANSACTIONS
+    }
+    fn mix(&self, name: &str) -> Result<Mix, String> {
+        mix(name)
+    }
+    fn options(&self) -> &'static [Opt] {
+        &[Opt {
+            name: "shrink",
+            help: "divide ITEM, STOCK and CUSTOMER (and the initial orders) by this (1: the specification's sizes)",
+            kind: Kind::Int { min: 1, max: 100 },
+            default: "1",
+            alias: Some("--tpcc-shrink"),
+        }]
+    }
+    fn estimate_bytes(&self, scale: u64, options: &Options) -> u64 {
+        Tpcc::estimate_bytes(scale, Size::shrunk(options.int("shrink")))
+    }
+    fn run(&self, sweep: &mut Sweep<'_>) -> Result<Vec<RunResult>, BenchError> {
+        // TPC-C's tables grow while it runs (ORDER, ORDER_LINE, NEW_ORDER):
+        // every run starts from a freshly loaded database, so a run late in
+        // the sweep does not measure a bigger database.
+        let (scale, seed) = (sweep.scale(), sweep.seed());
+        let size = Size::shrunk(sweep.options().int("shrink"));
+        sweep.fresh_db_per_run(&|| Tpcc::new(scale, size, seed))
+    }
 }
 
 impl Workload for Tpcc {
@@ -679,10 +732,6 @@ impl Workload for Tpcc {
 
     fn transactions(&self) -> &'static [&'static str] {
         TRANSACTIONS
-    }
-
-    fn mix(&self, name: &str) -> Result<Mix, String> {
-        mix(name)
     }
 
     fn worker(&self, index: usize) -> Terminal {

@@ -6,8 +6,10 @@
 //! Word 0 of every row counts the writes it received, so after a run the
 //! sum of the counters must equal the committed writes.
 
-use super::{Mix, Workload};
+use crate::options::{Kind, Opt, Options};
+use crate::runner::{Mix, RunResult, Workload};
 use crate::storage::{Outcome, Table, Tx, TxError};
+use crate::sweep::{BenchError, Benchmark, Scale, Sweep};
 use heirloom::{Mode, TableId};
 use parking_lot::Mutex;
 use rand::RngExt;
@@ -64,15 +66,15 @@ impl Ycsb {
             return Err("ycsb: rows must be positive".into());
         }
         if !(0.0..=1.0).contains(&read_share) {
-            return Err(format!("ycsb: --read-share {read_share} is not between 0 and 1"));
+            return Err(format!("ycsb: read-share {read_share} is not between 0 and 1"));
         }
         if !(0.0..10.0).contains(&theta) {
-            return Err(format!("ycsb: --theta {theta} is not in [0, 10)"));
+            return Err(format!("ycsb: theta {theta} is not in [0, 10)"));
         }
         let zipf = if theta == 0.0 {
             None
         } else {
-            Some(Zipf::new(rows as f64, theta).map_err(|e| format!("ycsb: --theta {theta}: {e}"))?)
+            Some(Zipf::new(rows as f64, theta).map_err(|e| format!("ycsb: theta {theta}: {e}"))?)
         };
         let table = Table::new("USERTABLE", USERTABLE, WIDTH, rows as usize);
         let mut fields = [0u64; WIDTH];
@@ -97,6 +99,70 @@ impl Ycsb {
     }
 }
 
+/// The YCSB benchmark: `--scale` rows, options `theta` and `read-share`.
+#[derive(Debug)]
+pub struct YcsbBench;
+
+/// YCSB in the registry.
+pub static YCSB: YcsbBench = YcsbBench;
+
+impl Benchmark for YcsbBench {
+    fn name(&self) -> &'static str {
+        "ycsb"
+    }
+    fn about(&self) -> &'static str {
+        "YCSB as DBx1000 runs it: 16 reads or writes per transaction on one table, Zipfian keys"
+    }
+    fn scale(&self) -> Scale {
+        Scale {
+            unit: "rows",
+            default: 1_000_000,
+            max: 1 << 40,
+        }
+    }
+    fn mixes(&self) -> &'static [&'static str] {
+        &["requests"]
+    }
+    fn mix(&self, name: &str) -> Result<Mix, String> {
+        Mix::choose("ycsb", name, &[("requests", &[(0, 1)])], &[])
+            .map_err(|e| format!("{e}; the read share and skew are options: --opt read-share=X --opt theta=X"))
+    }
+    fn options(&self) -> &'static [Opt] {
+        &[
+            Opt {
+                name: "theta",
+                help: "Zipf skew of the keys (0: uniform)",
+                kind: Kind::Real {
+                    min: 0.0,
+                    max: 10.0,
+                    max_included: false,
+                },
+                default: "0",
+                alias: Some("--theta"),
+            },
+            Opt {
+                name: "read-share",
+                help: "share of requests that read",
+                kind: Kind::Real {
+                    min: 0.0,
+                    max: 1.0,
+                    max_included: true,
+                },
+                default: "0.5",
+                alias: Some("--read-share"),
+            },
+        ]
+    }
+    fn estimate_bytes(&self, scale: u64, _options: &Options) -> u64 {
+        Ycsb::estimate_bytes(scale)
+    }
+    fn run(&self, sweep: &mut Sweep<'_>) -> Result<Vec<RunResult>, BenchError> {
+        let o = sweep.options();
+        let db = Ycsb::new(sweep.scale(), o.real("theta"), o.real("read-share")).map_err(BenchError::Usage)?;
+        sweep.on_one_db(&db)
+    }
+}
+
 impl Workload for Ycsb {
     type Input = Input;
     type Worker = Writes;
@@ -107,15 +173,6 @@ impl Workload for Ycsb {
 
     fn transactions(&self) -> &'static [&'static str] {
         &["requests"]
-    }
-
-    fn mix(&self, name: &str) -> Result<Mix, String> {
-        match name {
-            "requests" | "default" => Ok(Mix::new(name, vec![(0, 1)]).expect("non-zero")),
-            other => Err(format!(
-                "unknown ycsb mix {other:?} (known: requests; use --read-share and --theta)"
-            )),
-        }
     }
 
     fn worker(&self, _index: usize) -> Writes {

@@ -1,0 +1,360 @@
+//! A sweep: what to run ([`Spec`]), checked against its benchmark before
+//! anything is loaded ([`plan`]), then the cross product of lock manager
+//! configurations, `repeat` rounds of it, each configuration reporting its
+//! median run ([`sweep`]).
+//!
+//! The sweep knows no benchmark by name: it is handed a [`Benchmark`]
+//! (found in the registry, `crate::workload::REGISTRY`), which loads its
+//! database and hands it back through [`Sweep::on_one_db`] or
+//! [`Sweep::fresh_db_per_run`].
+
+use crate::options::{self, Opt, Options};
+use crate::runner::{self, Mix, RunConfig, RunError, RunResult, Workload};
+use heirloom::{ConflictPolicy, TableKind};
+use std::time::Duration;
+
+/// What `--scale` counts for a benchmark.
+#[derive(Debug, Clone, Copy)]
+pub struct Scale {
+    /// What one unit is (`subscribers`, `warehouses`).
+    pub unit: &'static str,
+    /// Used when `--scale` is not given.
+    pub default: u64,
+    /// The largest the benchmark can address.
+    pub max: u64,
+}
+
+/// One benchmark of the kit, as the sweep and the command see it.
+pub trait Benchmark: Sync {
+    /// Name on the command line (`--workload NAME`) and in reports.
+    fn name(&self) -> &'static str;
+    /// One line for `heirloom list`.
+    fn about(&self) -> &'static str;
+    /// What throughput counts (for `heirloom list` and the README).
+    fn counts(&self) -> &'static str {
+        "committed transactions and those that failed by design (rolled back, then committed)"
+    }
+    /// What `--scale` means, its default and bound.
+    fn scale(&self) -> Scale;
+    /// The named mixes; the first is the default.
+    fn mixes(&self) -> &'static [&'static str];
+    /// Transactions that `--mix` also takes by name, to run alone.
+    fn transactions(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// The mix called `name` (a named mix or, where the benchmark allows,
+    /// one transaction's name), or an error listing the known ones.
+    fn mix(&self, name: &str) -> Result<Mix, String>;
+    /// Its own options (`--opt key=value`).
+    fn options(&self) -> &'static [Opt] {
+        &[]
+    }
+    /// About how many bytes its database takes at `scale`.
+    fn estimate_bytes(&self, scale: u64, options: &Options) -> u64;
+    /// Loads the database (once, or once per run if it grows while it
+    /// runs) and runs the sweep on it: [`Sweep::on_one_db`] or
+    /// [`Sweep::fresh_db_per_run`].
+    fn run(&self, sweep: &mut Sweep<'_>) -> Result<Vec<RunResult>, BenchError>;
+}
+
+/// What to run: the parsed command line of `heirloom bench`.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// The benchmark's name in the registry (`heirloom list`).
+    pub workload: String,
+    /// Mix name (`None`: the benchmark's default).
+    pub mix: Option<String>,
+    /// The benchmark's own options, `(key, value)` in command-line order.
+    pub options: Vec<(String, String)>,
+    /// Thread counts.
+    pub threads: Vec<usize>,
+    /// Lock table kinds.
+    pub tables: Vec<TableKind>,
+    /// SLI settings.
+    pub sli: Vec<bool>,
+    /// Conflict policies.
+    pub policies: Vec<ConflictPolicy>,
+    /// How long a blocked request waits before its first deadlock search
+    /// (`detect` only; `heirloom::Builder::deadlock_timeout`).
+    pub deadlock_timeout: Duration,
+    /// The benchmark's scale (`None`: its default).
+    pub scale: Option<u64>,
+    /// Measured seconds per run.
+    pub duration: Duration,
+    /// Warm-up per run.
+    pub warmup: Duration,
+    /// Random seed.
+    pub seed: u64,
+    /// Time breakdown.
+    pub breakdown: bool,
+    /// Check consistency after every run.
+    pub verify: bool,
+    /// Rounds of the cross product; each configuration reports its median run.
+    pub repeat: usize,
+}
+
+impl Default for Spec {
+    fn default() -> Self {
+        Spec {
+            workload: "tm1".into(),
+            mix: None,
+            options: Vec::new(),
+            threads: vec![1, 2, 8],
+            tables: vec![TableKind::Latched],
+            sli: vec![false, true],
+            policies: vec![ConflictPolicy::Detect],
+            deadlock_timeout: heirloom::DEFAULT_DEADLOCK_TIMEOUT,
+            scale: None,
+            duration: Duration::from_secs(2),
+            warmup: Duration::from_millis(500),
+            seed: 1,
+            breakdown: false,
+            verify: false,
+            repeat: 1,
+        }
+    }
+}
+
+impl Spec {
+    /// Adds the benchmark option `key=value` (builder style, for tests and
+    /// programs that drive the kit).
+    pub fn opt(mut self, key: &str, value: &str) -> Self {
+        self.options.push((key.into(), value.into()));
+        self
+    }
+}
+
+/// Everything that can stop a sweep, each with a one-line message.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// Bad arguments (exit status 2).
+    #[error("{0}")]
+    Usage(String),
+    /// A run failed.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// A consistency rule does not hold after a run.
+    #[error("consistency check failed after {config}: {message}")]
+    Verify {
+        /// The configuration after whose run it failed.
+        config: String,
+        /// The violation.
+        message: String,
+    },
+    /// A report could not be written.
+    #[error(transparent)]
+    Report(#[from] crate::report::ReportError),
+}
+
+/// A spec checked against its benchmark: everything decided before loading.
+#[derive(Clone)]
+pub struct Plan {
+    /// The benchmark.
+    pub bench: &'static dyn Benchmark,
+    /// The scale (given or the benchmark's default).
+    pub scale: u64,
+    /// The mix (given or the benchmark's default).
+    pub mix: Mix,
+    /// The benchmark's options, defaults filled in.
+    pub options: Options,
+}
+
+impl std::fmt::Debug for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plan")
+            .field("bench", &self.bench.name())
+            .field("scale", &self.scale)
+            .field("mix", &self.mix.name)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+/// Checks everything that does not need the database and resolves
+/// `bench`'s defaults (`spec.workload` is not looked at: the caller found
+/// `bench` by it).
+pub fn plan(bench: &'static dyn Benchmark, spec: &Spec) -> Result<Plan, BenchError> {
+    let bad = |m: String| Err(BenchError::Usage(m));
+    let options = Options::parse(bench.name(), bench.options(), &spec.options).map_err(BenchError::Usage)?;
+    let mix_name = match spec.mix.as_deref() {
+        None | Some("default") => bench.mixes().first().copied().unwrap_or("default"),
+        Some(m) => m,
+    };
+    let mix = bench.mix(mix_name).map_err(BenchError::Usage)?;
+    if spec.threads.is_empty() || spec.tables.is_empty() || spec.sli.is_empty() || spec.policies.is_empty() {
+        return bad("--threads, --table, --sli and --policy need at least one value".into());
+    }
+    if let Some(&t) = spec.threads.iter().find(|&&t| t == 0 || t > 4096) {
+        return bad(format!("--threads: {t} is not between 1 and 4096"));
+    }
+    if !(1..=100).contains(&spec.repeat) {
+        return bad(format!("--repeat {} is not between 1 and 100", spec.repeat));
+    }
+    if spec.duration.is_zero() {
+        return bad("--duration must be more than zero".into());
+    }
+    let s = bench.scale();
+    let scale = spec.scale.unwrap_or(s.default);
+    if scale == 0 {
+        return bad("--scale must be positive".into());
+    }
+    if scale > s.max {
+        return bad(format!(
+            "--scale {scale} is beyond what {} can address (at most {} {})",
+            bench.name(),
+            s.max,
+            s.unit
+        ));
+    }
+    let need = bench.estimate_bytes(scale, &options);
+    if let Some(avail) = available_memory()
+        && need > avail / 10 * 8
+    {
+        return bad(format!(
+            "--scale {scale} needs about {} MiB, more than 80% of the {} MiB available",
+            need >> 20,
+            avail >> 20
+        ));
+    }
+    Ok(Plan {
+        bench,
+        scale,
+        mix,
+        options,
+    })
+}
+
+/// MemAvailable from /proc/meminfo, if there is one.
+fn available_memory() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The configurations of a sweep, in run order (threads innermost, so a
+/// plot line's points are adjacent in time).
+pub fn configs(spec: &Spec) -> Vec<RunConfig> {
+    let mut v = Vec::new();
+    for &table in &spec.tables {
+        for &policy in &spec.policies {
+            for &sli in &spec.sli {
+                for &threads in &spec.threads {
+                    v.push(RunConfig {
+                        table,
+                        sli,
+                        policy,
+                        deadlock_timeout: spec.deadlock_timeout,
+                        threads,
+                        duration: spec.duration,
+                        warmup: spec.warmup,
+                        seed: spec.seed,
+                        breakdown: spec.breakdown,
+                    });
+                }
+            }
+        }
+    }
+    v
+}
+
+/// Runs the sweep `plan` of `spec`: the benchmark loads its database and
+/// runs every configuration, `spec.repeat` rounds of the whole cross
+/// product (so that repeats of one configuration are spread over the
+/// sweep's time, not taken back to back); each configuration reports the
+/// run with the median throughput. `progress` gets each finished run and
+/// the time that passed since the last call.
+pub fn run(
+    spec: &Spec,
+    plan: Plan,
+    progress: &mut dyn FnMut(Option<&RunResult>, Duration),
+) -> Result<Vec<RunResult>, BenchError> {
+    let bench = plan.bench;
+    bench.run(&mut Sweep { spec, plan, progress })
+}
+
+type OneRun<'s, 'a> = dyn FnMut(&mut Sweep<'a>, &RunConfig) -> Result<RunResult, BenchError> + 's;
+
+/// A sweep in progress, as a benchmark sees it while it loads and runs.
+pub struct Sweep<'a> {
+    spec: &'a Spec,
+    plan: Plan,
+    progress: &'a mut dyn FnMut(Option<&RunResult>, Duration),
+}
+
+impl<'a> Sweep<'a> {
+    /// The scale to load.
+    pub fn scale(&self) -> u64 {
+        self.plan.scale
+    }
+
+    /// The benchmark's options.
+    pub fn options(&self) -> &Options {
+        &self.plan.options
+    }
+
+    /// The seed to load with.
+    pub fn seed(&self) -> u64 {
+        self.spec.seed
+    }
+
+    /// Runs every round on `db`, loaded once.
+    pub fn on_one_db<W: Workload>(&mut self, db: &W) -> Result<Vec<RunResult>, BenchError> {
+        self.rounds(&mut |s, cfg| s.run_verified(db, cfg))
+    }
+
+    /// Runs every round, each run on a database `load` builds afresh (for
+    /// benchmarks whose tables grow while they run).
+    pub fn fresh_db_per_run<W: Workload>(&mut self, load: &dyn Fn() -> W) -> Result<Vec<RunResult>, BenchError> {
+        self.rounds(&mut |s, cfg| s.run_verified(&load(), cfg))
+    }
+
+    fn rounds(&mut self, one: &mut OneRun<'_, 'a>) -> Result<Vec<RunResult>, BenchError> {
+        let cfgs = configs(self.spec);
+        let mut all: Vec<Vec<RunResult>> = vec![Vec::new(); cfgs.len()];
+        for _ in 0..self.spec.repeat.max(1) {
+            for (i, cfg) in cfgs.iter().enumerate() {
+                let r = one(self, cfg)?;
+                (self.progress)(Some(&r), Duration::ZERO);
+                all[i].push(r);
+            }
+        }
+        Ok(all.into_iter().map(median_run).collect())
+    }
+
+    fn run_verified<W: Workload>(&mut self, db: &W, cfg: &RunConfig) -> Result<RunResult, BenchError> {
+        let progress = &mut *self.progress;
+        let mut r = runner::run(db, &self.plan.mix, cfg, &mut |d| progress(None, d))?;
+        if self.spec.verify {
+            let summary = db.verify().map_err(|message| BenchError::Verify {
+                config: format!(
+                    "{} sli={} {} {} threads",
+                    r.table,
+                    if r.sli { "on" } else { "off" },
+                    r.policy,
+                    r.threads
+                ),
+                message,
+            })?;
+            r.verified = Some(summary);
+        }
+        Ok(r)
+    }
+}
+
+/// The run with the median throughput, carrying every run's throughput in
+/// `tps_runs` when there was more than one.
+fn median_run(mut runs: Vec<RunResult>) -> RunResult {
+    let tps: Vec<f64> = runs.iter().map(|r| r.tps).collect();
+    runs.sort_by(|a, b| a.tps.total_cmp(&b.tps));
+    let mut m = runs.swap_remove(runs.len() / 2);
+    if tps.len() > 1 {
+        m.tps_runs = tps;
+    }
+    m
+}
+
+/// Splits the `--opt` values of the command line (`key=value`).
+pub fn parse_opts(given: &[String]) -> Vec<(String, String)> {
+    given.iter().map(|p| options::split(p)).collect()
+}
