@@ -5,7 +5,7 @@
 //! wake-up list. That is why the immediately-granted path does not allocate
 //! once the agent is warm.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
@@ -17,9 +17,10 @@ use crate::manager::{AgentShared, Inner};
 use crate::misuse;
 use crate::mode::Mode;
 use crate::queue::{Blocker, Cancel};
-use crate::request::{IN_USE, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr, wake_granted};
+use crate::nodes::Nodes;
+use crate::request::{ReqPtr, wake_granted};
 use crate::stats::Stats;
-use crate::sync::{Arc, AtomicU8, Ordering};
+use crate::sync::{Arc, Ordering};
 use crate::table::HeadRef;
 use crate::txn::Transaction;
 
@@ -42,9 +43,9 @@ pub(crate) struct InFlight {
     pub(crate) req: ReqPtr,
     /// The mode asked for (for a conversion, the target).
     pub(crate) mode: Mode,
-    /// A conversion in place (latched tables): the cache entry it converts.
-    /// `None`: a new request, not in the cache (also the request a
-    /// latch-free conversion appends).
+    /// A conversion: the cache entry it converts (`req` is that entry's
+    /// request, or the one replacing it; see `Table::convert`). `None`: a
+    /// new request, not in the cache.
     pub(crate) held: Option<usize>,
 }
 
@@ -103,7 +104,7 @@ impl Agent {
 
     pub(crate) fn new(lm: Arc<Inner>) -> Self {
         let (shared, seq) = lm.register();
-        let nodes = Nodes::new(lm.table.is_latch_free(), shared.index);
+        let nodes = lm.table.nodes(shared.index);
         let rng = 0x9e37_79b9_7f4a_7c15 ^ ((shared.index as u64 + 1) << 17) ^ lm.now_ns();
         Agent {
             lm,
@@ -256,8 +257,13 @@ impl Agent {
         let cancel = unsafe { self.lm.table.cancel(c, f.head, f.req, &mut self.wake) };
         wake_granted(&mut self.wake);
         match (f.held, cancel) {
-            (Some(k), Cancel::WasGranted) => self.held[k].mode = f.mode,
-            (Some(_), Cancel::Cancelled) => {} // back in its old mode
+            (Some(k), Cancel::WasGranted) => self.converted(k, f.req, f.head, f.mode),
+            // Back in its old mode, or the old request stays.
+            (Some(k), Cancel::Cancelled) => {
+                if f.req != self.held[k].req {
+                    self.nodes.give_back(f.req);
+                }
+            }
             (None, Cancel::WasGranted) => {
                 c.table_ops.bump();
                 // SAFETY: as above; granted, so released like any holder.
@@ -267,6 +273,29 @@ impl Agent {
             }
             (None, Cancel::Cancelled) => self.nodes.give_back(f.req),
         }
+    }
+
+    /// Completes the granted conversion of cache entry `k` to `to`: `req`
+    /// is the entry's request (converted in place) or one the table linked
+    /// to replace it, and then the old one is released now.
+    pub(crate) fn converted(&mut self, k: usize, req: ReqPtr, head: HeadRef, to: Mode) {
+        let old = self.held[k];
+        if req != old.req {
+            let c = &self.shared.counters;
+            c.table_ops.bump();
+            // SAFETY: a cache entry: this agent's own node, linked where
+            // `old.head` says; granted, so released like any holder.
+            unsafe { self.lm.table.release(c, old.head, old.req, &mut self.wake) };
+            wake_granted(&mut self.wake);
+            self.nodes.give_back(old.req);
+            let e = &mut self.held[k];
+            e.req = req;
+            e.head = head;
+            // A reclaimed inherited request was replaced: the new one is the
+            // transaction's own.
+            e.state = LIVE;
+        }
+        self.held[k].mode = to;
     }
 
     /// Ends a transaction that was never finished because it was forgotten
@@ -327,240 +356,6 @@ impl Drop for Agent {
             }
         }
         self.lm.unregister(self.shared.index, self.seq);
-    }
-}
-
-/// An agent's request nodes that no transaction uses.
-pub(crate) struct Nodes {
-    /// Free nodes.
-    pub(crate) pool: Vec<ReqPtr>,
-    /// Latch-free table: nodes left OBSOLETE or INVALID in a list, reusable
-    /// once the epoch collector returns them (see `take`).
-    limbo: VecDeque<ReqPtr>,
-    latch_free: bool,
-    /// The owning agent's index (stored in new nodes).
-    agent: u32,
-    /// Latch-free table: nodes this agent unlinked itself, collected into
-    /// batches that the epoch collector returns as a whole.
-    filling: Option<Box<Batch>>,
-    /// Batches handed to the collector, oldest first.
-    sealed: VecDeque<*mut Batch>,
-    /// Empty batches for reuse (no allocation once warm). Boxed: a sealed
-    /// batch's address is what the collector's deferred function holds.
-    #[allow(clippy::vec_box)]
-    spare: Vec<Box<Batch>>,
-}
-
-// SAFETY: the raw batch pointers are owned by the agent (or, once ORPHANED,
-// by the collector's deferred function; see `Batch`).
-unsafe impl Send for Nodes {}
-
-/// Nodes per owner batch (one under loom, so that the models see batches
-/// come back).
-const BATCH: usize = if cfg!(heirloom_loom) { 1 } else { 32 };
-
-/// Up to [`BATCH`] nodes their owner unlinked, handed to the epoch
-/// collector together: one deferred function sets `state` to RETURNED
-/// without touching the nodes. If the agent drops first it sets ORPHANED;
-/// whichever of the two comes second frees the nodes and the batch.
-pub(crate) struct Batch {
-    nodes: Vec<ReqPtr>,
-    state: AtomicU8,
-}
-
-/// A batch pointer the collector's deferred function may carry.
-struct SealedBatch(*mut Batch);
-// SAFETY: see `Batch`: exactly one side (agent or deferred function) ends
-// up owning it, decided by the `state` swap.
-unsafe impl Send for SealedBatch {}
-
-impl SealedBatch {
-    /// Runs after the grace period of every node of the batch.
-    fn returned(self) {
-        // SAFETY: the batch lives until this swap decides who frees it.
-        let b = unsafe { &*self.0 };
-        // AcqRel: pairs with the agent's swap or Acquire load.
-        if b.state.swap(RETURNED, Ordering::AcqRel) == ORPHANED {
-            // SAFETY: orphaned: the agent is gone and left the batch to us.
-            let b = unsafe { Box::from_raw(self.0) };
-            for &r in &b.nodes {
-                // SAFETY: unlinked, past the grace period, owner gone.
-                unsafe { r.free() };
-            }
-        }
-    }
-}
-
-impl Nodes {
-    pub(crate) fn new(latch_free: bool, agent: u32) -> Self {
-        Nodes {
-            pool: Vec::new(),
-            limbo: VecDeque::new(),
-            latch_free,
-            agent,
-            filling: None,
-            sealed: VecDeque::new(),
-            spare: Vec::new(),
-        }
-    }
-
-    /// A free request node: from the pool, else from the requests the
-    /// epoch collector returned, else a new one. No allocation once warm.
-    #[inline]
-    pub(crate) fn take(&mut self) -> ReqPtr {
-        match self.pool.pop() {
-            Some(r) => r,
-            None => self.take_slow(),
-        }
-    }
-
-    #[cold]
-    fn take_slow(&mut self) -> ReqPtr {
-        // Returned batches of nodes we unlinked ourselves first.
-        while let Some(&p) = self.sealed.front() {
-            // SAFETY: a sealed batch stays allocated until the `state` swap
-            // of `Nodes::drop` or of `SealedBatch::returned` hands it to one
-            // side, and only our own drop sets ORPHANED, so it is allocated.
-            // Only a shared reference for now: the collector's deferred
-            // function may be in `returned`, reading `state`, this moment.
-            let state = unsafe { &(*p).state };
-            // Acquire: pairs with the AcqRel swap in `returned`.
-            if state.load(Ordering::Acquire) != RETURNED {
-                break;
-            }
-            self.sealed.pop_front();
-            // SAFETY: allocated by `Box` in `batch`; RETURNED, and that swap
-            // was the deferred function's last access to it, so it is ours
-            // alone now.
-            let mut b = unsafe { Box::from_raw(p) };
-            for r in b.nodes.drain(..) {
-                // SAFETY: returned: our own node, in nobody else's hands.
-                unsafe { r.get() }.recycle.store(IN_USE, Ordering::Relaxed);
-                self.pool.push(r);
-            }
-            self.spare.push(b);
-        }
-        if let Some(r) = self.pool.pop() {
-            return r;
-        }
-        // The limbo is a FIFO: requests are retired, and so returned, in
-        // about the order they were released, so the returned ones are
-        // taken from the front and a sweep costs what it yields. A front
-        // request not back yet (its bucket has not been walked since, or a
-        // preempted thread holds the epoch) goes to the back after a look,
-        // so it cannot hold up the ones behind it; if nothing is back
-        // within a few looks, allocate a batch (the pool then grows to
-        // cover a grace period, then stops growing).
-        let mut looks = 0;
-        while let Some(&r) = self.limbo.front() {
-            // Acquire: pairs with the collector's swap in
-            // `latchfree::returned` (nobody can see the node any more).
-            // SAFETY: in our limbo: our own node, freed only by our drop
-            // (the collector frees only ORPHANED ones).
-            let q = unsafe { r.get() };
-            if q.recycle.load(Ordering::Acquire) == RETURNED {
-                q.recycle.store(IN_USE, Ordering::Relaxed);
-                self.pool.push(r);
-                self.limbo.pop_front();
-                continue;
-            }
-            looks += 1;
-            if !self.pool.is_empty() || looks > 4 {
-                break;
-            }
-            self.limbo.rotate_left(1);
-        }
-        if self.pool.is_empty() {
-            let batch = if self.limbo.is_empty() { 1 } else { 16 };
-            for _ in 0..batch {
-                self.pool.push(ReqPtr::alloc(self.agent));
-            }
-        }
-        match self.pool.pop() {
-            Some(r) => r,
-            None => unreachable!("the pool was just filled"),
-        }
-    }
-
-    /// Takes back a request node its transaction no longer uses (unlinked,
-    /// or in a latch-free list as OBSOLETE/INVALID and reusable only once
-    /// the epoch collector returns it).
-    #[inline]
-    pub(crate) fn give_back(&mut self, r: ReqPtr) {
-        if !self.latch_free {
-            self.pool.push(r);
-        // SAFETY: given back by its own agent: its own node (contract 1).
-        } else if unsafe { r.get() }.recycle.load(Ordering::Relaxed) == OWNER_UNLINKED {
-            self.batch(r);
-        } else {
-            self.limbo.push_back(r);
-        }
-    }
-
-    /// Adds a node we unlinked ourselves to the filling batch; a full batch
-    /// goes to the collector.
-    #[inline]
-    fn batch(&mut self, r: ReqPtr) {
-        let b = match &mut self.filling {
-            Some(b) => b,
-            None => self.filling.insert(self.spare.pop().unwrap_or_else(|| {
-                Box::new(Batch {
-                    nodes: Vec::with_capacity(BATCH),
-                    state: AtomicU8::new(IN_USE),
-                })
-            })),
-        };
-        b.nodes.push(r);
-        if b.nodes.len() >= BATCH {
-            self.seal();
-        }
-    }
-
-    /// Hands the filling batch to the collector.
-    fn seal(&mut self) {
-        let Some(b) = self.filling.take() else { return };
-        b.state.store(IN_USE, Ordering::Relaxed);
-        let p = Box::into_raw(b);
-        self.sealed.push_back(p);
-        let sealed = SealedBatch(p);
-        crossbeam_epoch::pin().defer(move || sealed.returned());
-    }
-}
-
-impl Drop for Nodes {
-    fn drop(&mut self) {
-        self.seal();
-        for p in self.sealed.drain(..) {
-            // SAFETY: ours until the swap below decides.
-            let b = unsafe { &*p };
-            // AcqRel: pairs with the collector's swap in `returned`.
-            if b.state.swap(ORPHANED, Ordering::AcqRel) == RETURNED {
-                // SAFETY: returned: past the grace period, ours to free.
-                let b = unsafe { Box::from_raw(p) };
-                for &r in &b.nodes {
-                    // SAFETY: unlinked and invisible to every thread.
-                    unsafe { r.free() };
-                }
-            }
-        }
-        for r in self.pool.drain(..) {
-            // SAFETY: every node of the pool was allocated by this agent and
-            // is unlinked (transactions give nodes back only after
-            // unlinking them, and no transaction is open: it borrows the
-            // agent mutably).
-            unsafe { r.free() };
-        }
-        for r in self.limbo.drain(..) {
-            // AcqRel: pairs with the collector's swap (`latchfree::returned`);
-            // whichever of the two comes second frees the node.
-            // SAFETY: in our limbo and not yet ORPHANED: alive (the collector
-            // frees a node only after it saw ORPHANED).
-            if unsafe { r.get() }.recycle.swap(ORPHANED, Ordering::AcqRel) == RETURNED {
-                // SAFETY: returned: unlinked and invisible to every thread;
-                // this agent owns it and nobody else will free it.
-                unsafe { r.free() };
-            }
-        }
     }
 }
 

@@ -41,6 +41,7 @@ mod inherit;
 mod manager;
 mod misuse;
 mod mode;
+mod nodes;
 mod monitor;
 mod queue;
 mod request;

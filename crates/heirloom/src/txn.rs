@@ -379,28 +379,25 @@ impl<'a> Transaction<'a> {
     }
 
     fn convert(&mut self, k: usize, to: Mode) -> Result<(), LockError> {
-        if self.agent.lm.table.is_latch_free() {
-            return self.convert_by_append(k, to);
-        }
         let h = self.agent.held[k];
         let may_wait = self.may_wait();
         let a = &mut *self.agent;
         let c = &a.shared.counters;
         c.table_ops.bump();
-        // SAFETY: a live entry of this agent's cache: its own node, linked
-        // where `h.head` says (see the contract on `Table`).
         // A conversion that waits wakes the waiters behind it to judge their
         // new edge, except under `Detect` (see `Queue::convert`).
         let wake_behind = !matches!(a.lm.policy, ConflictPolicy::Detect);
-        let out = unsafe {
+        // SAFETY: a live entry of this agent's cache: its own node, linked
+        // where `h.head` says (see the contract on `Table`).
+        let conv = unsafe {
             a.lm.table
-                .convert(c, h.head, h.req, to, may_wait, wake_behind, &mut a.wake)
+                .convert(c, h.id, h.head, h.req, to, may_wait, wake_behind, &mut a.wake, &mut a.nodes)
         };
         wake_granted(&mut a.wake);
-        match out {
+        match conv.outcome {
             Outcome::Granted => {
                 c.immediate_grants.bump();
-                self.agent.held[k].mode = to;
+                self.agent.converted(k, conv.req, conv.head, to);
                 Ok(())
             }
             Outcome::Refused(b) => {
@@ -414,47 +411,28 @@ impl<'a> Transaction<'a> {
             }
             Outcome::Waiting => match self.wait(
                 InFlight {
-                    head: h.head,
-                    req: h.req,
+                    head: conv.head,
+                    req: conv.req,
                     mode: to,
                     held: Some(k),
                 },
                 h.id,
             ) {
                 Ok(()) => {
-                    self.agent.held[k].mode = to;
+                    self.agent.converted(k, conv.req, conv.head, to);
                     Ok(())
                 }
-                // `wait` reverted the request to its old mode.
-                Err(e) => Err(self.doom(e)),
+                // `wait` cancelled the request: an in-place conversion is
+                // back in its old mode; a replacing request goes back to the
+                // pool and the old one stays.
+                Err(e) => {
+                    if conv.req != h.req {
+                        self.agent.nodes.give_back(conv.req);
+                    }
+                    Err(self.doom(e))
+                }
             },
         }
-    }
-
-    /// A conversion on the latch-free table: append a request for `to`
-    /// (requests of one transaction are never in each other's way); once it
-    /// is granted, release the old one. Nothing between the two can
-    /// conflict with the old mode then: it was all compatible with `to`.
-    fn convert_by_append(&mut self, k: usize, to: Mode) -> Result<(), LockError> {
-        let h = self.agent.held[k];
-        // On error the old request stays, as a refused conversion keeps its mode.
-        let (r, head) = self.link(h.id, to)?;
-        let a = &mut *self.agent;
-        let c = &a.shared.counters;
-        c.table_ops.bump();
-        // SAFETY: the old request of a live cache entry: this agent's own,
-        // linked where `h.head` says.
-        unsafe { a.lm.table.release(c, h.head, h.req, &mut a.wake) };
-        wake_granted(&mut a.wake);
-        a.nodes.give_back(h.req);
-        let e = &mut a.held[k];
-        e.mode = to;
-        e.req = r;
-        e.head = head;
-        // A reclaimed inherited request was replaced: the new one is the
-        // transaction's own.
-        e.state = LIVE;
-        Ok(())
     }
 
     /// Waits until the linked request `f.req` is granted, applying the

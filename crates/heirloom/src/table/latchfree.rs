@@ -107,7 +107,8 @@ use std::ptr;
 use crossbeam_epoch::{self as epoch, Guard, Shared};
 use crossbeam_utils::CachePadded;
 
-use super::{HeadRef, Reinherit};
+use super::{Converting, HeadRef, Reinherit};
+use crate::nodes::Nodes;
 use crate::id::{Level, LockId};
 use crate::mode::Mode;
 use crate::monitor::{Holder, LockInfo, Waiter};
@@ -377,6 +378,47 @@ impl LatchFree {
                 pred = &node.next;
                 cur = next;
             }
+        }
+    }
+
+    /// Converts the granted `r` to `to` by appending a request for `to`
+    /// from `nodes`, with `r`'s owner and age: a linked request's mode is
+    /// fixed, because every request behind it judged itself by that mode
+    /// without a latch. The two requests of one transaction are never in
+    /// each other's way (`in_way`), and nothing that was compatible with
+    /// `to` conflicts with the older, weaker mode, so `r` can stay until the
+    /// new one is granted and is then released by the caller (see
+    /// [`Table::convert`](super::Table::convert)).
+    ///
+    /// # Safety
+    /// As [`Table::convert`](super::Table::convert).
+    #[allow(clippy::too_many_arguments)] // the table interface's inputs
+    pub(crate) unsafe fn convert(
+        &self,
+        c: &AgentCounters,
+        id: LockId,
+        h: HeadRef,
+        r: ReqPtr,
+        to: Mode,
+        may_wait: bool,
+        wake: &mut Vec<ReqPtr>,
+        nodes: &mut Nodes,
+    ) -> Converting {
+        let n = nodes.take();
+        // SAFETY: `r` is the caller's own linked request and `n` its own
+        // node from its pool, linked nowhere (the contract).
+        let (old, new) = unsafe { (r.get(), n.get()) };
+        new.txn.store(old.txn.load(Ordering::Relaxed), Ordering::Relaxed);
+        new.ts.store(old.ts.load(Ordering::Relaxed), Ordering::Relaxed);
+        // SAFETY: `n` as above.
+        let (outcome, head) = unsafe { self.acquire(c, id, n, to, may_wait, wake) };
+        match outcome {
+            Outcome::Refused(_) => {
+                // Never linked: reusable at once.
+                nodes.pool.push(n);
+                Converting { outcome, req: r, head: h }
+            }
+            _ => Converting { outcome, req: n, head },
         }
     }
 

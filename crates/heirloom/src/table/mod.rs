@@ -18,6 +18,7 @@ use parking_lot::{Mutex, MutexGuard};
 use crate::id::LockId;
 use crate::mode::Mode;
 use crate::monitor::LockInfo;
+use crate::nodes::{Nodes, Reuse};
 use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
@@ -70,6 +71,27 @@ impl std::str::FromStr for TableKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct HeadRef(pub(crate) usize);
 
+/// What [`Table::convert`] started.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Converting {
+    /// Granted, refused (nothing changed) or waiting.
+    pub(crate) outcome: Outcome,
+    /// The request whose grant completes the conversion: the converted
+    /// request itself (queue tables convert in place), or a new one for the
+    /// target mode that replaces it once granted (the latch-free table: a
+    /// linked request's mode is fixed, since others judged their own by
+    /// it). On `Refused` always the old one.
+    pub(crate) req: ReqPtr,
+    /// Where `req` is linked.
+    pub(crate) head: HeadRef,
+}
+
+impl Converting {
+    fn in_place(outcome: Outcome, req: ReqPtr, head: HeadRef) -> Self {
+        Converting { outcome, req, head }
+    }
+}
+
 /// What [`Table::reinherit`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Reinherit {
@@ -111,12 +133,16 @@ impl Table {
         }
     }
 
-    /// Requests are unlinked lazily and reused only after an epoch grace
-    /// period (`Agent::give_back`), and a conversion appends a new request
-    /// (`Transaction::convert`).
-    #[inline]
-    pub(crate) fn is_latch_free(&self) -> bool {
-        matches!(self, Table::LatchFree(_))
+    /// A pool of request nodes for agent `agent`, reusing given-back nodes
+    /// as soon as this table allows (see `nodes.rs`).
+    pub(crate) fn nodes(&self, agent: u32) -> Nodes {
+        Nodes::new(
+            match self {
+                Table::Global(_) | Table::Latched(_) => Reuse::Unlinked,
+                Table::LatchFree(_) => Reuse::AfterGracePeriod,
+            },
+            agent,
+        )
     }
 
     /// Links a new request for `id` in `mode`.
@@ -141,7 +167,12 @@ impl Table {
         }
     }
 
-    /// Converts the granted `r` to `to`.
+    /// Converts the granted `r` (a request for `id`) to `to`. If the
+    /// answer names another request ([`Converting::req`]), that one was
+    /// taken from `nodes` and linked for `to`; once it is granted the
+    /// caller releases `r` (`Agent::converted`), and if its wait fails the
+    /// caller cancels it and `r` keeps its mode, as an in-place conversion
+    /// falls back to its old mode.
     ///
     /// # Safety
     /// See the type's docs.
@@ -150,19 +181,28 @@ impl Table {
     pub(crate) unsafe fn convert(
         &self,
         c: &AgentCounters,
+        id: LockId,
         h: HeadRef,
         r: ReqPtr,
         to: Mode,
         may_wait: bool,
         wake_behind: bool,
         wake: &mut Vec<ReqPtr>,
-    ) -> Outcome {
-        // SAFETY (both): this function's contract.
+        nodes: &mut Nodes,
+    ) -> Converting {
+        // SAFETY (all three): this function's contract.
         match self {
-            Table::Global(t) => t.with(c, h, |q| unsafe { q.convert(r, to, may_wait, wake_behind, wake) }),
-            Table::Latched(t) => unsafe { t.update(c, h, wake, |q, w| q.convert(r, to, may_wait, wake_behind, w)) },
-            // The transaction appends a new request instead (`is_latch_free`).
-            Table::LatchFree(_) => unreachable!("latch-free conversions append a request"),
+            Table::Global(t) => Converting::in_place(
+                t.with(c, h, |q| unsafe { q.convert(r, to, may_wait, wake_behind, wake) }),
+                r,
+                h,
+            ),
+            Table::Latched(t) => Converting::in_place(
+                unsafe { t.update(c, h, wake, |q, w| q.convert(r, to, may_wait, wake_behind, w)) },
+                r,
+                h,
+            ),
+            Table::LatchFree(t) => unsafe { t.convert(c, id, h, r, to, may_wait, wake, nodes) },
         }
     }
 
