@@ -51,8 +51,8 @@ enum Command {
 
 #[derive(Args)]
 struct BenchArgs {
-    /// The benchmark (see `heirloom list`).
-    #[arg(long, default_value = "tm1")]
+    /// The benchmark (see `heirloom list`; default: the first there).
+    #[arg(long, default_value = "")]
     workload: String,
     /// Transaction mix (default: the benchmark's first; see `heirloom list`).
     #[arg(long)]
@@ -199,7 +199,9 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
     ))
 }
 
-fn execute(spec: &Spec, out: &Outputs, title: &str) -> Result<(), BenchError> {
+/// Runs `spec`, prints the table and writes the outputs; the plot's title
+/// is `title`, or the benchmark and mix.
+fn execute(spec: &Spec, out: &Outputs, title: Option<&str>) -> Result<(), BenchError> {
     let plan = heirloom_bench::plan(spec)?;
     let runs_n = heirloom_bench::configs(spec).len() as u64;
     let runs_n = runs_n * spec.repeat as u64;
@@ -216,7 +218,15 @@ fn execute(spec: &Spec, out: &Outputs, title: &str) -> Result<(), BenchError> {
     };
     println!(
         "{}",
-        report::header(&plan, spec.duration.as_secs_f64(), spec.warmup.as_secs_f64(), spec.seed)
+        report::header(
+            plan.bench.name(),
+            &plan.mix.name,
+            &format!("{} {}", plan.scale, plan.bench.scale().unit),
+            &plan.options.describe(),
+            spec.duration.as_secs_f64(),
+            spec.warmup.as_secs_f64(),
+            spec.seed
+        )
     );
     let mut done = 0;
     let runs = sweep(spec, &mut |run, d| {
@@ -255,7 +265,8 @@ fn execute(spec: &Spec, out: &Outputs, title: &str) -> Result<(), BenchError> {
         println!("wrote {}", p.display());
     }
     if let Some(p) = &out.plot {
-        report::plot(p, title, &runs)?;
+        let title = title.map_or_else(|| format!("{} {}", plan.bench.name(), plan.mix.name), str::to_string);
+        report::plot(p, &title, &runs)?;
         println!("wrote {}", p.display());
     }
     Ok(())
@@ -358,10 +369,7 @@ fn main() {
         }
     };
     let result = match &cli.command {
-        Command::Bench(a) => spec_of(a).and_then(|(spec, out)| {
-            let title = format!("{} {}", spec.workload, spec.mix.clone().unwrap_or_default());
-            execute(&spec, &out, title.trim())
-        }),
+        Command::Bench(a) => spec_of(a).and_then(|(spec, out)| execute(&spec, &out, None)),
         Command::List => {
             print!("{}", list());
             Ok(())
@@ -384,7 +392,7 @@ fn main() {
                 csv: None,
                 plot: Some("heirloom-demo.png".into()),
             };
-            execute(&spec, &out, "TM1 NDBB mix: latched lock table, SLI off and on")
+            execute(&spec, &out, Some("TM1 NDBB mix: latched lock table, SLI off and on"))
         }),
     };
     if let Err(e) = result {

@@ -1,7 +1,6 @@
 //! Reports: the terminal table, JSON, CSV and the throughput plot.
 
 use crate::runner::RunResult;
-use crate::sweep::Plan;
 use heirloom::TableKind;
 use plotters::prelude::*;
 use serde::Serialize;
@@ -47,17 +46,13 @@ pub struct Document<'a> {
     pub runs: &'a [RunResult],
 }
 
-/// The configuration header printed above the table.
-pub fn header(plan: &Plan, seconds: f64, warmup: f64, seed: u64) -> String {
+/// The configuration header printed above the table: `scale` with its
+/// unit, the benchmark's options as `key=value` words.
+pub fn header(workload: &str, mix: &str, scale: &str, options: &str, seconds: f64, warmup: f64, seed: u64) -> String {
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let opts = plan.options.describe();
+    let sep = if options.is_empty() { "" } else { ", " };
     format!(
-        "# heirloom bench: workload {}, mix {}, scale {} {}{}{opts}, {seconds} s measured after {warmup} s warm-up, seed {seed}, {cores} cores",
-        plan.bench.name(),
-        plan.mix.name,
-        plan.scale,
-        plan.bench.scale().unit,
-        if opts.is_empty() { "" } else { ", " },
+        "# heirloom bench: workload {workload}, mix {mix}, scale {scale}{sep}{options}, {seconds} s measured after {warmup} s warm-up, seed {seed}, {cores} cores"
     )
 }
 

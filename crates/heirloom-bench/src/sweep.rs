@@ -60,7 +60,8 @@ pub trait Benchmark: Sync {
 /// What to run: the parsed command line of `heirloom bench`.
 #[derive(Debug, Clone)]
 pub struct Spec {
-    /// The benchmark's name in the registry (`heirloom list`).
+    /// The benchmark's name in the registry (`heirloom list`); empty: the
+    /// registry's first.
     pub workload: String,
     /// Mix name (`None`: the benchmark's default).
     pub mix: Option<String>,
@@ -96,7 +97,7 @@ pub struct Spec {
 impl Default for Spec {
     fn default() -> Self {
         Spec {
-            workload: "tm1".into(),
+            workload: String::new(),
             mix: None,
             options: Vec::new(),
             threads: vec![1, 2, 8],

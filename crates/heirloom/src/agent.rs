@@ -9,20 +9,19 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
-use parking_lot::lock_api::RawMutex as _;
 
-use crate::error::{LockError, Restart, TxnId};
+use crate::error::TxnId;
 use crate::id::{IdBuildHasher, LockId};
-use crate::manager::{AgentShared, Inner};
+use crate::inherit;
 use crate::misuse;
 use crate::mode::Mode;
-use crate::queue::{Blocker, Cancel};
 use crate::nodes::Nodes;
+use crate::queue::{Blocker, Cancel};
 use crate::request::{ReqPtr, wake_granted};
+use crate::shared::{AgentShared, Inner};
 use crate::stats::Stats;
 use crate::sync::{Arc, Ordering};
 use crate::table::HeadRef;
-use crate::txn::Transaction;
 
 /// `Held::state`: held by the current transaction.
 pub(crate) const LIVE: u8 = 0;
@@ -132,55 +131,8 @@ impl Agent {
         self.shared.counters.read()
     }
 
-    /// Begins a transaction. Blocks while another agent runs a transaction in
-    /// exclusive mode.
-    pub fn begin(&mut self) -> Transaction<'_> {
-        Transaction::begin(self, false, None)
-    }
-
-    /// Runs `f` as a transaction and commits it; after a concurrency abort
-    /// (deadlock, timeout, would-block, died, wounded) the transaction is
-    /// rolled back and `f` runs again after a randomised backoff. After
-    /// `max_restarts` restarts it runs in exclusive mode: no other
-    /// transaction is in progress, so it cannot be aborted again and
-    /// livelock is impossible. An error that is not a concurrency abort
-    /// (see [`Restart`]) aborts the transaction and is returned.
-    ///
-    /// Under wait-die and wound-wait a restarted transaction keeps its age.
-    pub fn run<T, E, F>(&mut self, mut f: F) -> Result<T, E>
-    where
-        F: FnMut(&mut Transaction<'_>) -> Result<T, E>,
-        E: Restart + From<LockError>,
-    {
-        let mut restarts = 0u32;
-        let mut age = None;
-        loop {
-            let exclusive = restarts >= self.lm.max_restarts;
-            let _gate = exclusive.then(|| ExclusiveGuard::new(self));
-            let mut txn = Transaction::begin(self, exclusive, age);
-            age = Some(txn.age());
-            let err = match f(&mut txn) {
-                Ok(v) => match txn.commit() {
-                    Ok(()) => return Ok(v),
-                    Err(e) => E::from(e),
-                },
-                Err(e) => {
-                    txn.abort();
-                    e
-                }
-            };
-            if !err.lock_error().is_some_and(LockError::is_restartable) {
-                return Err(err);
-            }
-            restarts += 1;
-            self.shared.counters.restarts.bump();
-            if !exclusive {
-                self.backoff(restarts);
-            }
-        }
-    }
-
-    fn backoff(&mut self, restarts: u32) {
+    /// Sleeps before restart number `restarts` (randomised, growing).
+    pub(crate) fn backoff(&mut self, restarts: u32) {
         if restarts <= 2 {
             std::thread::yield_now();
             return;
@@ -203,11 +155,7 @@ impl Agent {
         let mut i = 0;
         while i < self.inherited.len() {
             let h = self.inherited[i];
-            let rooted = match h.id.parent() {
-                None => true,
-                Some(p) => self.inherited[..i].iter().any(|x| x.id == p),
-            };
-            if rooted {
+            if inherit::rooted(h.id, |p| self.inherited[..i].iter().any(|x| x.id == p)) {
                 i += 1;
                 continue;
             }
@@ -223,7 +171,7 @@ impl Agent {
     fn take_back_and_release(&mut self, h: Held, txn: TxnId, age: u64) -> bool {
         let c = &self.shared.counters;
         // SAFETY: an inherited entry: this agent's own node.
-        let released = crate::inherit::reclaim(unsafe { h.req.get() }, txn, age);
+        let released = inherit::reclaim(unsafe { h.req.get() }, txn, age);
         if released {
             c.table_ops.bump();
             // SAFETY: reclaimed, so linked where `h.head` says.
@@ -313,7 +261,7 @@ impl Agent {
                 DEAD => continue,
                 PENDING => {
                     // SAFETY: this agent's own node (`ReqPtr` contract 1).
-                    if !crate::inherit::reclaim(unsafe { h.req.get() }, txn, 0) {
+                    if !inherit::reclaim(unsafe { h.req.get() }, txn, 0) {
                         c.inherited_invalidated.bump();
                         self.nodes.give_back(h.req);
                         continue;
@@ -356,40 +304,5 @@ impl Drop for Agent {
             }
         }
         self.lm.unregister(self.shared.index, self.seq);
-    }
-}
-
-/// Closes the gate for an exclusive-mode run and opens it again on drop
-/// (also when the transaction's closure panics).
-struct ExclusiveGuard {
-    lm: Arc<Inner>,
-    /// The acquisition of `exclusive_serial`, given back in `drop`.
-    serial: Option<<parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::Guard>,
-}
-
-impl ExclusiveGuard {
-    fn new(agent: &Agent) -> Self {
-        let lm = agent.lm.clone();
-        // Serialise exclusive runs; released in `drop`.
-        let serial = Some(lm.exclusive_serial.lock());
-        lm.gate.close();
-        let me = agent.shared.index;
-        let others: Vec<_> = lm.registry.lock().agents().filter(|a| a.index != me).cloned().collect();
-        // Acquire: pairs with the Release store in `Gate::leave`.
-        lm.gate
-            .drain(|| others.iter().any(|a| a.active.load(Ordering::Acquire)));
-        agent.shared.counters.exclusive_runs.bump();
-        ExclusiveGuard { lm, serial }
-    }
-}
-
-impl Drop for ExclusiveGuard {
-    fn drop(&mut self) {
-        self.lm.gate.open();
-        if let Some(state) = self.serial.take() {
-            // SAFETY: `state` is the acquisition made in `ExclusiveGuard::new`
-            // on this thread, given back exactly once.
-            unsafe { self.lm.exclusive_serial.unlock(state) };
-        }
     }
 }

@@ -56,8 +56,8 @@
 //! reaching into another thread.
 
 use crate::error::{Cycle, TxnId, WaitEdge};
-use crate::manager::{Inner, WaitInfo};
 use crate::queue::Blocker;
+use crate::shared::{Inner, WaitInfo};
 use crate::stats::AgentCounters;
 
 struct Frame {

@@ -8,10 +8,35 @@
 //! lock-table operation, no allocation.
 //!
 //! A lock is passed on when all five criteria of the paper's section 4.2
-//! hold: page level or higher; hot (its latch was found held in a tunable
-//! share of recent acquisitions, see [`Queue`](crate::queue::Queue)'s heat
-//! window); held in a shared mode (IS, IX, S); nobody waits for it; and its
-//! parent is passed on too.
+//! hold: (1) page level or higher; (2) hot: its latch was found held in a
+//! tunable share of its recent acquisitions (the heat window, 16
+//! acquisitions); (3) held in a shared mode (IS, IX, S); (4) nobody waits
+//! for it; and (5) its parent is passed on too.
+//!
+//! ## Where each rule is decided
+//!
+//! This module owns the rules; the others only call them:
+//! * criteria 1 and 3, and the setting ([`Inheritance`]):
+//!   [`Rules::candidate`], asked by the transaction at commit for each
+//!   lock it holds;
+//! * criterion 2: the heat window is kept by each table where it keeps the
+//!   lock's state (a queue under its latch; a word per latch-free bucket),
+//!   always through [`note_heat`], and judged through [`Heat::allows`];
+//! * criterion 4: by the table at the moment it turns the request INHERITED
+//!   (under the latch, or by the latch-free table's publish-then-recheck),
+//!   since only the table can see waiters atomically with that step;
+//! * criterion 5: [`rooted`], applied by the agent to the locks passed on;
+//! * reclaim and invalidation: [`reclaim`] and [`invalidate`], one CAS each
+//!   on the same word.
+//!
+//! ## Invariants
+//! * An INHERITED request is granted in its (shared) mode and blocks nobody
+//!   who is compatible with it; anybody incompatible invalidates it before
+//!   judging its own grant (the tables call [`invalidate`] first).
+//! * Exactly one of reclaim and invalidate succeeds on a request.
+//! * A child is never used under an invalidated parent: the next
+//!   transaction reclaims root first and takes a fresh parent first.
+//! * An inherited lock lives at most one transaction unused (short memory).
 //!
 //! A requester that finds an incompatible INHERITED request switches it to
 //! INVALID with a compare-and-swap under the lock's latch and unlinks it, as
@@ -29,6 +54,8 @@
 //! used under an invalidated parent (section 4.3, the Figure 4 deadlock).
 
 use crate::error::TxnId;
+use crate::id::{Level, LockId};
+use crate::mode::Mode;
 use crate::request::{GRANTED, INHERITED, INVALID, Request};
 use crate::sync::Ordering;
 
@@ -76,6 +103,83 @@ impl std::str::FromStr for Inheritance {
             )),
         }
     }
+}
+
+/// The setting and heat threshold of one manager.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rules {
+    setting: Inheritance,
+    threshold: u32,
+}
+
+/// How much heat (criterion 2) a table must see before it passes a lock on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Heat {
+    /// At least this many of the last 16 acquisitions found the latch held.
+    AtLeast(u32),
+    /// Any (`Inheritance::Always`).
+    Any,
+}
+
+impl Heat {
+    /// Criterion 2 on a heat window (`window` is asked only if it matters).
+    #[inline]
+    pub(crate) fn allows(self, window: impl FnOnce() -> u16) -> bool {
+        match self {
+            Heat::Any => true,
+            Heat::AtLeast(t) => {
+                let w = window();
+                // A cold lock (the common case) is settled without counting
+                // bits, which costs a dozen instructions on CPUs targeted
+                // without popcnt.
+                w != 0 && w.count_ones() >= t
+            }
+        }
+    }
+}
+
+/// The heat window after one more acquisition: bit i is 1 if the i-th most
+/// recent acquisition found the latch held (a CAS retried, on the
+/// latch-free table).
+#[inline]
+pub(crate) fn note_heat(window: u16, contended: bool) -> u16 {
+    (window << 1) | contended as u16
+}
+
+impl Rules {
+    /// `threshold` is clamped to 1..=16 (the window's length).
+    pub(crate) fn new(setting: Inheritance, threshold: u32) -> Self {
+        Rules {
+            setting,
+            threshold: threshold.clamp(1, 16),
+        }
+    }
+
+    /// The setting.
+    pub(crate) fn setting(&self) -> Inheritance {
+        self.setting
+    }
+
+    /// At commit, for a lock the transaction holds: criteria 1 and 3 (and
+    /// the setting). `Some(heat)`: a candidate, to be passed on if its
+    /// table sees that heat and nobody waits (criteria 2 and 4); `None`:
+    /// release it.
+    #[inline]
+    pub(crate) fn candidate(&self, id: LockId, mode: Mode) -> Option<Heat> {
+        let heat = match self.setting {
+            Inheritance::Off => return None,
+            Inheritance::On => Heat::AtLeast(self.threshold),
+            Inheritance::Always => Heat::Any,
+        };
+        (id.level() != Level::Row && mode.is_shared()).then_some(heat)
+    }
+}
+
+/// Criterion 5, for a lock passed on: its parent is passed on too
+/// (`passed_on` says whether a lock id was).
+#[inline]
+pub(crate) fn rooted(id: LockId, passed_on: impl Fn(LockId) -> bool) -> bool {
+    id.parent().is_none_or(passed_on)
 }
 
 /// The owner's next transaction takes back an inherited request: it becomes

@@ -1,4 +1,5 @@
-//! The lock manager: configuration, the agent registry, monitoring.
+//! The lock manager's public face: the builder, the handle, monitoring.
+//! The state behind the handle is in `shared.rs`.
 
 use std::time::{Duration, Instant};
 
@@ -8,74 +9,13 @@ use parking_lot::Mutex;
 use crate::agent::Agent;
 use crate::error::TxnId;
 use crate::gate::Gate;
-use crate::id::LockId;
-use crate::inherit::Inheritance;
-use crate::mode::Mode;
+use crate::inherit::{Inheritance, Rules};
 use crate::monitor::Snapshot;
-use crate::request::ReqPtr;
-use crate::stats::{AgentCounters, Stats};
-use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Ordering, fence, wake_all};
-use crate::table::{HeadRef, Table, TableKind};
-
-/// What a request does when it cannot be granted at once.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum ConflictPolicy {
-    /// Wait; when a request blocks, look for a waits-for cycle and abort the
-    /// requester if it closes one ([`LockError::Deadlock`](crate::LockError)).
-    #[default]
-    Detect,
-    /// Wait at most this long, then fail with a timeout (deadlocks are
-    /// broken by the timeout).
-    Timeout(Duration),
-    /// Never wait: fail at once so that the caller restarts.
-    NoWait,
-    /// Wait-die: an older requester waits for younger holders; a younger
-    /// one dies. Ages survive restarts in `Agent::run`, so every transaction
-    /// eventually becomes the oldest.
-    WaitDie,
-    /// Wound-wait: an older requester wounds younger holders (they fail at
-    /// their next lock call or while waiting); a younger one waits.
-    WoundWait,
-}
-
-impl ConflictPolicy {
-    /// The name used on command lines and in reports.
-    pub fn name(&self) -> String {
-        match self {
-            ConflictPolicy::Detect => "detect".into(),
-            ConflictPolicy::Timeout(d) => format!("timeout={}ms", d.as_millis()),
-            ConflictPolicy::NoWait => "nowait".into(),
-            ConflictPolicy::WaitDie => "waitdie".into(),
-            ConflictPolicy::WoundWait => "woundwait".into(),
-        }
-    }
-
-    pub(crate) fn uses_age(&self) -> bool {
-        matches!(self, ConflictPolicy::WaitDie | ConflictPolicy::WoundWait)
-    }
-}
-
-impl std::str::FromStr for ConflictPolicy {
-    type Err = String;
-
-    /// `detect`, `nowait`, `waitdie`, `woundwait`, `timeout` (10 ms) or
-    /// `timeout=N` (N milliseconds).
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "detect" => Ok(ConflictPolicy::Detect),
-            "nowait" => Ok(ConflictPolicy::NoWait),
-            "waitdie" => Ok(ConflictPolicy::WaitDie),
-            "woundwait" => Ok(ConflictPolicy::WoundWait),
-            "timeout" => Ok(ConflictPolicy::Timeout(Duration::from_millis(10))),
-            _ => match s.strip_prefix("timeout=").map(str::parse::<u64>) {
-                Some(Ok(ms)) => Ok(ConflictPolicy::Timeout(Duration::from_millis(ms))),
-                _ => Err(format!(
-                    "unknown conflict policy `{s}` (expected detect, timeout, timeout=MS, nowait, waitdie or woundwait)"
-                )),
-            },
-        }
-    }
-}
+use crate::policy::ConflictPolicy;
+use crate::shared::{Inner, Registry};
+use crate::stats::Stats;
+use crate::sync::{Arc, AtomicU64, Ordering};
+use crate::table::{Table, TableKind};
 
 /// Builds a [`LockManager`].
 #[derive(Clone, Debug)]
@@ -173,8 +113,7 @@ impl Builder {
                 kind: self.table,
                 policy: self.policy,
                 max_restarts: self.max_restarts,
-                inheritance: self.inheritance,
-                hot_threshold: self.hot_threshold,
+                sli: Rules::new(self.inheritance, self.hot_threshold),
                 deadlock_timeout: self.deadlock_timeout,
                 registry: Mutex::new(Registry::default()),
                 gate: Gate::new(),
@@ -232,7 +171,7 @@ impl LockManager {
 
     /// The inheritance setting.
     pub fn inheritance(&self) -> Inheritance {
-        self.inner.inheritance
+        self.inner.sli.setting()
     }
 
     /// Every lock with live requests, with holders and waiters.
@@ -272,168 +211,9 @@ impl LockManager {
     pub fn stats(&self) -> Stats {
         let reg = self.inner.registry.lock();
         let mut s = reg.retired;
-        for slot in &reg.slots {
-            if let Some(a) = &slot.agent {
-                s.merge(&a.counters.read());
-            }
+        for a in reg.agents() {
+            s.merge(&a.counters.read());
         }
         s
-    }
-}
-
-/// What a waiting transaction waits for (read by deadlock detection).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct WaitInfo {
-    pub(crate) txn: TxnId,
-    pub(crate) head: HeadRef,
-    pub(crate) req: ReqPtr,
-    pub(crate) lock: LockId,
-    pub(crate) mode: Mode,
-}
-
-/// The part of an agent other threads see.
-///
-/// Laid out by who writes it, so that no line the owner writes on every
-/// transaction is written by other threads too: the first block (index,
-/// `active`, the counters) is written only by the owner and read by
-/// others; `wound` is written by wounders (and by the owner only when it
-/// waits); `wait` is locked by the owner when it waits and by deadlock
-/// searches. (The whole struct is cache-padded in its `Arc`.)
-pub(crate) struct AgentShared {
-    pub(crate) index: u32,
-    /// Inside a transaction (exclusive-mode gate; see `gate.rs`).
-    pub(crate) active: AtomicBool,
-    pub(crate) counters: AgentCounters,
-    /// Wound-wait's mailbox.
-    pub(crate) wound: CachePadded<WoundBox>,
-    /// What the current transaction waits for.
-    pub(crate) wait: CachePadded<Mutex<Option<WaitInfo>>>,
-}
-
-/// Where wound-wait marks an agent's transaction and finds it parked.
-pub(crate) struct WoundBox {
-    /// The transaction that was wounded, or 0 (written by wounders).
-    pub(crate) wounded: AtomicU64,
-    /// Who wounded it.
-    pub(crate) wounded_by: AtomicU64,
-    /// The parking key of the request being waited for, or 0.
-    pub(crate) waiting_req: AtomicUsize,
-}
-
-#[derive(Default)]
-struct RegistrySlot {
-    agent: Option<Arc<CachePadded<AgentShared>>>,
-    /// Next transaction sequence number for an agent in this slot, so that
-    /// transaction ids stay unique when slots are reused.
-    next_seq: u64,
-}
-
-/// Every live agent, by index.
-#[derive(Default)]
-pub(crate) struct Registry {
-    slots: Vec<RegistrySlot>,
-    free: Vec<u32>,
-    retired: Stats,
-}
-
-impl Registry {
-    pub(crate) fn get(&self, index: u32) -> Option<&Arc<CachePadded<AgentShared>>> {
-        self.slots.get(index as usize).and_then(|s| s.agent.as_ref())
-    }
-
-    pub(crate) fn agents(&self) -> impl Iterator<Item = &Arc<CachePadded<AgentShared>>> {
-        self.slots.iter().filter_map(|s| s.agent.as_ref())
-    }
-}
-
-pub(crate) struct Inner {
-    pub(crate) table: Table,
-    pub(crate) kind: TableKind,
-    pub(crate) policy: ConflictPolicy,
-    pub(crate) max_restarts: u32,
-    pub(crate) inheritance: Inheritance,
-    pub(crate) hot_threshold: u32,
-    pub(crate) deadlock_timeout: Duration,
-    pub(crate) registry: Mutex<Registry>,
-    pub(crate) gate: Gate,
-    /// Serialises exclusive-mode transactions.
-    pub(crate) exclusive_serial: parking_lot::RawMutex,
-    /// Serialises deadlock detection (only blocked requests take it).
-    pub(crate) detector: Mutex<()>,
-    /// Ages for wait-die and wound-wait; touched only under those policies.
-    pub(crate) clock: CachePadded<AtomicU64>,
-    pub(crate) base: Instant,
-}
-
-impl Inner {
-    pub(crate) fn now_ns(&self) -> u64 {
-        self.base.elapsed().as_nanos() as u64
-    }
-
-    /// Registers a new agent; returns its shared part and first sequence number.
-    pub(crate) fn register(&self) -> (Arc<CachePadded<AgentShared>>, u64) {
-        let mut reg = self.registry.lock();
-        let index = match reg.free.pop() {
-            Some(i) => i,
-            None => {
-                reg.slots.push(RegistrySlot::default());
-                (reg.slots.len() - 1) as u32
-            }
-        };
-        let shared = Arc::new(CachePadded::new(AgentShared {
-            index,
-            counters: AgentCounters::default(),
-            active: AtomicBool::new(false),
-            wound: CachePadded::new(WoundBox {
-                wounded: AtomicU64::new(0),
-                wounded_by: AtomicU64::new(0),
-                waiting_req: AtomicUsize::new(0),
-            }),
-            wait: CachePadded::new(Mutex::new(None)),
-        }));
-        let slot = &mut reg.slots[index as usize];
-        slot.agent = Some(shared.clone());
-        (shared, slot.next_seq)
-    }
-
-    /// Removes a dropped agent, keeping its statistics.
-    pub(crate) fn unregister(&self, index: u32, next_seq: u64) {
-        let mut reg = self.registry.lock();
-        let slot = &mut reg.slots[index as usize];
-        let shared = slot.agent.take();
-        slot.next_seq = next_seq;
-        if let Some(a) = shared {
-            let s = a.counters.read();
-            reg.retired.merge(&s);
-        }
-        reg.free.push(index);
-    }
-
-    /// Wound-wait: marks `txn` of agent `agent` wounded by `by`, and wakes
-    /// it if it is waiting.
-    pub(crate) fn wound(&self, agent: u32, txn: TxnId, by: TxnId) {
-        let reg = self.registry.lock();
-        let Some(a) = reg.get(agent) else { return };
-        let a = &a.wound;
-        // A wound computed from an older view may name the agent's previous
-        // transaction; it must not overwrite the wound of the current one
-        // (transaction ids of one agent increase), hence `fetch_max`.
-        // `wounded_by` is informational: with two racing wounders it names
-        // one of them.
-        if a.wounded.load(Ordering::Relaxed) <= txn.0 {
-            a.wounded_by.store(by.0, Ordering::Relaxed);
-        }
-        // Release: pairs with the victim's Acquire load of `wounded`, which
-        // then reads our `wounded_by`.
-        a.wounded.fetch_max(txn.0, Ordering::Release);
-        // SeqCst fence between the store of `wounded` and the load of
-        // `waiting_req`; pairs with the fence in `Transaction::wait` (Dekker:
-        // either we see the waiter's key and wake it, or its park validation
-        // sees the wound).
-        fence(Ordering::SeqCst);
-        let key = a.waiting_req.load(Ordering::Relaxed);
-        if key != 0 {
-            wake_all(key);
-        }
     }
 }

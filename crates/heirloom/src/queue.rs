@@ -25,7 +25,7 @@
 
 use crate::error::TxnId;
 use crate::id::LockId;
-use crate::inherit;
+use crate::inherit::{self, Heat};
 use crate::mode::{Mode, ModeCounts};
 use crate::request::{CONVERTING, GRANTED, INHERITED, ReqPtr, WAITING};
 use crate::sync::Ordering;
@@ -110,15 +110,6 @@ impl Queue {
         }
     }
 
-    /// Is the lock hot: did at least `threshold` of the last 16
-    /// acquisitions find its latch held?
-    #[inline]
-    pub(crate) fn is_hot(&self, threshold: u32) -> bool {
-        // A cold lock (the common case) is settled without counting bits,
-        // which costs a dozen instructions on CPUs targeted without popcnt.
-        self.heat != 0 && self.heat.count_ones() >= threshold
-    }
-
     /// Reuses this empty queue for the lock `id`: its heat window belonged
     /// to the previous lock and starts again from cold (a cold lock must not
     /// be passed on because a hot one used the same head before it).
@@ -157,7 +148,7 @@ impl Queue {
     pub(crate) unsafe fn acquire(&mut self, r: ReqPtr, mode: Mode, may_wait: bool, contended: bool) -> Outcome {
         // SAFETY: the caller's own live request (this function's contract).
         let q = unsafe { r.get() };
-        self.heat = (self.heat << 1) | contended as u16;
+        self.heat = inherit::note_heat(self.heat, contended);
         let ahead = if self.waiting == 0 {
             Mode::NL
         } else {
@@ -257,19 +248,14 @@ impl Queue {
     }
 
     /// At commit: keeps the granted `r` as INHERITED if nobody waits and the
-    /// lock is hot (the caller checked level and mode)
-    /// (`hot_threshold`, `None` = don't care); else releases it.
+    /// lock has `heat` (SLI criteria 4 and 2; the caller checked the others,
+    /// see `inherit.rs`); else releases it.
     ///
     /// # Safety
     /// `r` is the caller's own request, alive and linked in this queue.
     #[inline]
-    pub(crate) unsafe fn release_or_inherit(
-        &mut self,
-        r: ReqPtr,
-        hot_threshold: Option<u32>,
-        wake: &mut Vec<ReqPtr>,
-    ) -> Handoff {
-        if self.waiting == 0 && hot_threshold.is_none_or(|t| self.is_hot(t)) {
+    pub(crate) unsafe fn release_or_inherit(&mut self, r: ReqPtr, heat: Heat, wake: &mut Vec<ReqPtr>) -> Handoff {
+        if self.waiting == 0 && heat.allows(|| self.heat) {
             // Release: pairs with the Acquire of the next owner's reclaim
             // CAS and of invalidators.
             // SAFETY: the caller's own live request (this function's contract).
@@ -661,10 +647,10 @@ mod tests {
             // SAFETY: unlinked just above.
             unsafe { r.free() };
         }
-        assert!(q.is_hot(16));
+        assert!(Heat::AtLeast(16).allows(|| q.heat()));
         q.rebind(LockId::table(TableId::new(0, 2)));
         assert_eq!(q.heat(), 0);
-        assert!(!q.is_hot(1));
+        assert!(!Heat::AtLeast(1).allows(|| q.heat()));
     }
 
     #[test]

@@ -30,18 +30,21 @@
 
 use std::time::Instant;
 
+use parking_lot::lock_api::RawMutex as _;
+
 use crate::agent::{Agent, DEAD, Held, InFlight, LIVE, PENDING, RECLAIMED};
 use crate::deadlock;
-use crate::error::{LockError, TxnId};
+use crate::error::{LockError, Restart, TxnId};
 use crate::fault::{self, Point};
-use crate::id::{Level, LockId};
-use crate::inherit::{self, Inheritance};
-use crate::manager::{ConflictPolicy, WaitInfo};
+use crate::id::LockId;
+use crate::inherit;
 use crate::misuse;
 use crate::mode::Mode;
+use crate::policy::ConflictPolicy;
 use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING, wake_granted};
-use crate::sync::{Ordering, Wake, fence, wait_while};
+use crate::shared::{Inner, WaitInfo};
+use crate::sync::{Arc, Ordering, Wake, fence, wait_while};
 use crate::table::{HeadRef, Reinherit};
 
 /// How often a wait-die or wound-wait waiter re-judges its edges without
@@ -54,6 +57,94 @@ use crate::table::{HeadRef, Reinherit};
 /// stall, not as part of the argument. `Detect` does not need it: its
 /// searcher reads every edge of the graph afresh (see `deadlock.rs`).
 const AGE_RECHECK: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Where transactions begin: the agent's public entry points (here, not in
+/// `agent.rs`, so that the agent's state does not depend on the
+/// transaction that uses it).
+impl Agent {
+    /// Begins a transaction. Blocks while another agent runs a transaction in
+    /// exclusive mode.
+    pub fn begin(&mut self) -> Transaction<'_> {
+        Transaction::begin(self, false, None)
+    }
+
+    /// Runs `f` as a transaction and commits it; after a concurrency abort
+    /// (deadlock, timeout, would-block, died, wounded) the transaction is
+    /// rolled back and `f` runs again after a randomised backoff. After
+    /// `max_restarts` restarts it runs in exclusive mode: no other
+    /// transaction is in progress, so it cannot be aborted again and
+    /// livelock is impossible. An error that is not a concurrency abort
+    /// (see [`Restart`]) aborts the transaction and is returned.
+    ///
+    /// Under wait-die and wound-wait a restarted transaction keeps its age.
+    pub fn run<T, E, F>(&mut self, mut f: F) -> Result<T, E>
+    where
+        F: FnMut(&mut Transaction<'_>) -> Result<T, E>,
+        E: Restart + From<LockError>,
+    {
+        let mut restarts = 0u32;
+        let mut age = None;
+        loop {
+            let exclusive = restarts >= self.lm.max_restarts;
+            let _gate = exclusive.then(|| ExclusiveGuard::new(self));
+            let mut txn = Transaction::begin(self, exclusive, age);
+            age = Some(txn.age());
+            let err = match f(&mut txn) {
+                Ok(v) => match txn.commit() {
+                    Ok(()) => return Ok(v),
+                    Err(e) => E::from(e),
+                },
+                Err(e) => {
+                    txn.abort();
+                    e
+                }
+            };
+            if !err.lock_error().is_some_and(LockError::is_restartable) {
+                return Err(err);
+            }
+            restarts += 1;
+            self.shared.counters.restarts.bump();
+            if !exclusive {
+                self.backoff(restarts);
+            }
+        }
+    }
+}
+
+/// Closes the gate for an exclusive-mode run and opens it again on drop
+/// (also when the transaction's closure panics).
+struct ExclusiveGuard {
+    lm: Arc<Inner>,
+    /// The acquisition of `exclusive_serial`, given back in `drop`.
+    serial: Option<<parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::Guard>,
+}
+
+impl ExclusiveGuard {
+    fn new(agent: &Agent) -> Self {
+        let lm = agent.lm.clone();
+        // Serialise exclusive runs; released in `drop`.
+        let serial = Some(lm.exclusive_serial.lock());
+        lm.gate.close();
+        let me = agent.shared.index;
+        let others: Vec<_> = lm.registry.lock().agents().filter(|a| a.index != me).cloned().collect();
+        // Acquire: pairs with the Release store in `Gate::leave`.
+        lm.gate
+            .drain(|| others.iter().any(|a| a.active.load(Ordering::Acquire)));
+        agent.shared.counters.exclusive_runs.bump();
+        ExclusiveGuard { lm, serial }
+    }
+}
+
+impl Drop for ExclusiveGuard {
+    fn drop(&mut self) {
+        self.lm.gate.open();
+        if let Some(state) = self.serial.take() {
+            // SAFETY: `state` is the acquisition made in `ExclusiveGuard::new`
+            // on this thread, given back exactly once.
+            unsafe { self.lm.exclusive_serial.unlock(state) };
+        }
+    }
+}
 
 /// A transaction running on an [`Agent`]. Commit or abort it; dropping it
 /// aborts it.
@@ -390,8 +481,17 @@ impl<'a> Transaction<'a> {
         // SAFETY: a live entry of this agent's cache: its own node, linked
         // where `h.head` says (see the contract on `Table`).
         let conv = unsafe {
-            a.lm.table
-                .convert(c, h.id, h.head, h.req, to, may_wait, wake_behind, &mut a.wake, &mut a.nodes)
+            a.lm.table.convert(
+                c,
+                h.id,
+                h.head,
+                h.req,
+                to,
+                may_wait,
+                wake_behind,
+                &mut a.wake,
+                &mut a.nodes,
+            )
         };
         wake_granted(&mut a.wake);
         match conv.outcome {
@@ -669,11 +769,6 @@ impl<'a> Transaction<'a> {
         let a = &mut *self.agent;
         let lm = &*a.lm;
         let c = &a.shared.counters;
-        let hot = match lm.inheritance {
-            Inheritance::Off => None,
-            Inheritance::On => Some(Some(lm.hot_threshold)),
-            Inheritance::Always => Some(None),
-        };
         // `a.inherited` is empty here, or holds what an earlier run of this
         // function passed on before a panic: either way leaf first, in the
         // order of the pops, as `keep_rooted_inheritance` expects.
@@ -693,10 +788,7 @@ impl<'a> Transaction<'a> {
                     c.inherited_discarded.bump();
                 }
                 _ => {
-                    if let Some(hot) = hot
-                        && h.id.level() != Level::Row
-                        && h.mode.is_shared()
-                    {
+                    if let Some(heat) = lm.sli.candidate(h.id, h.mode) {
                         // Used after being inherited: pass it on again
                         // without the latch if nobody waits.
                         let again = if h.state == RECLAIMED {
@@ -715,7 +807,7 @@ impl<'a> Transaction<'a> {
                             }
                             Reinherit::Declined => {
                                 c.table_ops.bump();
-                                let out = unsafe { lm.table.release_or_inherit(c, h.head, h.req, hot, &mut a.wake) };
+                                let out = unsafe { lm.table.release_or_inherit(c, h.head, h.req, heat, &mut a.wake) };
                                 out == Handoff::Inherited
                             }
                         };

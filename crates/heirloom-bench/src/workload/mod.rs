@@ -19,8 +19,14 @@ pub mod ycsb;
 /// Every benchmark the kit runs, in the order `heirloom list` shows them.
 pub static REGISTRY: &[&dyn Benchmark] = &[&tm1::TM1, &tpcb::TPCB, &tpcc::TPCC, &ycsb::YCSB];
 
-/// The benchmark called `name`, or an error naming the known ones.
+/// The benchmark called `name` (empty: the registry's first), or an error
+/// naming the known ones.
 pub fn find(name: &str) -> Result<&'static dyn Benchmark, String> {
+    if name.is_empty()
+        && let Some(&first) = REGISTRY.first()
+    {
+        return Ok(first);
+    }
     REGISTRY.iter().copied().find(|b| b.name() == name).ok_or_else(|| {
         let known: Vec<_> = REGISTRY.iter().map(|b| b.name()).collect();
         format!("unknown workload {name:?} (known: {})", known.join(", "))

@@ -18,6 +18,7 @@ use parking_lot::Mutex;
 
 use super::{HeadRef, latch, latch_heat};
 use crate::id::{IdBuildHasher, LockId};
+use crate::inherit::Heat;
 use crate::mode::Mode;
 use crate::monitor::{LockInfo, describe};
 use crate::queue::{Cancel, Handoff, Outcome, Queue};
@@ -137,13 +138,13 @@ impl Global {
         c: &AgentCounters,
         h: HeadRef,
         r: ReqPtr,
-        hot_threshold: Option<u32>,
+        heat: Heat,
         wake: &mut Vec<ReqPtr>,
     ) -> Handoff {
         let mut g = latch(&self.inner, c);
         // SAFETY: the caller's own request, linked in the queue of `h`
         // (this function's contract).
-        let out = unsafe { g.queues[h.0].release_or_inherit(r, hot_threshold, wake) };
+        let out = unsafe { g.queues[h.0].release_or_inherit(r, heat, wake) };
         g.retire_if_empty(h.0);
         out
     }

@@ -108,10 +108,11 @@ use crossbeam_epoch::{self as epoch, Guard, Shared};
 use crossbeam_utils::CachePadded;
 
 use super::{Converting, HeadRef, Reinherit};
-use crate::nodes::Nodes;
 use crate::id::{Level, LockId};
+use crate::inherit::{self, Heat};
 use crate::mode::Mode;
 use crate::monitor::{Holder, LockInfo, Waiter};
+use crate::nodes::Nodes;
 use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::{GRANTED, INHERITED, OBSOLETE, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr, Request, WAITING};
 use crate::stats::AgentCounters;
@@ -180,7 +181,7 @@ fn in_way(n: &Request, mode: Mode, g: &Guard) -> bool {
     match n.status.load(Ordering::Acquire) {
         GRANTED | WAITING => !mode.compatible(n.mode()),
         INHERITED if !mode.compatible(n.mode()) => {
-            if crate::inherit::invalidate(n) {
+            if inherit::invalidate(n) {
                 // Marking touches the node after INVALID, which its owner
                 // may already have seen. That is sound, and the README's
                 // "never touched again" is about reuse, not this store: the
@@ -416,7 +417,11 @@ impl LatchFree {
             Outcome::Refused(_) => {
                 // Never linked: reusable at once.
                 nodes.pool.push(n);
-                Converting { outcome, req: r, head: h }
+                Converting {
+                    outcome,
+                    req: r,
+                    head: h,
+                }
             }
             _ => Converting { outcome, req: n, head },
         }
@@ -687,8 +692,8 @@ impl LatchFree {
     }
 
     /// At commit: keeps the granted `r` INHERITED for the agent's next
-    /// transaction if the lock is hot (`None` = don't care) and nobody waits
-    /// for it; else releases it.
+    /// transaction if the lock has `heat` and nobody waits for it (SLI
+    /// criteria 2 and 4, see `inherit.rs`); else releases it.
     ///
     /// # Safety
     /// As [`Table::release_or_inherit`](super::Table::release_or_inherit).
@@ -698,13 +703,13 @@ impl LatchFree {
         c: &AgentCounters,
         h: HeadRef,
         r: ReqPtr,
-        hot_threshold: Option<u32>,
+        heat: Heat,
         wake: &mut Vec<ReqPtr>,
     ) -> Handoff {
         let b = self.bucket(h);
         // SAFETY: the caller's own live request (the contract).
         let q = unsafe { r.get() };
-        if hot_threshold.is_some_and(|t| !Self::is_hot(b, q, t)) {
+        if !heat.allows(|| Self::heat_window(b, q)) {
             self.release_req(c, h, q, wake);
             return Handoff::Released;
         }
@@ -716,13 +721,13 @@ impl LatchFree {
         }
     }
 
-    /// Do at least `threshold` of the last 16 acquisitions of `q`'s lock
-    /// count as contended? (Only when the bucket's window is that lock's.)
+    /// The heat window of `q`'s lock: the bucket's, if it is that lock's,
+    /// else cold.
     #[inline]
-    fn is_hot(b: &Bucket, q: &Request, threshold: u32) -> bool {
+    fn heat_window(b: &Bucket, q: &Request) -> u16 {
         let id = LockId::from_words(q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
         let h = b.heat.load(Ordering::Relaxed);
-        h >> 32 == heat_tag(id) && (h & 0xffff).count_ones() >= threshold
+        if h >> 32 == heat_tag(id) { h as u16 } else { 0 }
     }
 
     /// Re-inheritance of a reclaimed request: no heat check (it was hot).
@@ -858,8 +863,8 @@ impl LatchFree {
         // shared write.
         let tag = heat_tag(id);
         let h = b.heat.load(Ordering::Relaxed);
-        let window = if h >> 32 == tag { h & 0xffff } else { 0 };
-        let n = tag << 32 | (((window << 1) | hot as u64) & 0xffff);
+        let window = if h >> 32 == tag { h as u16 } else { 0 };
+        let n = tag << 32 | inherit::note_heat(window, hot) as u64;
         if n != h {
             b.heat.store(n, Ordering::Relaxed);
         }
@@ -980,21 +985,24 @@ mod unit {
             t.note_heat(b, hot, true);
         }
         set_lock(r, hot);
-        assert!(LatchFree::is_hot(b, q, 16));
+        assert!(Heat::AtLeast(16).allows(|| LatchFree::heat_window(b, q)));
         set_lock(r, cold);
-        assert!(!LatchFree::is_hot(b, q, 1), "a cold lock of the same bucket is not hot");
+        assert!(
+            !Heat::AtLeast(1).allows(|| LatchFree::heat_window(b, q)),
+            "a cold lock of the same bucket is not hot"
+        );
         // Row locks are never passed on and leave the window alone.
         for k in 0..16 {
             t.note_heat(b, LockId::row(TableId::new(0, 1), k), false);
         }
         set_lock(r, hot);
-        assert!(LatchFree::is_hot(b, q, 16));
+        assert!(Heat::AtLeast(16).allows(|| LatchFree::heat_window(b, q)));
         // Another candidate lock takes the window over: both look cold.
         t.note_heat(b, cold, true);
-        assert!(!LatchFree::is_hot(b, q, 1));
+        assert!(!Heat::AtLeast(1).allows(|| LatchFree::heat_window(b, q)));
         set_lock(r, cold);
-        assert!(!LatchFree::is_hot(b, q, 2));
-        assert!(LatchFree::is_hot(b, q, 1));
+        assert!(!Heat::AtLeast(2).allows(|| LatchFree::heat_window(b, q)));
+        assert!(Heat::AtLeast(1).allows(|| LatchFree::heat_window(b, q)));
         // SAFETY: never linked.
         unsafe { r.free() };
     }

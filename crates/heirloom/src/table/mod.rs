@@ -16,6 +16,7 @@ pub(crate) mod latchfree;
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::id::LockId;
+use crate::inherit::Heat;
 use crate::mode::Mode;
 use crate::monitor::LockInfo;
 use crate::nodes::{Nodes, Reuse};
@@ -231,14 +232,14 @@ impl Table {
         c: &AgentCounters,
         h: HeadRef,
         r: ReqPtr,
-        hot_threshold: Option<u32>,
+        heat: Heat,
         wake: &mut Vec<ReqPtr>,
     ) -> Handoff {
         // SAFETY (all three): this function's contract.
         match self {
-            Table::Global(t) => unsafe { t.release_or_inherit(c, h, r, hot_threshold, wake) },
-            Table::Latched(t) => unsafe { t.update(c, h, wake, |q, w| q.release_or_inherit(r, hot_threshold, w)) },
-            Table::LatchFree(t) => unsafe { t.release_or_inherit(c, h, r, hot_threshold, wake) },
+            Table::Global(t) => unsafe { t.release_or_inherit(c, h, r, heat, wake) },
+            Table::Latched(t) => unsafe { t.update(c, h, wake, |q, w| q.release_or_inherit(r, heat, w)) },
+            Table::LatchFree(t) => unsafe { t.release_or_inherit(c, h, r, heat, wake) },
         }
     }
 

@@ -9,7 +9,7 @@
 use crossbeam_epoch as epoch;
 
 use super::super::{LatchFree, Visit};
-use crate::agent::Nodes;
+use crate::nodes::{Nodes, Reuse};
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
 use crate::queue::{Cancel, Outcome};
@@ -235,7 +235,7 @@ fn reclamation_scenario(owner_unlinks: bool) {
             })
         };
         release(&t, &c, b, &mut Vec::new());
-        let mut nodes = Nodes::new(true, 2);
+        let mut nodes = Nodes::new(Reuse::AfterGracePeriod, 2);
         if !owner_unlinks {
             // A later walk unlinks the marked request and retires it.
             let g = epoch::pin();

@@ -1,0 +1,178 @@
+//! What one lock manager's agents share: the lock table, the
+//! configuration, the registry of agents (each agent's part that other
+//! threads read: counters, the wound mailbox, what it waits for), the
+//! exclusive-mode gate and the age clock. Agents hold it in an `Arc`; the
+//! public [`LockManager`](crate::LockManager) is a handle on it.
+
+use std::time::{Duration, Instant};
+
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
+
+use crate::error::TxnId;
+use crate::gate::Gate;
+use crate::id::LockId;
+use crate::inherit::Rules;
+use crate::mode::Mode;
+use crate::policy::ConflictPolicy;
+use crate::request::ReqPtr;
+use crate::stats::{AgentCounters, Stats};
+use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Ordering, fence, wake_all};
+use crate::table::{HeadRef, Table, TableKind};
+
+/// What a waiting transaction waits for (read by deadlock detection).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WaitInfo {
+    pub(crate) txn: TxnId,
+    pub(crate) head: HeadRef,
+    pub(crate) req: ReqPtr,
+    pub(crate) lock: LockId,
+    pub(crate) mode: Mode,
+}
+
+/// The part of an agent other threads see.
+///
+/// Laid out by who writes it, so that no line the owner writes on every
+/// transaction is written by other threads too: the first block (index,
+/// `active`, the counters) is written only by the owner and read by
+/// others; `wound` is written by wounders (and by the owner only when it
+/// waits); `wait` is locked by the owner when it waits and by deadlock
+/// searches. (The whole struct is cache-padded in its `Arc`.)
+pub(crate) struct AgentShared {
+    pub(crate) index: u32,
+    /// Inside a transaction (exclusive-mode gate; see `gate.rs`).
+    pub(crate) active: AtomicBool,
+    pub(crate) counters: AgentCounters,
+    /// Wound-wait's mailbox.
+    pub(crate) wound: CachePadded<WoundBox>,
+    /// What the current transaction waits for.
+    pub(crate) wait: CachePadded<Mutex<Option<WaitInfo>>>,
+}
+
+/// Where wound-wait marks an agent's transaction and finds it parked.
+pub(crate) struct WoundBox {
+    /// The transaction that was wounded, or 0 (written by wounders).
+    pub(crate) wounded: AtomicU64,
+    /// Who wounded it.
+    pub(crate) wounded_by: AtomicU64,
+    /// The parking key of the request being waited for, or 0.
+    pub(crate) waiting_req: AtomicUsize,
+}
+
+#[derive(Default)]
+struct RegistrySlot {
+    agent: Option<Arc<CachePadded<AgentShared>>>,
+    /// Next transaction sequence number for an agent in this slot, so that
+    /// transaction ids stay unique when slots are reused.
+    next_seq: u64,
+}
+
+/// Every live agent, by index.
+#[derive(Default)]
+pub(crate) struct Registry {
+    slots: Vec<RegistrySlot>,
+    free: Vec<u32>,
+    pub(crate) retired: Stats,
+}
+
+impl Registry {
+    pub(crate) fn get(&self, index: u32) -> Option<&Arc<CachePadded<AgentShared>>> {
+        self.slots.get(index as usize).and_then(|s| s.agent.as_ref())
+    }
+
+    pub(crate) fn agents(&self) -> impl Iterator<Item = &Arc<CachePadded<AgentShared>>> {
+        self.slots.iter().filter_map(|s| s.agent.as_ref())
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) table: Table,
+    pub(crate) kind: TableKind,
+    pub(crate) policy: ConflictPolicy,
+    pub(crate) max_restarts: u32,
+    /// Speculative lock inheritance's rules (`inherit.rs`).
+    pub(crate) sli: Rules,
+    pub(crate) deadlock_timeout: Duration,
+    pub(crate) registry: Mutex<Registry>,
+    pub(crate) gate: Gate,
+    /// Serialises exclusive-mode transactions.
+    pub(crate) exclusive_serial: parking_lot::RawMutex,
+    /// Serialises deadlock detection (only blocked requests take it).
+    pub(crate) detector: Mutex<()>,
+    /// Ages for wait-die and wound-wait; touched only under those policies.
+    pub(crate) clock: CachePadded<AtomicU64>,
+    pub(crate) base: Instant,
+}
+
+impl Inner {
+    pub(crate) fn now_ns(&self) -> u64 {
+        self.base.elapsed().as_nanos() as u64
+    }
+
+    /// Registers a new agent; returns its shared part and first sequence number.
+    pub(crate) fn register(&self) -> (Arc<CachePadded<AgentShared>>, u64) {
+        let mut reg = self.registry.lock();
+        let index = match reg.free.pop() {
+            Some(i) => i,
+            None => {
+                reg.slots.push(RegistrySlot::default());
+                (reg.slots.len() - 1) as u32
+            }
+        };
+        let shared = Arc::new(CachePadded::new(AgentShared {
+            index,
+            counters: AgentCounters::default(),
+            active: AtomicBool::new(false),
+            wound: CachePadded::new(WoundBox {
+                wounded: AtomicU64::new(0),
+                wounded_by: AtomicU64::new(0),
+                waiting_req: AtomicUsize::new(0),
+            }),
+            wait: CachePadded::new(Mutex::new(None)),
+        }));
+        let slot = &mut reg.slots[index as usize];
+        slot.agent = Some(shared.clone());
+        (shared, slot.next_seq)
+    }
+
+    /// Removes a dropped agent, keeping its statistics.
+    pub(crate) fn unregister(&self, index: u32, next_seq: u64) {
+        let mut reg = self.registry.lock();
+        let slot = &mut reg.slots[index as usize];
+        let shared = slot.agent.take();
+        slot.next_seq = next_seq;
+        if let Some(a) = shared {
+            let s = a.counters.read();
+            reg.retired.merge(&s);
+        }
+        reg.free.push(index);
+    }
+
+    /// Wound-wait: marks `txn` of agent `agent` wounded by `by`, and wakes
+    /// it if it is waiting.
+    pub(crate) fn wound(&self, agent: u32, txn: TxnId, by: TxnId) {
+        let reg = self.registry.lock();
+        let Some(a) = reg.get(agent) else { return };
+        let a = &a.wound;
+        // A wound computed from an older view may name the agent's previous
+        // transaction; it must not overwrite the wound of the current one
+        // (transaction ids of one agent increase), hence `fetch_max`.
+        // `wounded_by` is informational: with two racing wounders it names
+        // one of them.
+        if a.wounded.load(Ordering::Relaxed) <= txn.0 {
+            a.wounded_by.store(by.0, Ordering::Relaxed);
+        }
+        // Release: pairs with the victim's Acquire load of `wounded`, which
+        // then reads our `wounded_by`.
+        a.wounded.fetch_max(txn.0, Ordering::Release);
+        // SeqCst fence between the store of `wounded` and the load of
+        // `waiting_req`; pairs with the fence in `Transaction::wait` (Dekker:
+        // either we see the waiter's key and wake it, or its park validation
+        // sees the wound).
+        fence(Ordering::SeqCst);
+        let key = a.waiting_req.load(Ordering::Relaxed);
+        if key != 0 {
+            wake_all(key);
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! The shape the READMEs describe, checked on the sources of every crate of
+//! the workspace: modules import each other without circles (at the level
+//! of top-level modules, tests left out), the transaction layer never asks
+//! which lock table it holds, and the kit's front door names no benchmark.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn crate_src(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(name).join("src")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("readable source directory") {
+        let p = e.expect("directory entry").path();
+        if p.is_dir() {
+            // Test-only modules may reach anywhere.
+            if p.file_name().is_some_and(|n| n != "tests") {
+                rust_files(&p, out);
+            }
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The code of a file without comments and without its `#[cfg(test)]`
+/// tail (test modules come last in every file here).
+fn code(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).expect("readable source");
+    let mut out = String::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("#[cfg(test)]") || t.starts_with("#[cfg(all(test") {
+            break;
+        }
+        if t.starts_with("//") {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The top-level module a file belongs to (`table/latched.rs` -> `table`).
+fn module_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).expect("under src");
+    let first = rel.components().next().expect("a component");
+    first.as_os_str().to_string_lossy().trim_end_matches(".rs").to_string()
+}
+
+/// Top-level module -> top-level modules it names through `crate::`.
+fn imports(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in files {
+        let m = module_of(src, &f);
+        if m == "lib" || m == "main" {
+            continue;
+        }
+        let code = code(&f);
+        let deps = g.entry(m.clone()).or_default();
+        let mut rest = code.as_str();
+        while let Some(i) = rest.find("crate::") {
+            rest = &rest[i + "crate::".len()..];
+            // `crate::{a, b::c}` or `crate::a`
+            let names: Vec<String> = if let Some(inner) = rest.strip_prefix('{') {
+                let end = inner.find('}').unwrap_or(inner.len());
+                inner[..end]
+                    .split(',')
+                    .map(|s| s.trim().split("::").next().unwrap_or("").to_string())
+                    .collect()
+            } else {
+                vec![
+                    rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .next()
+                        .unwrap_or("")
+                        .to_string(),
+                ]
+            };
+            for n in names {
+                if !n.is_empty() && n != m && n.chars().next().is_some_and(|c| c.is_lowercase()) {
+                    deps.insert(n);
+                }
+            }
+        }
+    }
+    g
+}
+
+fn find_cycle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        n: &str,
+        g: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        match state.get(n) {
+            Some(1) => {
+                let i = path.iter().position(|x| x == n).unwrap_or(0);
+                let mut c = path[i..].to_vec();
+                c.push(n.to_string());
+                return Some(c);
+            }
+            Some(2) => return None,
+            _ => {}
+        }
+        state.insert(n.to_string(), 1);
+        path.push(n.to_string());
+        for d in g.get(n).into_iter().flatten() {
+            if let Some(c) = visit(d, g, state, path) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        state.insert(n.to_string(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for n in g.keys() {
+        if let Some(c) = visit(n, g, &mut state, &mut Vec::new()) {
+            return Some(c);
+        }
+    }
+    None
+}
+
+#[test]
+fn no_crate_has_an_import_circle() {
+    for name in ["heirloom", "heirloom-bench", "heirloom-btree"] {
+        let g = imports(&crate_src(name));
+        assert!(g.len() > 3, "{name}: found only {g:?}");
+        if let Some(c) = find_cycle(&g) {
+            panic!("{name}: modules import each other in a circle: {}", c.join(" -> "));
+        }
+    }
+}
+
+#[test]
+fn the_cycle_finder_finds_a_circle() {
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    g.entry("a".into()).or_default().insert("b".into());
+    g.entry("b".into()).or_default().insert("c".into());
+    g.entry("c".into()).or_default().insert("a".into());
+    assert_eq!(find_cycle(&g).map(|c| c.len()), Some(4));
+    if let Some(s) = g.get_mut("c") {
+        s.clear();
+    }
+    assert_eq!(find_cycle(&g), None);
+}
+
+#[test]
+fn transactions_and_agents_never_ask_which_table_they_hold() {
+    let src = crate_src("heirloom");
+    for f in ["txn.rs", "agent.rs", "deadlock.rs", "nodes.rs"] {
+        let code = code(&src.join(f));
+        for kind in [
+            "Table::Global",
+            "Table::Latched",
+            "Table::LatchFree",
+            "TableKind::",
+            "is_latch_free",
+        ] {
+            assert!(!code.contains(kind), "{f} names {kind}");
+        }
+    }
+}
+
+#[test]
+fn the_kit_front_door_names_no_benchmark() {
+    let src = crate_src("heirloom-bench");
+    for f in [
+        "lib.rs",
+        "sweep.rs",
+        "runner.rs",
+        "report.rs",
+        "storage.rs",
+        "options.rs",
+    ] {
+        let code = code(&src.join(f));
+        for name in [
+            "\"tm1\"", "\"tpcb\"", "\"tpcc\"", "\"ycsb\"", "tm1::", "tpcc::", "ycsb::", "tpcb::",
+        ] {
+            assert!(!code.contains(name), "{f} names {name}");
+        }
+    }
+}
