@@ -9,9 +9,9 @@
 use crossbeam_epoch as epoch;
 
 use super::super::{LatchFree, Visit};
-use crate::nodes::{Nodes, Reuse};
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
+use crate::nodes::{Nodes, Reuse};
 use crate::queue::{Cancel, Outcome};
 use crate::request::{GRANTED, OBSOLETE, ORPHANED, RETURNED, ReqPtr, Request, WAITING};
 use crate::stats::AgentCounters;
