@@ -41,7 +41,7 @@ pub(crate) const RETURNED: u8 = 1;
 /// whoever sets RETURNED frees it.
 pub(crate) const ORPHANED: u8 = 2;
 /// `recycle`: its owner unlinked it itself (it was first in its list); the
-/// owner retires it in a batch of its own (`agent.rs`, `Nodes`).
+/// owner retires it in a batch of its own (`nodes.rs`, `Nodes`).
 pub(crate) const OWNER_UNLINKED: u8 = 3;
 
 // State table of `status` (who moves it):

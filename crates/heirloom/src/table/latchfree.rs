@@ -59,10 +59,10 @@
 //!
 //! ## Upgrades
 //!
-//! A conversion appends a new request for the stronger mode (the
-//! transaction layer does it, `Transaction::convert`); requests of the same
-//! transaction are never in each other's way. Once the new request is
-//! granted the old one is released: everything between them was compatible
+//! A conversion appends a new request for the stronger mode
+//! (`LatchFree::convert`); requests of the same transaction are never in
+//! each other's way. Once the new request is granted the old one is
+//! released (`Agent::converted`): everything between them was compatible
 //! with the new (stronger) mode, so with the old one too. A conversion waits
 //! behind earlier waiters like any request, so two upgraders (or an
 //! upgrader behind a waiting X) form a waits-for cycle that every conflict
@@ -81,7 +81,7 @@
 //! request hands it to crossbeam-epoch (`Guard::defer`, in batches of 32
 //! per thread, see `retire`), which sets RETURNED once no pinned thread can
 //! still see it; a request its owner unlinked itself goes in the owner's
-//! own batch instead (`agent.rs`, `Nodes`). Only then does the agent reuse
+//! own batch instead (`nodes.rs`, `Nodes`). Only then does the agent reuse
 //! it (`Nodes::take`). Every walk runs pinned.
 //!
 //! ## Inheritance
