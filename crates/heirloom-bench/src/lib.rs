@@ -45,11 +45,6 @@ pub fn plan(spec: &Spec) -> Result<Plan, BenchError> {
     sweep::plan(workload::find(&spec.workload).map_err(BenchError::Usage)?, spec)
 }
 
-/// Checks the arguments that do not need the database.
-pub fn validate(spec: &Spec) -> Result<(), BenchError> {
-    plan(spec).map(|_| ())
-}
-
 /// Plans and runs a sweep (see [`sweep::run`]).
 pub fn sweep(
     spec: &Spec,

@@ -18,7 +18,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use heirloom::{ConflictPolicy, TableKind};
-use heirloom_bench::options::Kind;
+use heirloom_bench::options::{self, Kind};
 use heirloom_bench::{BenchError, REGISTRY, Spec, report, sli_summary, sweep, table_summary};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::ffi::OsString;
@@ -158,7 +158,7 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
     let spec = Spec {
         workload: a.workload.clone(),
         mix: a.mix.clone(),
-        options: heirloom_bench::sweep::parse_opts(&a.opts),
+        options: a.opts.iter().map(|p| options::split(p)).collect(),
         threads,
         tables,
         sli,

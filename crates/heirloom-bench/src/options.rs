@@ -173,7 +173,7 @@ impl Options {
     }
 }
 
-/// Splits `key=value` (a bare `key` means `key=` , true for a flag).
+/// Splits `key=value`; a bare `key` has an empty value (true, for a flag).
 pub fn split(pair: &str) -> (String, String) {
     match pair.split_once('=') {
         Some((k, v)) => (k.trim().to_string(), v.trim().to_string()),

@@ -8,7 +8,7 @@
 //! database and hands it back through [`Sweep::on_one_db`] or
 //! [`Sweep::fresh_db_per_run`].
 
-use crate::options::{self, Opt, Options};
+use crate::options::{Opt, Options};
 use crate::runner::{self, Mix, RunConfig, RunError, RunResult, Workload};
 use heirloom::{ConflictPolicy, TableKind};
 use std::time::Duration;
@@ -353,9 +353,4 @@ fn median_run(mut runs: Vec<RunResult>) -> RunResult {
         m.tps_runs = tps;
     }
     m
-}
-
-/// Splits the `--opt` values of the command line (`key=value`).
-pub fn parse_opts(given: &[String]) -> Vec<(String, String)> {
-    given.iter().map(|p| options::split(p)).collect()
 }

@@ -672,11 +672,6 @@ const MIXES: &[(&str, &[(usize, u32)])] = {
     ]
 };
 
-/// The mix called `name`: `full`, `small`, `pay-new` or one transaction.
-pub fn mix(name: &str) -> Result<Mix, String> {
-    Mix::choose("tpcc", name, MIXES, TRANSACTIONS)
-}
-
 impl Benchmark for TpccBench {
     fn name(&self) -> &'static str {
         "tpcc"
@@ -698,7 +693,7 @@ impl Benchmark for TpccBench {
         TRANSACTIONS
     }
     fn mix(&self, name: &str) -> Result<Mix, String> {
-        mix(name)
+        Mix::choose("tpcc", name, MIXES, TRANSACTIONS)
     }
     fn options(&self) -> &'static [Opt] {
         &[Opt {
