@@ -19,6 +19,7 @@
 use clap::{Args, Parser, Subcommand};
 use heirloom::{ConflictPolicy, TableKind};
 use heirloom_bench::options::{self, Kind};
+use heirloom_bench::sweep::ScaleArg;
 use heirloom_bench::{BenchError, REGISTRY, Spec, report, sli_summary, sweep, table_summary};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::ffi::OsString;
@@ -76,9 +77,11 @@ struct BenchArgs {
     /// deadlock search (0 = at once). Default: the library's.
     #[arg(long = "deadlock-timeout", value_name = "MS")]
     deadlock_timeout: Option<f64>,
-    /// The benchmark's size (TM1 subscribers, TPC-C warehouses...; see `heirloom list`).
+    /// The benchmark's size (TM1 subscribers, TPC-C warehouses...; see
+    /// `heirloom list`): N for every run, or N/thread (a run with 8 threads
+    /// gets 8N).
     #[arg(long)]
-    scale: Option<u64>,
+    scale: Option<String>,
     /// Measured seconds per run.
     #[arg(long, default_value_t = 2.0)]
     duration: f64,
@@ -172,7 +175,7 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
             }
             None => heirloom::DEFAULT_DEADLOCK_TIMEOUT,
         },
-        scale: a.scale,
+        scale: a.scale.as_deref().map(ScaleArg::parse).transpose().map_err(usage)?,
         duration: seconds("--duration", a.duration, false)?,
         warmup: seconds("--warmup", a.warmup, true)?,
         seed: a.seed,
@@ -203,7 +206,7 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
 /// is `title`, or the benchmark and mix.
 fn execute(spec: &Spec, out: &Outputs, title: Option<&str>) -> Result<(), BenchError> {
     let plan = heirloom_bench::plan(spec)?;
-    let runs_n = heirloom_bench::configs(spec).len() as u64;
+    let runs_n = heirloom_bench::configs(spec, plan.scale).len() as u64;
     let runs_n = runs_n * spec.repeat as u64;
     let total = (spec.duration + spec.warmup).as_millis() as u64 * runs_n;
     let bar = if std::io::stderr().is_terminal() && total >= 3_000 {
@@ -221,7 +224,7 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>) -> Result<(), BenchE
         report::header(
             plan.bench.name(),
             &plan.mix.name,
-            &format!("{} {}", plan.scale, plan.bench.scale().unit),
+            &plan.scale.describe(plan.bench.scale().unit),
             &plan.options.describe(),
             spec.duration.as_secs_f64(),
             spec.warmup.as_secs_f64(),
@@ -315,7 +318,12 @@ fn list() -> String {
     for b in REGISTRY {
         let sc = b.scale();
         s += &format!("{}: {}\n", b.name(), b.about());
-        s += &format!("  --scale: {} (default {}, at most {})\n", sc.unit, sc.default, sc.max);
+        s += &format!(
+            "  --scale: {} (default {}, at most {})\n",
+            sc.unit,
+            sc.default.describe(sc.unit),
+            sc.max
+        );
         s += &format!(
             "  --mix: {} (default {})",
             b.mixes().join(", "),

@@ -62,14 +62,16 @@ pub fn table(runs: &[RunResult]) -> String {
     let breakdown = runs.iter().any(|r| r.breakdown.is_some());
     let repeated = runs.iter().any(|r| !r.tps_runs.is_empty());
     out.push_str(&format!(
-        "{:<9} {:<4} {:<12} {:>7} {:>11} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "{:<9} {:<4} {:<12} {:>7} {:>11} {:>11} {:>9} {:>9} {:>7} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "table",
         "sli",
         "policy",
         "threads",
         "txn/s",
+        "total/s",
         "failed%",
         "aborts/s",
+        "excl/s",
         "p50 us",
         "p99 us",
         "lt-ops/tx",
@@ -79,7 +81,10 @@ pub fn table(runs: &[RunResult]) -> String {
         "inh-inval"
     ));
     if breakdown {
-        out.push_str(&format!(" {:>6} {:>6} {:>6} {:>6}", "lm%", "latch%", "wait%", "other%"));
+        out.push_str(&format!(
+            " {:>6} {:>6} {:>6} {:>8} {:>6} {:>11}",
+            "lm%", "latch%", "wait%", "backoff%", "other%", "other us/tx"
+        ));
     }
     if repeated {
         out.push_str(&format!(" {:>19}", "txn/s of all runs"));
@@ -87,15 +92,18 @@ pub fn table(runs: &[RunResult]) -> String {
     out.push('\n');
     for r in runs {
         let done = (r.committed + r.failed).max(1) as f64;
+        let secs = r.seconds.max(1e-9);
         out.push_str(&format!(
-            "{:<9} {:<4} {:<12} {:>7} {:>11.0} {:>8.1}% {:>9.0} {:>8.1} {:>8.1} {:>9.2} {:>9.3} {:>9.3} {:>9.2} {:>9.4}",
+            "{:<9} {:<4} {:<12} {:>7} {:>11.0} {:>11.0} {:>8.1}% {:>9.0} {:>7.1} {:>8.1} {:>8.1} {:>9.2} {:>9.3} {:>9.3} {:>9.2} {:>9.4}",
             r.table,
             if r.sli { "on" } else { "off" },
             r.policy,
             r.threads,
             r.tps,
+            r.total_tps,
             100.0 * r.failed as f64 / done,
-            r.aborted as f64 / r.seconds.max(1e-9),
+            r.aborted as f64 / secs,
+            r.exclusive_runs as f64 / secs,
             r.latency_us.p50,
             r.latency_us.p99,
             r.per_txn.table_ops,
@@ -106,11 +114,13 @@ pub fn table(runs: &[RunResult]) -> String {
         ));
         if let Some(b) = r.breakdown {
             out.push_str(&format!(
-                " {:>5.1}% {:>5.1}% {:>5.1}% {:>5.1}%",
+                " {:>5.1}% {:>5.1}% {:>5.1}% {:>7.1}% {:>5.1}% {:>11.2}",
                 100.0 * b.lock_manager,
                 100.0 * b.latch_contention,
                 100.0 * b.lock_wait,
-                100.0 * b.other
+                100.0 * b.backoff,
+                100.0 * b.other,
+                b.other_us_per_txn,
             ));
         }
         if repeated {
@@ -142,12 +152,16 @@ struct CsvRow<'a> {
     sli: bool,
     policy: &'a str,
     threads: usize,
+    scale: u64,
     seconds: f64,
     committed: u64,
     failed: u64,
     aborted: u64,
     restarts: u64,
+    exclusive_runs: u64,
     tps: f64,
+    total_tps: f64,
+    aborts_per_s: f64,
     p50_us: f64,
     p99_us: f64,
     p999_us: f64,
@@ -160,6 +174,12 @@ struct CsvRow<'a> {
     inherited_used_per_txn: f64,
     inherited_discarded_per_txn: f64,
     inherited_invalidated_per_txn: f64,
+    lock_manager_share: Option<f64>,
+    latch_contention_share: Option<f64>,
+    lock_wait_share: Option<f64>,
+    backoff_share: Option<f64>,
+    other_share: Option<f64>,
+    other_us_per_txn: Option<f64>,
 }
 
 /// Writes one CSV row per run to `path`.
@@ -177,12 +197,16 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             sli: r.sli,
             policy: &r.policy,
             threads: r.threads,
+            scale: r.scale,
             seconds: r.seconds,
             committed: r.committed,
             failed: r.failed,
             aborted: r.aborted,
             restarts: r.restarts,
+            exclusive_runs: r.exclusive_runs,
             tps: r.tps,
+            total_tps: r.total_tps,
+            aborts_per_s: r.aborted as f64 / r.seconds.max(1e-9),
             p50_us: r.latency_us.p50,
             p99_us: r.latency_us.p99,
             p999_us: r.latency_us.p999,
@@ -195,6 +219,12 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             inherited_used_per_txn: r.per_txn.inherited_used,
             inherited_discarded_per_txn: r.per_txn.inherited_discarded,
             inherited_invalidated_per_txn: r.per_txn.inherited_invalidated,
+            lock_manager_share: r.breakdown.map(|b| b.lock_manager),
+            latch_contention_share: r.breakdown.map(|b| b.latch_contention),
+            lock_wait_share: r.breakdown.map(|b| b.lock_wait),
+            backoff_share: r.breakdown.map(|b| b.backoff),
+            other_share: r.breakdown.map(|b| b.other),
+            other_us_per_txn: r.breakdown.map(|b| b.other_us_per_txn),
         })
         .map_err(err)?;
     }
@@ -212,7 +242,9 @@ fn register_font() {
 }
 
 /// Draws throughput against threads, one line per configuration (table,
-/// SLI, policy), to `path` (.svg or .png).
+/// SLI, policy), to `path` (.svg or .png): committed transactions per
+/// second as solid lines and, where transactions failed by design, all
+/// completed ones per second as dashed lines of the same colour.
 pub fn plot(path: &Path, title: &str, runs: &[RunResult]) -> Result<(), ReportError> {
     let name = path.display().to_string();
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
@@ -244,20 +276,24 @@ fn draw<DB: DrawingBackend>(
         path: path.to_string(),
         message: e.to_string(),
     };
-    // Series: one per configuration, points (threads, txn/s) sorted by threads.
-    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    // Series: one per configuration, points (threads, committed/s,
+    // completed/s) sorted by threads.
+    type Points = Vec<(f64, f64, f64)>;
+    let mut series: Vec<(String, Points)> = Vec::new();
     for r in runs {
         let label = format!("{} sli={} {}", r.table, if r.sli { "on" } else { "off" }, r.policy);
+        let p = (r.threads as f64, r.tps, r.total_tps);
         match series.iter_mut().find(|s| s.0 == label) {
-            Some(s) => s.1.push((r.threads as f64, r.tps)),
-            None => series.push((label, vec![(r.threads as f64, r.tps)])),
+            Some(s) => s.1.push(p),
+            None => series.push((label, vec![p])),
         }
     }
     for s in &mut series {
         s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
+    let failures = runs.iter().any(|r| r.failed > 0);
     let max_threads = runs.iter().map(|r| r.threads).max().unwrap_or(1) as f64;
-    let max_tps = runs.iter().map(|r| r.tps).fold(0.0, f64::max).max(1.0);
+    let max_tps = runs.iter().map(|r| r.tps.max(r.total_tps)).fold(0.0, f64::max).max(1.0);
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 20))
@@ -269,7 +305,11 @@ fn draw<DB: DrawingBackend>(
     chart
         .configure_mesh()
         .x_desc("worker threads")
-        .y_desc("transactions per second")
+        .y_desc(if failures {
+            "committed (solid) and completed (dashed) txn/s"
+        } else {
+            "committed transactions per second"
+        })
         .y_label_formatter(&|v| {
             if *v >= 1e6 {
                 format!("{:.1}M", v / 1e6)
@@ -292,13 +332,23 @@ fn draw<DB: DrawingBackend>(
     for (i, (label, pts)) in series.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         chart
-            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+            .draw_series(LineSeries::new(pts.iter().map(|p| (p.0, p.1)), color.stroke_width(2)))
             .map_err(|e| err(&e))?
             .label(label.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
         chart
-            .draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled())))
+            .draw_series(pts.iter().map(|p| Circle::new((p.0, p.1), 4, color.filled())))
             .map_err(|e| err(&e))?;
+        if failures {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    pts.iter().map(|p| (p.0, p.2)),
+                    6,
+                    4,
+                    color.stroke_width(1),
+                ))
+                .map_err(|e| err(&e))?;
+        }
     }
     chart
         .configure_series_labels()

@@ -116,6 +116,8 @@ pub struct RunConfig {
     pub deadlock_timeout: Duration,
     /// Worker threads (one agent each).
     pub threads: usize,
+    /// The benchmark's scale in this run (its database's size).
+    pub scale: u64,
     /// Measured interval.
     pub duration: Duration,
     /// Warm-up before it (not measured).
@@ -162,17 +164,24 @@ pub struct PerTxn {
     pub inherited_invalidated: f64,
 }
 
-/// Shares of worker time (they add up to 1).
+/// Shares of worker time (they add up to 1), and the time per transaction
+/// spent outside the lock manager.
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
 pub struct Breakdown {
-    /// Inside the lock manager, not waiting (lock calls, commit/abort).
+    /// Inside the lock manager, not waiting (lock calls, begin, commit,
+    /// abort).
     pub lock_manager: f64,
     /// Lock calls during which a latch was found held.
     pub latch_contention: f64,
     /// Lock calls that waited for a lock.
     pub lock_wait: f64,
-    /// Everything else (the transaction's own work, the runner).
+    /// `Agent::run`'s backoff between an abort and the restart.
+    pub backoff: f64,
+    /// Everything else: the transaction's own work (index lookups, row
+    /// reads and writes, undo logging) and the runner.
     pub other: f64,
+    /// Microseconds per completed transaction spent in `other`.
+    pub other_us_per_txn: f64,
 }
 
 /// The measurements of one run (the JSON record).
@@ -190,6 +199,8 @@ pub struct RunResult {
     pub policy: String,
     /// Worker threads.
     pub threads: usize,
+    /// The benchmark's scale in this run (`--scale`, per thread or total).
+    pub scale: u64,
     /// Measured seconds.
     pub seconds: f64,
     /// Transactions committed with their work done.
@@ -200,8 +211,14 @@ pub struct RunResult {
     pub aborted: u64,
     /// Restarts after such aborts.
     pub restarts: u64,
-    /// (committed + failed) per second.
+    /// Transactions `Agent::run` ran in exclusive mode (after too many
+    /// restarts).
+    pub exclusive_runs: u64,
+    /// Committed (successful) transactions per second: the headline, as
+    /// TATP's MQTh and DBx1000 count.
     pub tps: f64,
+    /// Completed transactions per second: committed plus failed by design.
+    pub total_tps: f64,
     /// Latency of completed transactions (restarts included).
     pub latency_us: Latency,
     /// Lock manager events per completed transaction.
@@ -325,18 +342,23 @@ pub fn run<W: Workload>(
     let per = |x: u64| x as f64 / done;
     let us = |q: f64| hist.value_at_quantile(q) as f64 / 1000.0;
     let breakdown = cfg.breakdown.then(|| {
-        // Commit, abort and restart backoff happen outside the closure, in
-        // the lock manager: count them as its work.
+        // Begin, commit, abort and the backoff before a restart happen
+        // outside the closure; all but the backoff are lock manager work.
         let total = total_ns.max(1) as f64;
-        let outside = total_ns.saturating_sub(closure_ns) as f64;
-        let lm = (times.lock_work as f64 + outside) / total;
+        let outside = total_ns.saturating_sub(closure_ns);
+        let backoff = stats.backoff_ns.min(outside);
+        let lm = (times.lock_work + outside - backoff) as f64 / total;
         let cont = times.contention as f64 / total;
         let wait = times.lock_wait as f64 / total;
+        let backoff = backoff as f64 / total;
+        let other = (1.0 - lm - cont - wait - backoff).max(0.0);
         Breakdown {
             lock_manager: lm,
             latch_contention: cont,
             lock_wait: wait,
-            other: (1.0 - lm - cont - wait).max(0.0),
+            backoff,
+            other,
+            other_us_per_txn: other * total_ns as f64 / 1e3 / done,
         }
     });
     Ok(RunResult {
@@ -346,12 +368,15 @@ pub fn run<W: Workload>(
         sli: cfg.sli,
         policy: cfg.policy.name(),
         threads: cfg.threads,
+        scale: cfg.scale,
         seconds: measured.as_secs_f64(),
         committed,
         failed,
         aborted: stats.aborted,
         restarts: stats.restarts,
-        tps: (committed + failed) as f64 / measured.as_secs_f64(),
+        exclusive_runs: stats.exclusive_runs,
+        tps: committed as f64 / measured.as_secs_f64(),
+        total_tps: (committed + failed) as f64 / measured.as_secs_f64(),
         latency_us: Latency {
             p50: us(0.5),
             p99: us(0.99),

@@ -19,9 +19,55 @@ pub struct Scale {
     /// What one unit is (`subscribers`, `warehouses`).
     pub unit: &'static str,
     /// Used when `--scale` is not given.
-    pub default: u64,
+    pub default: ScaleArg,
     /// The largest the benchmark can address.
     pub max: u64,
+}
+
+/// A `--scale`: a size for every run (`4`), or so much per worker thread
+/// (`1/thread`: a run with 8 threads gets 8), as TPC-B and TPC-C scale
+/// their databases with the load offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScaleArg {
+    /// The same size for every run.
+    Total(u64),
+    /// This much per worker thread of the run.
+    PerThread(u64),
+}
+
+impl ScaleArg {
+    /// Parses `N` or `N/thread`.
+    pub fn parse(s: &str) -> Result<ScaleArg, String> {
+        let (n, per) = match s.strip_suffix("/thread") {
+            Some(n) => (n, true),
+            None => (s, false),
+        };
+        let n: u64 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("--scale {s:?}: expected a number, or a number per thread such as 1/thread"))?;
+        Ok(if per {
+            ScaleArg::PerThread(n)
+        } else {
+            ScaleArg::Total(n)
+        })
+    }
+
+    /// The size of a run with `threads` worker threads.
+    pub fn at(self, threads: usize) -> u64 {
+        match self {
+            ScaleArg::Total(n) => n,
+            ScaleArg::PerThread(n) => n.saturating_mul(threads as u64),
+        }
+    }
+
+    /// `4 warehouses` or `1 warehouses per thread`.
+    pub fn describe(self, unit: &str) -> String {
+        match self {
+            ScaleArg::Total(n) => format!("{n} {unit}"),
+            ScaleArg::PerThread(n) => format!("{n} {unit} per thread"),
+        }
+    }
 }
 
 /// One benchmark of the kit, as the sweep and the command see it.
@@ -79,7 +125,7 @@ pub struct Spec {
     /// (`detect` only; `heirloom::Builder::deadlock_timeout`).
     pub deadlock_timeout: Duration,
     /// The benchmark's scale (`None`: its default).
-    pub scale: Option<u64>,
+    pub scale: Option<ScaleArg>,
     /// Measured seconds per run.
     pub duration: Duration,
     /// Warm-up per run.
@@ -153,7 +199,7 @@ pub struct Plan {
     /// The benchmark.
     pub bench: &'static dyn Benchmark,
     /// The scale (given or the benchmark's default).
-    pub scale: u64,
+    pub scale: ScaleArg,
     /// The mix (given or the benchmark's default).
     pub mix: Mix,
     /// The benchmark's options, defaults filled in.
@@ -195,28 +241,32 @@ pub fn plan(bench: &'static dyn Benchmark, spec: &Spec) -> Result<Plan, BenchErr
         return bad("--duration must be more than zero".into());
     }
     let s = bench.scale();
-    let scale = spec.scale.unwrap_or(s.default);
-    if scale == 0 {
+    let scale_arg = spec.scale.unwrap_or(s.default);
+    let most = spec.threads.iter().map(|&t| scale_arg.at(t)).max().unwrap_or(0);
+    let described = scale_arg.describe(s.unit);
+    if most == 0 {
         return bad("--scale must be positive".into());
     }
-    if scale > s.max {
+    if most > s.max {
         return bad(format!(
-            "--scale {scale} is beyond what {} can address (at most {} {})",
+            "--scale {described} is beyond what {} can address (at most {} {})",
             bench.name(),
             s.max,
             s.unit
         ));
     }
-    let need = bench.estimate_bytes(scale, &options);
+    // A run holds one database at a time (the largest is the bound).
+    let need = bench.estimate_bytes(most, &options);
     if let Some(avail) = available_memory()
         && need > avail / 10 * 8
     {
         return bad(format!(
-            "--scale {scale} needs about {} MiB, more than 80% of the {} MiB available",
+            "--scale {described} needs about {} MiB, more than 80% of the {} MiB available",
             need >> 20,
             avail >> 20
         ));
     }
+    let scale = scale_arg;
     Ok(Plan {
         bench,
         scale,
@@ -235,7 +285,7 @@ fn available_memory() -> Option<u64> {
 
 /// The configurations of a sweep, in run order (threads innermost, so a
 /// plot line's points are adjacent in time).
-pub fn configs(spec: &Spec) -> Vec<RunConfig> {
+pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
     let mut v = Vec::new();
     for &table in &spec.tables {
         for &policy in &spec.policies {
@@ -247,6 +297,7 @@ pub fn configs(spec: &Spec) -> Vec<RunConfig> {
                         policy,
                         deadlock_timeout: spec.deadlock_timeout,
                         threads,
+                        scale: scale.at(threads),
                         duration: spec.duration,
                         warmup: spec.warmup,
                         seed: spec.seed,
@@ -284,8 +335,8 @@ pub struct Sweep<'a> {
 }
 
 impl<'a> Sweep<'a> {
-    /// The scale to load.
-    pub fn scale(&self) -> u64 {
+    /// The scale of the sweep (a total, or per thread).
+    pub fn scale(&self) -> ScaleArg {
         self.plan.scale
     }
 
@@ -299,19 +350,34 @@ impl<'a> Sweep<'a> {
         self.spec.seed
     }
 
-    /// Runs every round on `db`, loaded once.
-    pub fn on_one_db<W: Workload>(&mut self, db: &W) -> Result<Vec<RunResult>, BenchError> {
-        self.rounds(&mut |s, cfg| s.run_verified(db, cfg))
+    /// Runs every round on the database `load` builds at a scale: loaded
+    /// once when the scale is a total, once per run (at the run's scale)
+    /// when it is per thread. `load` may refuse its arguments (a usage
+    /// error).
+    pub fn on_one_db<W: Workload>(
+        &mut self,
+        load: &dyn Fn(u64) -> Result<W, String>,
+    ) -> Result<Vec<RunResult>, BenchError> {
+        match self.plan.scale {
+            ScaleArg::Total(n) => {
+                let db = load(n).map_err(BenchError::Usage)?;
+                self.rounds(&mut |s, cfg| s.run_verified(&db, cfg))
+            }
+            ScaleArg::PerThread(_) => self.fresh_db_per_run(load),
+        }
     }
 
-    /// Runs every round, each run on a database `load` builds afresh (for
-    /// benchmarks whose tables grow while they run).
-    pub fn fresh_db_per_run<W: Workload>(&mut self, load: &dyn Fn() -> W) -> Result<Vec<RunResult>, BenchError> {
-        self.rounds(&mut |s, cfg| s.run_verified(&load(), cfg))
+    /// Runs every round, each run on a database `load` builds afresh at the
+    /// run's scale (for benchmarks whose tables grow while they run).
+    pub fn fresh_db_per_run<W: Workload>(
+        &mut self,
+        load: &dyn Fn(u64) -> Result<W, String>,
+    ) -> Result<Vec<RunResult>, BenchError> {
+        self.rounds(&mut |s, cfg| s.run_verified(&load(cfg.scale).map_err(BenchError::Usage)?, cfg))
     }
 
     fn rounds(&mut self, one: &mut OneRun<'_, 'a>) -> Result<Vec<RunResult>, BenchError> {
-        let cfgs = configs(self.spec);
+        let cfgs = configs(self.spec, self.plan.scale);
         let mut all: Vec<Vec<RunResult>> = vec![Vec::new(); cfgs.len()];
         for _ in 0..self.spec.repeat.max(1) {
             for (i, cfg) in cfgs.iter().enumerate() {

@@ -5,6 +5,7 @@
 //! no lock may be left.
 
 use heirloom::{ConflictPolicy, TableKind};
+use heirloom_bench::sweep::ScaleArg;
 use heirloom_bench::{Spec, sweep};
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ fn spec(workload: &str, scale: u64) -> Spec {
             ConflictPolicy::WoundWait,
             ConflictPolicy::NoWait,
         ],
-        scale: Some(scale),
+        scale: Some(ScaleArg::Total(scale)),
         duration: Duration::from_millis(60),
         warmup: Duration::from_millis(10),
         verify: true,
@@ -82,9 +83,70 @@ fn breakdown_shares_add_up() {
     };
     let runs = sweep(&s, &mut |_, _| {}).unwrap();
     let b = runs[0].breakdown.expect("breakdown requested");
-    let sum = b.lock_manager + b.latch_contention + b.lock_wait + b.other;
+    let sum = b.lock_manager + b.latch_contention + b.lock_wait + b.backoff + b.other;
     assert!((sum - 1.0).abs() < 0.02, "{b:?}");
     assert!(b.lock_wait > 0.0, "one branch, four threads: somebody waits: {b:?}");
+    assert!(b.other_us_per_txn > 0.0, "{b:?}");
+}
+
+#[test]
+fn backoff_after_aborts_is_its_own_share() {
+    // No-wait on one branch row: most attempts abort and back off.
+    let s = Spec {
+        breakdown: true,
+        threads: vec![4],
+        tables: vec![TableKind::Latched],
+        sli: vec![false],
+        policies: vec![ConflictPolicy::NoWait],
+        ..spec("tpcb", 1)
+    };
+    let r = &sweep(&s, &mut |_, _| {}).unwrap()[0];
+    let b = r.breakdown.expect("breakdown requested");
+    assert!(r.restarts > 0, "{r:?}");
+    assert!(b.backoff > 0.0, "restarts back off: {b:?}");
+    let sum = b.lock_manager + b.latch_contention + b.lock_wait + b.backoff + b.other;
+    assert!((sum - 1.0).abs() < 0.02, "{b:?}");
+}
+
+#[test]
+fn tm1_headline_counts_successful_transactions_only() {
+    let s = Spec {
+        threads: vec![2],
+        tables: vec![TableKind::Latched],
+        sli: vec![false],
+        policies: vec![ConflictPolicy::Detect],
+        ..spec("tm1", 200)
+    };
+    let r = &sweep(&s, &mut |_, _| {}).unwrap()[0];
+    // The NDBB mix fails about a quarter of its transactions by design.
+    assert!(r.failed * 10 > r.committed, "{r:?}");
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b.max(1.0);
+    assert!(close(r.tps * r.seconds, r.committed as f64), "{r:?}");
+    assert!(close(r.total_tps * r.seconds, (r.committed + r.failed) as f64), "{r:?}");
+    assert!(r.tps < r.total_tps);
+}
+
+#[test]
+fn tpcb_scales_one_branch_per_thread_by_default() {
+    let s = Spec {
+        workload: "tpcb".into(),
+        threads: vec![1, 3],
+        tables: vec![TableKind::Latched],
+        sli: vec![false],
+        duration: Duration::from_millis(50),
+        warmup: Duration::from_millis(10),
+        verify: true,
+        ..Spec::default()
+    }
+    .opt("accounts", "100");
+    let runs = sweep(&s, &mut |_, _| {}).unwrap();
+    let scales: Vec<_> = runs.iter().map(|r| (r.threads, r.scale)).collect();
+    assert_eq!(scales, vec![(1, 1), (3, 3)]);
+    assert!(runs.iter().all(|r| {
+        r.verified
+            .as_deref()
+            .is_some_and(|v| v.contains(&format!("{} branches", r.scale)))
+    }));
 }
 
 #[test]

@@ -6,6 +6,7 @@ use heirloom::{ConflictPolicy, LockManager, TableKind};
 use heirloom_bench::runner::Workload;
 use heirloom_bench::runner::run_one;
 use heirloom_bench::storage::{Outcome, Table, UndoLog};
+use heirloom_bench::sweep::ScaleArg;
 use heirloom_bench::workload::tpcc::{Input, Size, Tpcc, Who, c_key, d_key, last_name, o_key, ol_key, s_key};
 use heirloom_bench::{Spec, sweep};
 use std::time::Duration;
@@ -184,7 +185,7 @@ fn spec(mix: &str) -> Spec {
         tables: TableKind::ALL.to_vec(),
         sli: vec![false, true],
         policies: vec![ConflictPolicy::Detect, ConflictPolicy::NoWait, ConflictPolicy::WaitDie],
-        scale: Some(2),
+        scale: Some(ScaleArg::Total(2)),
         duration: Duration::from_millis(80),
         warmup: Duration::from_millis(10),
         verify: true,

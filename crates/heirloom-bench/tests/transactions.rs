@@ -190,8 +190,36 @@ fn tpcb_moves_the_delta_through_account_teller_branch_and_history() {
     assert_eq!(bal(&db.teller, 12), 100);
     assert_eq!((bal(&db.branch, 0), bal(&db.branch, 1)), (-42, 100));
     db.retire(seg);
-    assert_eq!(db.history().len(), 2);
+    assert_eq!(db.history().rows, 2);
+    assert_eq!(db.history().per_branch, vec![-42, 100]);
     db.verify().expect("consistent");
+}
+
+#[test]
+fn tpcb_history_is_folded_beyond_a_segment_and_still_checked() {
+    let db = Tpcb::new(2, 100);
+    let lm = LockManager::builder().build();
+    let mut seg = db.worker(0);
+    let n = tpcb::SEGMENT_ROWS as u64 * 2 + 5;
+    for k in 0..n {
+        let i = tpcb::Input {
+            account: k % 200,
+            teller: k % 20,
+            branch: (k % 20) / 10,
+            delta: k as i64 - 100,
+        };
+        assert_eq!(once(&db, &lm, &mut seg, &i), Outcome::Committed);
+    }
+    db.retire(seg);
+    let h = db.history();
+    assert_eq!(h.rows, n);
+    let want: i128 = (0..n as i128).map(|k| k - 100).sum();
+    assert_eq!(h.per_branch.iter().sum::<i128>(), want);
+    db.verify().expect("folded history still adds up");
+    // A lost delta shows: change one branch balance behind the log's back.
+    let slot = db.branch.index.get(1).unwrap() as u32;
+    db.branch.put(slot, 0, db.branch.get(slot, 0) + 1);
+    assert!(db.verify().is_err());
 }
 
 #[test]
@@ -220,7 +248,7 @@ fn tpcb_verify_catches_a_lost_update() {
 
 #[test]
 fn ycsb_reads_and_counts_writes() {
-    let db = Ycsb::new(64, 0.0, 0.5).unwrap();
+    let db = Ycsb::new(64, 0.0, 0.5, ycsb::Draw::default()).unwrap();
     let lm = LockManager::builder().build();
     let mut w = db.worker(0);
     let mut requests = [(0u64, false); ycsb::REQUESTS];
@@ -237,6 +265,50 @@ fn ycsb_reads_and_counts_writes() {
     db.verify().expect("consistent");
     db.table.put(db.table.index.get(1).unwrap() as u32, 0, 1);
     assert!(db.verify().is_err(), "a stray increment must be caught");
+}
+
+/// Draws `n` inputs of `db` and counts those with a repeated key and those
+/// whose keys are not in ascending order.
+fn ycsb_draws(db: &Ycsb, n: usize) -> (usize, usize) {
+    use rand::SeedableRng;
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+    let w = db.worker(0);
+    let (mut repeats, mut unordered) = (0, 0);
+    for _ in 0..n {
+        let i = db.input(0, &w, &mut rng);
+        let mut keys: Vec<u64> = i.requests.iter().map(|r| r.0).collect();
+        unordered += keys.windows(2).any(|p| p[0] > p[1]) as usize;
+        keys.sort_unstable();
+        keys.dedup();
+        repeats += (keys.len() < ycsb::REQUESTS) as usize;
+    }
+    (repeats, unordered)
+}
+
+#[test]
+fn ycsb_keys_are_distinct_by_default_and_ordered_on_request() {
+    // Skewed enough that 16 independent draws repeat a key most of the time.
+    let distinct = Ycsb::new(1000, 0.99, 0.5, ycsb::Draw::default()).unwrap();
+    let (repeats, unordered) = ycsb_draws(&distinct, 2000);
+    assert_eq!(repeats, 0, "a transaction drew a key twice");
+    assert!(unordered > 1900, "keys come in draw order: {unordered}");
+    let old = ycsb::Draw {
+        repeat_keys: true,
+        order_keys: false,
+    };
+    let (repeats, _) = ycsb_draws(&Ycsb::new(1000, 0.99, 0.5, old).unwrap(), 2000);
+    assert!(
+        repeats > 1000,
+        "repeat-keys draws independently: {repeats} of 2000 repeat"
+    );
+    let ordered = ycsb::Draw {
+        repeat_keys: false,
+        order_keys: true,
+    };
+    assert_eq!(ycsb_draws(&Ycsb::new(1000, 0.99, 0.5, ordered).unwrap(), 2000), (0, 0));
+    // Too few rows for 16 distinct keys is an error, not an endless draw.
+    assert!(Ycsb::new(15, 0.0, 0.5, ycsb::Draw::default()).is_err());
+    assert!(Ycsb::new(15, 0.0, 0.5, old).is_ok());
 }
 
 #[test]

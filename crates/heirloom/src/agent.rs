@@ -133,6 +133,15 @@ impl Agent {
 
     /// Sleeps before restart number `restarts` (randomised, growing).
     pub(crate) fn backoff(&mut self, restarts: u32) {
+        let t0 = std::time::Instant::now();
+        self.pause(restarts);
+        let ns = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.shared.counters.backoff_ns.add(ns);
+    }
+
+    /// The backoff itself: a yield for the first two restarts, then a
+    /// random sleep below 2^restarts microseconds (at most about 1 ms).
+    fn pause(&mut self, restarts: u32) {
         if restarts <= 2 {
             std::thread::yield_now();
             return;

@@ -108,6 +108,10 @@ stats! {
     restarts,
     /// Transactions `Agent::run` ran in exclusive mode.
     exclusive_runs,
+    /// Nanoseconds `Agent::run` spent in its backoff between an abort and
+    /// the restart (yields and sleeps): neither lock manager work nor the
+    /// transaction's own.
+    backoff_ns,
     /// Transactions that were never committed, aborted or dropped (leaked
     /// with `mem::forget`): their agent released their locks when it began
     /// its next transaction or was dropped (they count as aborted too).

@@ -298,6 +298,8 @@ fn run_goes_exclusive_after_max_restarts() {
         assert_eq!(attempts, 4);
         assert_eq!(s.exclusive_runs, 1);
         assert_eq!(s.restarts, 3);
+        // The third restart sleeps at least a microsecond: backoff is timed.
+        assert!(s.backoff_ns >= 1_000, "backoff_ns {}", s.backoff_ns);
         // Ordinary transactions work again afterwards.
         let mut t = blocker.begin();
         t.lock(LockId::row(T, 1), Mode::X).unwrap();

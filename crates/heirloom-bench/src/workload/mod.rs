@@ -11,6 +11,7 @@
 
 use crate::sweep::Benchmark;
 
+pub mod random;
 pub mod tm1;
 pub mod tpcb;
 pub mod tpcc;
@@ -46,8 +47,8 @@ mod tests {
             assert!(names.insert(b.name()), "{} registered twice", b.name());
             assert!(find(b.name()).is_ok_and(|f| f.name() == b.name()));
             let opts = Options::parse(b.name(), b.options(), &[]).expect("defaults parse");
-            assert!(b.estimate_bytes(b.scale().default, &opts) > 0, "{}", b.name());
-            assert!(b.scale().default <= b.scale().max);
+            assert!(b.estimate_bytes(b.scale().default.at(8), &opts) > 0, "{}", b.name());
+            assert!(b.scale().default.at(8) <= b.scale().max);
             assert!(!b.mixes().is_empty(), "{}: no default mix", b.name());
             for m in b.mixes() {
                 assert_eq!(b.mix(m).expect("its own mix").name, *m);

@@ -9,7 +9,8 @@
 use crate::options::{Kind, Opt, Options};
 use crate::runner::{Mix, RunResult, Workload};
 use crate::storage::{Outcome, Table, Tx, TxError};
-use crate::sweep::{BenchError, Benchmark, Scale, Sweep};
+use crate::sweep::{BenchError, Benchmark, Scale, ScaleArg, Sweep};
+use crate::workload::random::{nurand, tatp_a};
 use heirloom::{Mode, TableId};
 use heirloom_btree::{BTree, Optimistic};
 use rand::rngs::SmallRng;
@@ -119,7 +120,8 @@ pub enum Input {
 /// The TM1 database.
 pub struct Tm1 {
     subscribers: u64,
-    nurand: bool,
+    /// With TATP's non-uniform s_id: its A and the constant C.
+    nurand: Option<(u64, u64)>,
     /// SUBSCRIBER, keyed by s_id.
     pub subscriber: Table,
     /// sub_nbr (the 15-digit string's value) -> s_id; never changes after loading.
@@ -162,8 +164,8 @@ impl Tm1 {
     }
 
     /// Populates `subscribers` subscribers (TATP population rules).
-    /// `nurand` draws s_id non-uniformly (TATP's NURand, A = 65535 up to
-    /// 1M subscribers, 1048575 above).
+    /// `nurand` draws s_id non-uniformly: TATP's NURand(A, 1, P), A by the
+    /// population ([`tatp_a`]), C drawn once here in [0, A].
     pub fn new(subscribers: u64, nurand: bool, seed: u64) -> Self {
         let p = subscribers;
         let mut rng = SmallRng::seed_from_u64(seed);
@@ -229,6 +231,10 @@ impl Tm1 {
         for (k, f) in cf {
             call_forwarding.load(k, &f).expect("sized for the population");
         }
+        let nurand = nurand.then(|| {
+            let a = tatp_a(p);
+            (a, rng.random_range(0..=a))
+        });
         Tm1 {
             subscribers: p,
             nurand,
@@ -250,11 +256,10 @@ impl Tm1 {
 
     fn s_id(&self, rng: &mut SmallRng) -> u64 {
         let p = self.subscribers;
-        if !self.nurand {
-            return rng.random_range(1..=p);
+        match self.nurand {
+            None => rng.random_range(1..=p),
+            Some((a, c)) => nurand(rng, a, c, 1, p),
         }
-        let a = if p <= 1_000_000 { 65_535 } else { 1_048_575 };
-        ((rng.random_range(0..=a) | rng.random_range(1..=p)) % p) + 1
     }
 }
 
@@ -304,7 +309,7 @@ impl Benchmark for Tm1Bench {
     fn scale(&self) -> Scale {
         Scale {
             unit: "subscribers",
-            default: 100_000,
+            default: ScaleArg::Total(100_000),
             max: 1 << 40,
         }
     }
@@ -330,8 +335,8 @@ impl Benchmark for Tm1Bench {
         Tm1::estimate_bytes(scale)
     }
     fn run(&self, sweep: &mut Sweep<'_>) -> Result<Vec<RunResult>, BenchError> {
-        let db = Tm1::new(sweep.scale(), sweep.options().flag("nurand"), sweep.seed());
-        sweep.on_one_db(&db)
+        let (nurand, seed) = (sweep.options().flag("nurand"), sweep.seed());
+        sweep.on_one_db(&|n| Ok(Tm1::new(n, nurand, seed)))
     }
 }
 

@@ -5,11 +5,21 @@
 //! append-only and never read by the transaction, so each worker appends to
 //! its own segment (no shared tail to latch); an X lock on the new history
 //! row's key (worker, sequence) keeps the locking honest.
+//!
+//! HISTORY is bounded: a segment keeps its newest [`SEGMENT_ROWS`] rows and
+//! folds older ones (all committed) into per-branch sums of their deltas,
+//! which is all the consistency check reads. So a long run, or a sweep of
+//! many runs on one database, holds a fixed amount of history.
+//!
+//! Scale: by default one branch per worker thread (`--scale 1/thread`), as
+//! TPC-B scales its database with the load (clause 4.2); `--scale N` fixes
+//! N branches for every run (`--scale 1`: every transaction updates the
+//! same branch row, one hot lock).
 
 use crate::options::{Kind, Opt, Options};
 use crate::runner::{Mix, RunResult, Workload};
 use crate::storage::{Outcome, Table, Tx, TxError};
-use crate::sweep::{BenchError, Benchmark, Scale, Sweep};
+use crate::sweep::{BenchError, Benchmark, Scale, ScaleArg, Sweep};
 use heirloom::{Mode, TableId};
 use parking_lot::Mutex;
 use rand::RngExt;
@@ -58,11 +68,44 @@ pub struct History {
     pub delta: i64,
 }
 
-/// A worker's HISTORY segment.
+/// HISTORY rows a worker keeps before folding them into sums.
+pub const SEGMENT_ROWS: usize = 4096;
+
+/// History folded into sums: rows and the sum of their deltas per branch.
+#[derive(Debug, Default, Clone)]
+pub struct Folded {
+    /// Rows folded.
+    pub rows: u64,
+    /// Sum of the folded deltas, per branch.
+    pub per_branch: Vec<i128>,
+}
+
+impl Folded {
+    fn add(&mut self, r: &History) {
+        if self.per_branch.len() <= r.branch as usize {
+            self.per_branch.resize(r.branch as usize + 1, 0);
+        }
+        self.per_branch[r.branch as usize] += r.delta as i128;
+        self.rows += 1;
+    }
+
+    fn merge(&mut self, other: &Folded) {
+        if self.per_branch.len() < other.per_branch.len() {
+            self.per_branch.resize(other.per_branch.len(), 0);
+        }
+        for (a, b) in self.per_branch.iter_mut().zip(&other.per_branch) {
+            *a += b;
+        }
+        self.rows += other.rows;
+    }
+}
+
+/// A worker's HISTORY segment: its newest rows and the sums of older ones.
 #[derive(Debug, Default)]
 pub struct Segment {
     index: usize,
     rows: Vec<History>,
+    folded: Folded,
 }
 
 /// The TPC-B database.
@@ -75,7 +118,7 @@ pub struct Tpcb {
     pub teller: Table,
     /// ACCOUNT, keyed by account id (account a belongs to branch a / accounts_per_branch).
     pub account: Table,
-    history: Mutex<Vec<Segment>>,
+    history: Mutex<Folded>,
 }
 
 impl std::fmt::Debug for Tpcb {
@@ -114,17 +157,13 @@ impl Tpcb {
             branch,
             teller,
             account,
-            history: Mutex::new(Vec::new()),
+            history: Mutex::new(Folded::default()),
         }
     }
 
-    /// The HISTORY rows of finished workers.
-    pub fn history(&self) -> Vec<History> {
-        self.history
-            .lock()
-            .iter()
-            .flat_map(|s| s.rows.iter().copied())
-            .collect()
+    /// The HISTORY of finished workers, folded: rows and delta per branch.
+    pub fn history(&self) -> Folded {
+        self.history.lock().clone()
     }
 }
 
@@ -153,7 +192,7 @@ impl Benchmark for TpcbBench {
     fn scale(&self) -> Scale {
         Scale {
             unit: "branches",
-            default: 1,
+            default: ScaleArg::PerThread(1),
             max: 1 << 20,
         }
     }
@@ -176,8 +215,8 @@ impl Benchmark for TpcbBench {
         Tpcb::estimate_bytes(scale, options.int("accounts"))
     }
     fn run(&self, sweep: &mut Sweep<'_>) -> Result<Vec<RunResult>, BenchError> {
-        let db = Tpcb::new(sweep.scale(), sweep.options().int("accounts"));
-        sweep.on_one_db(&db)
+        let accounts = sweep.options().int("accounts");
+        sweep.on_one_db(&|n| Ok(Tpcb::new(n, accounts)))
     }
 }
 
@@ -196,7 +235,8 @@ impl Workload for Tpcb {
     fn worker(&self, index: usize) -> Segment {
         Segment {
             index,
-            rows: Vec::new(),
+            rows: Vec::with_capacity(SEGMENT_ROWS),
+            folded: Folded::default(),
         }
     }
 
@@ -226,7 +266,14 @@ impl Workload for Tpcb {
         std::hint::black_box(balance);
         add(tx, &self.teller, i.teller, i.delta)?;
         add(tx, &self.branch, i.branch, i.delta)?;
-        let key = ((w.index as u64) << 40) | w.rows.len() as u64;
+        if w.rows.len() == SEGMENT_ROWS {
+            // One append per transaction: every row here is committed.
+            for r in w.rows.drain(..) {
+                w.folded.add(&r);
+            }
+        }
+        let seq = w.folded.rows + w.rows.len() as u64;
+        let key = ((w.index as u64) << 40) | seq;
         tx.lock_id(heirloom::LockId::row(HISTORY, key), Mode::X)?;
         w.rows.push(History {
             account: i.account,
@@ -242,8 +289,11 @@ impl Workload for Tpcb {
         w.rows.pop();
     }
 
-    fn retire(&self, w: Segment) {
-        self.history.lock().push(w);
+    fn retire(&self, mut w: Segment) {
+        for r in w.rows.drain(..) {
+            w.folded.add(&r);
+        }
+        self.history.lock().merge(&w.folded);
     }
 
     fn verify(&self) -> Result<String, String> {
@@ -261,23 +311,27 @@ impl Workload for Tpcb {
         let history = self.history();
         let total = |v: &[(u64, i64)]| v.iter().map(|x| x.1 as i128).sum::<i128>();
         let (b, t, a) = (total(&branches), total(&tellers), total(&accounts));
-        let h: i128 = history.iter().map(|r| r.delta as i128).sum();
+        let h: i128 = history.per_branch.iter().sum();
         if !(b == t && t == a && a == h) {
             return Err(format!(
                 "tpcb: balances disagree: branches {b}, tellers {t}, accounts {a}, history {h} ({} rows)",
-                history.len()
+                history.rows
             ));
         }
         let mut per_teller_branch = vec![0i128; self.branches as usize];
         for &(k, v) in &tellers {
             per_teller_branch[(k / TELLERS_PER_BRANCH) as usize] += v as i128;
         }
-        let mut per_history_branch = vec![0i128; self.branches as usize];
-        for r in &history {
-            per_history_branch[r.branch as usize] += r.delta as i128;
+        if history.per_branch.len() > self.branches as usize {
+            return Err(format!(
+                "tpcb: history names branch {}, beyond the {} branches",
+                history.per_branch.len() - 1,
+                self.branches
+            ));
         }
         for &(k, v) in &branches {
-            let (tb, hb) = (per_teller_branch[k as usize], per_history_branch[k as usize]);
+            let hb = history.per_branch.get(k as usize).copied().unwrap_or(0);
+            let tb = per_teller_branch[k as usize];
             if v as i128 != tb || tb != hb {
                 return Err(format!(
                     "tpcb: branch {k}: balance {v}, its tellers {tb}, its history {hb}"
@@ -286,8 +340,7 @@ impl Workload for Tpcb {
         }
         Ok(format!(
             "tpcb: {} branches: sum(account) = sum(teller) = sum(branch) = sum(history) = {a} over {} history rows, and per branch",
-            self.branches,
-            history.len()
+            self.branches, history.rows
         ))
     }
 }

@@ -26,7 +26,8 @@
 use crate::options::{Kind, Opt, Options};
 use crate::runner::{Mix, RunResult, Workload};
 use crate::storage::{Outcome, Table, Tx, TxError};
-use crate::sweep::{BenchError, Benchmark, Scale, Sweep};
+use crate::sweep::{BenchError, Benchmark, Scale, ScaleArg, Sweep};
+use crate::workload::random::{TpccConstants, nurand};
 use heirloom::{LockId, Mode, TableId};
 use heirloom_btree::{BTree, Optimistic};
 use parking_lot::Mutex;
@@ -239,9 +240,8 @@ impl Size {
 pub struct Tpcc {
     warehouses: u64,
     size: Size,
-    c_last_run: u64,
-    c_id_c: u64,
-    ol_i_id_c: u64,
+    /// The NURand constants (clause 2.1.6).
+    c: TpccConstants,
     clock: AtomicU64,
     /// WAREHOUSE.
     pub warehouse: Table,
@@ -275,10 +275,6 @@ impl std::fmt::Debug for Tpcc {
     }
 }
 
-fn nurand(rng: &mut SmallRng, a: u64, c: u64, x: u64, y: u64) -> u64 {
-    (((rng.random_range(0..=a) | rng.random_range(x..=y)) + c) % (y - x + 1)) + x
-}
-
 /// Growth room of the tables that NewOrder inserts into (memory is taken
 /// only as rows are used).
 const GROWTH: usize = 1 << 28;
@@ -300,22 +296,11 @@ impl Tpcc {
         let mut rng = SmallRng::seed_from_u64(seed);
         let (w_n, items, cust) = (warehouses, size.items, size.customers);
         let c_n = (w_n * DISTRICTS * cust) as usize;
-        // C for C_LAST at load and run (clause 2.1.6.1: the difference in
-        // [65, 119] and not 96 or 112).
-        let c_last_load = rng.random_range(0..=255u64);
-        let c_last_run = loop {
-            let c = rng.random_range(0..=255u64);
-            let delta = c.abs_diff(c_last_load);
-            if (65..=119).contains(&delta) && delta != 96 && delta != 112 {
-                break c;
-            }
-        };
+        let c = TpccConstants::draw(&mut rng);
         let db = Tpcc {
             warehouses,
             size,
-            c_last_run,
-            c_id_c: rng.random_range(0..=1023),
-            ol_i_id_c: rng.random_range(0..=8191),
+            c,
             clock: AtomicU64::new(1),
             warehouse: Table::new("WAREHOUSE", WAREHOUSE, 2, w_n as usize),
             district: Table::new("DISTRICT", DISTRICT, 3, (w_n * DISTRICTS) as usize),
@@ -354,7 +339,7 @@ impl Tpcc {
                     let last = if c <= names {
                         c - 1
                     } else {
-                        nurand(&mut rng, 255, c_last_load, 0, names - 1)
+                        nurand(&mut rng, 255, db.c.c_last_load, 0, names - 1)
                     };
                     let fields = [
                         (-1_000i64) as u64, // C_BALANCE -10.00
@@ -406,9 +391,9 @@ impl Tpcc {
     fn customer_input(&self, rng: &mut SmallRng) -> Who {
         // Clause 2.5.1.2: 60% by last name, 40% by id.
         if rng.random_range(0..100) < 60 {
-            Who::Last(nurand(rng, 255, self.c_last_run, 0, self.size.names() - 1))
+            Who::Last(nurand(rng, 255, self.c.c_last_run, 0, self.size.names() - 1))
         } else {
-            Who::Id(nurand(rng, 1023, self.c_id_c, 1, self.size.customers))
+            Who::Id(nurand(rng, 1023, self.c.c_id, 1, self.size.customers))
         }
     }
 
@@ -682,7 +667,7 @@ impl Benchmark for TpccBench {
     fn scale(&self) -> Scale {
         Scale {
             unit: "warehouses",
-            default: 1,
+            default: ScaleArg::Total(1),
             max: 1_000,
         }
     }
@@ -711,9 +696,9 @@ impl Benchmark for TpccBench {
         // TPC-C's tables grow while it runs (ORDER, ORDER_LINE, NEW_ORDER):
         // every run starts from a freshly loaded database, so a run late in
         // the sweep does not measure a bigger database.
-        let (scale, seed) = (sweep.scale(), sweep.seed());
+        let seed = sweep.seed();
         let size = Size::shrunk(sweep.options().int("shrink"));
-        sweep.fresh_db_per_run(&|| Tpcc::new(scale, size, seed))
+        sweep.fresh_db_per_run(&|w| Ok(Tpcc::new(w, size, seed)))
     }
 }
 
@@ -746,7 +731,7 @@ impl Workload for Tpcc {
         };
         match k {
             kind::NEW_ORDER => {
-                let c = nurand(rng, 1023, self.c_id_c, 1, self.size.customers);
+                let c = nurand(rng, 1023, self.c.c_id, 1, self.size.customers);
                 let n = rng.random_range(5..=15);
                 let rollback = rng.random_range(0..100) == 0;
                 let items = (0..n)
@@ -754,7 +739,7 @@ impl Workload for Tpcc {
                         let i = if rollback && j == n - 1 {
                             self.size.items + 1 // unused (clause 2.4.1.5)
                         } else {
-                            nurand(rng, 8191, self.ol_i_id_c, 1, self.size.items)
+                            nurand(rng, 8191, self.c.ol_i_id, 1, self.size.items)
                         };
                         let supply = if self.warehouses > 1 && rng.random_range(0..100) == 0 {
                             other_w(rng)

@@ -5,11 +5,18 @@
 //!
 //! Word 0 of every row counts the writes it received, so after a run the
 //! sum of the counters must equal the committed writes.
+//!
+//! Keys: the 16 keys of a transaction are distinct, as DBx1000 draws them
+//! (a repeated key would turn a read and a write of one row into an S to X
+//! upgrade, a deadlock neither YCSB nor DBx1000 has); `repeat-keys` allows
+//! repeats again. `order-keys` sorts each transaction's keys, the classic
+//! deadlock-avoidance variant: with every transaction locking in key order
+//! no wait cycle can form, so waiting without detection can be compared.
 
 use crate::options::{Kind, Opt, Options};
 use crate::runner::{Mix, RunResult, Workload};
 use crate::storage::{Outcome, Table, Tx, TxError};
-use crate::sweep::{BenchError, Benchmark, Scale, Sweep};
+use crate::sweep::{BenchError, Benchmark, Scale, ScaleArg, Sweep};
 use heirloom::{Mode, TableId};
 use parking_lot::Mutex;
 use rand::RngExt;
@@ -34,10 +41,20 @@ pub struct Input {
 #[derive(Debug, Default)]
 pub struct Writes(u64);
 
+/// How a transaction's keys are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Draw {
+    /// Keys may repeat within a transaction.
+    pub repeat_keys: bool,
+    /// Requests are made in key order.
+    pub order_keys: bool,
+}
+
 /// The YCSB database.
 pub struct Ycsb {
     rows: u64,
     read_share: f64,
+    draw: Draw,
     zipf: Option<Zipf<f64>>,
     /// The table.
     pub table: Table,
@@ -60,10 +77,16 @@ impl Ycsb {
     }
 
     /// `rows` rows; requests read with probability `read_share`; keys
-    /// Zipfian with `theta` (0: uniform). Errors on parameters out of range.
-    pub fn new(rows: u64, theta: f64, read_share: f64) -> Result<Self, String> {
+    /// Zipfian with `theta` (0: uniform), drawn as `draw` says. Errors on
+    /// parameters out of range.
+    pub fn new(rows: u64, theta: f64, read_share: f64, draw: Draw) -> Result<Self, String> {
         if rows == 0 {
             return Err("ycsb: rows must be positive".into());
+        }
+        if !draw.repeat_keys && rows < REQUESTS as u64 {
+            return Err(format!(
+                "ycsb: {rows} rows cannot give {REQUESTS} distinct keys per transaction (--opt repeat-keys allows repeats)"
+            ));
         }
         if !(0.0..=1.0).contains(&read_share) {
             return Err(format!("ycsb: read-share {read_share} is not between 0 and 1"));
@@ -87,6 +110,7 @@ impl Ycsb {
         Ok(Ycsb {
             rows,
             read_share,
+            draw,
             zipf,
             table,
             committed_writes: Mutex::new(0),
@@ -116,7 +140,7 @@ impl Benchmark for YcsbBench {
     fn scale(&self) -> Scale {
         Scale {
             unit: "rows",
-            default: 1_000_000,
+            default: ScaleArg::Total(1_000_000),
             max: 1 << 40,
         }
     }
@@ -151,6 +175,20 @@ impl Benchmark for YcsbBench {
                 default: "0.5",
                 alias: Some("--read-share"),
             },
+            Opt {
+                name: "repeat-keys",
+                help: "let a transaction draw the same key twice (an S to X upgrade when read, then written)",
+                kind: Kind::Flag,
+                default: "false",
+                alias: None,
+            },
+            Opt {
+                name: "order-keys",
+                help: "make each transaction's requests in key order (no wait cycles)",
+                kind: Kind::Flag,
+                default: "false",
+                alias: None,
+            },
         ]
     }
     fn estimate_bytes(&self, scale: u64, _options: &Options) -> u64 {
@@ -158,8 +196,12 @@ impl Benchmark for YcsbBench {
     }
     fn run(&self, sweep: &mut Sweep<'_>) -> Result<Vec<RunResult>, BenchError> {
         let o = sweep.options();
-        let db = Ycsb::new(sweep.scale(), o.real("theta"), o.real("read-share")).map_err(BenchError::Usage)?;
-        sweep.on_one_db(&db)
+        let (theta, read_share) = (o.real("theta"), o.real("read-share"));
+        let draw = Draw {
+            repeat_keys: o.flag("repeat-keys"),
+            order_keys: o.flag("order-keys"),
+        };
+        sweep.on_one_db(&|n| Ycsb::new(n, theta, read_share, draw))
     }
 }
 
@@ -181,12 +223,22 @@ impl Workload for Ycsb {
 
     fn input(&self, _kind: usize, _w: &Self::Worker, rng: &mut SmallRng) -> Input {
         let mut requests = [(0, false); REQUESTS];
-        for r in &mut requests {
-            let key = match &self.zipf {
-                None => rng.random_range(0..self.rows),
-                Some(z) => (z.sample(rng) as u64).clamp(1, self.rows) - 1,
+        for i in 0..REQUESTS {
+            let key = loop {
+                let key = match &self.zipf {
+                    None => rng.random_range(0..self.rows),
+                    Some(z) => (z.sample(rng) as u64).clamp(1, self.rows) - 1,
+                };
+                // Redraw a repeat, as DBx1000 does (at most 15 compares;
+                // `new` checked that 16 distinct keys exist).
+                if self.draw.repeat_keys || !requests[..i].iter().any(|r| r.0 == key) {
+                    break key;
+                }
             };
-            *r = (key, rng.random::<f64>() >= self.read_share);
+            requests[i] = (key, rng.random::<f64>() >= self.read_share);
+        }
+        if self.draw.order_keys {
+            requests.sort_unstable_by_key(|r| r.0);
         }
         Input { requests }
     }
