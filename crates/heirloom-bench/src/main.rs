@@ -231,6 +231,10 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>) -> Result<(), BenchE
             spec.seed
         )
     );
+    let notes = plan.bench.notes(plan.scale, &spec.threads);
+    for n in &notes {
+        println!("# note: {n}");
+    }
     let mut done = 0;
     let runs = sweep(spec, &mut |run, d| {
         bar.inc(d.as_millis() as u64);
@@ -260,7 +264,7 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>) -> Result<(), BenchE
         }
     }
     if let Some(p) = &out.json {
-        report::write_json(p, &runs)?;
+        report::write_json(p, &runs, &notes)?;
         println!("wrote {}", p.display());
     }
     if let Some(p) = &out.csv {

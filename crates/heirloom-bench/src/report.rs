@@ -39,11 +39,15 @@ pub enum ReportError {
     PlotKind(String),
 }
 
-/// The JSON document: `{"runs": [...]}`.
+/// The JSON document: `{"runs": [...], "notes": [...]}`.
 #[derive(Debug, Serialize)]
 pub struct Document<'a> {
     /// Every run, in the order run.
     pub runs: &'a [RunResult],
+    /// The benchmark's remarks on how the sweep departs from its
+    /// specification (`Benchmark::notes`), if any.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub notes: &'a [String],
 }
 
 /// The configuration header printed above the table: `scale` with its
@@ -133,14 +137,14 @@ pub fn table(runs: &[RunResult]) -> String {
     out
 }
 
-/// Writes `{"runs": [...]}` to `path`.
-pub fn write_json(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
+/// Writes `{"runs": [...], "notes": [...]}` to `path`.
+pub fn write_json(path: &Path, runs: &[RunResult], notes: &[String]) -> Result<(), ReportError> {
     let io = |source| ReportError::Io {
         path: path.display().to_string(),
         source,
     };
     let mut f = std::fs::File::create(path).map_err(io)?;
-    serde_json::to_writer_pretty(&mut f, &Document { runs }).map_err(|e| io(e.into()))?;
+    serde_json::to_writer_pretty(&mut f, &Document { runs, notes }).map_err(|e| io(e.into()))?;
     f.write_all(b"\n").map_err(io)
 }
 

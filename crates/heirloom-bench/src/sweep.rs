@@ -97,6 +97,13 @@ pub trait Benchmark: Sync {
     }
     /// About how many bytes its database takes at `scale`.
     fn estimate_bytes(&self, scale: u64, options: &Options) -> u64;
+    /// Remarks for the report about how the runs of a sweep at `scale` and
+    /// these thread counts depart from the specification (threads sharing
+    /// what the specification gives each terminal alone).
+    fn notes(&self, scale: ScaleArg, threads: &[usize]) -> Vec<String> {
+        let _ = (scale, threads);
+        Vec::new()
+    }
     /// Loads the database (once, or once per run if it grows while it
     /// runs) and runs the sweep on it: [`Sweep::on_one_db`] or
     /// [`Sweep::fresh_db_per_run`].

@@ -6,7 +6,7 @@ use heirloom::{ConflictPolicy, LockManager, TableKind};
 use heirloom_bench::runner::Workload;
 use heirloom_bench::runner::run_one;
 use heirloom_bench::storage::{Outcome, Table, UndoLog};
-use heirloom_bench::sweep::ScaleArg;
+use heirloom_bench::sweep::{Benchmark, ScaleArg};
 use heirloom_bench::workload::tpcc::{Input, Size, Tpcc, Who, c_key, d_key, last_name, o_key, ol_key, s_key};
 use heirloom_bench::{Spec, sweep};
 use std::time::Duration;
@@ -146,6 +146,83 @@ fn transactions_have_the_specified_effects() {
 
     db.retire(t);
     db.verify().expect("consistent after every transaction");
+}
+
+#[test]
+fn terminals_are_bound_to_a_home_warehouse_and_district() {
+    use rand::SeedableRng;
+    let db = Tpcc::new(2, Size::shrunk(100), 5);
+    let homes: Vec<(u64, u64)> = (0..5)
+        .map(|i| {
+            let t = db.worker(i);
+            (t.home(), t.district())
+        })
+        .collect();
+    assert_eq!(homes, vec![(1, 1), (2, 1), (1, 2), (2, 2), (1, 3)]);
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(9);
+    let t = db.worker(3);
+    for k in 0..5 {
+        for _ in 0..200 {
+            let w = match db.input(k, &t, &mut rng) {
+                Input::NewOrder { w, .. } | Input::Payment { w, .. } | Input::OrderStatus { w, .. } => w,
+                Input::Delivery { w, .. } => w,
+                Input::StockLevel { w, d, .. } => {
+                    assert_eq!(d, 2, "StockLevel uses the terminal's district");
+                    w
+                }
+            };
+            assert_eq!(w, 2, "every transaction runs on the home warehouse");
+        }
+    }
+    // More threads than warehouses: the report says they share.
+    let notes = heirloom_bench::workload::tpcc::TPCC.notes(ScaleArg::Total(2), &[1, 2, 8, 30]);
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(notes[0].contains("8 threads on 2 warehouses") && !notes[0].contains("more than"));
+    assert!(notes[1].contains("30 threads") && notes[1].contains("more than the specification's 10"));
+    assert!(
+        heirloom_bench::workload::tpcc::TPCC
+            .notes(ScaleArg::PerThread(1), &[1, 8])
+            .is_empty()
+    );
+}
+
+#[test]
+fn delivery_locks_only_the_rows_it_changes() {
+    use heirloom::{Level, Mode};
+    use heirloom_bench::storage::Tx;
+    use heirloom_bench::workload::tpcc::{DISTRICT, NEW_ORDER};
+    let db = Tpcc::new(1, Size::shrunk(100), 5);
+    let lm = LockManager::builder().build();
+    let mut agent = lm.agent();
+    let mut t = db.worker(0);
+    let mut undo = UndoLog::default();
+    let mut txn = agent.begin();
+    let r = db.execute(
+        &mut Tx::new(&mut txn, &mut undo),
+        &mut t,
+        &Input::Delivery { w: 1, carrier: 3 },
+    );
+    assert_eq!(r.unwrap(), Outcome::Committed);
+    let snap = lm.snapshot();
+    let rows: Vec<_> = snap.locks.iter().filter(|l| l.lock.level() == Level::Row).collect();
+    // Ten districts, each: NEW_ORDER, ORDER, 5-15 lines, CUSTOMER.
+    assert!(rows.len() >= 10 * 8, "{} row locks", rows.len());
+    assert_eq!(rows.iter().filter(|l| l.lock.table_id() == Some(NEW_ORDER)).count(), 10);
+    for l in &rows {
+        assert_ne!(l.lock.table_id(), Some(DISTRICT), "Delivery locks no DISTRICT row");
+        assert_eq!(
+            l.group,
+            Mode::X,
+            "{:?}: only the rows it changes, each X at once",
+            l.lock
+        );
+    }
+    // One lock-table operation per lock held: nothing was taken twice or
+    // converted (an S-then-X would be a second operation on one lock).
+    assert_eq!(txn.agent_stats().table_ops, snap.locks.len() as u64);
+    txn.commit().unwrap();
+    undo.committed();
+    db.verify().expect("consistent");
 }
 
 #[test]
