@@ -58,6 +58,10 @@ struct BenchArgs {
     /// Transaction mix (default: the benchmark's first; see `heirloom list`).
     #[arg(long)]
     mix: Option<String>,
+    /// Settings of a comparison with another system (`dbx1000`; see
+    /// `heirloom list`), used where these flags give none.
+    #[arg(long)]
+    profile: Option<String>,
     /// One of the benchmark's own options, KEY=VALUE (repeatable; see `heirloom list`).
     #[arg(long = "opt", value_name = "KEY=VALUE")]
     opts: Vec<String>,
@@ -67,12 +71,13 @@ struct BenchArgs {
     /// Lock table kinds: global, latched, latchfree.
     #[arg(long = "table", value_delimiter = ',', default_value = "latched")]
     tables: Vec<String>,
-    /// Speculative lock inheritance: off, on.
-    #[arg(long, value_delimiter = ',', default_value = "off,on")]
-    sli: Vec<String>,
-    /// Conflict policies: detect, timeout[=MS], nowait, waitdie, woundwait.
-    #[arg(long = "policy", value_delimiter = ',', default_value = "detect")]
-    policies: Vec<String>,
+    /// Speculative lock inheritance: off, on [default: off,on].
+    #[arg(long, value_delimiter = ',')]
+    sli: Option<Vec<String>>,
+    /// Conflict policies: detect, timeout[=MS], nowait, waitdie, woundwait
+    /// [default: detect].
+    #[arg(long = "policy", value_delimiter = ',')]
+    policies: Option<Vec<String>>,
     /// Under `detect`: milliseconds a blocked request waits before its first
     /// deadlock search (0 = at once). Default: the library's.
     #[arg(long = "deadlock-timeout", value_name = "MS")]
@@ -144,24 +149,56 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
         .iter()
         .map(|t| t.trim().parse::<TableKind>().map_err(usage))
         .collect::<Result<Vec<_>, _>>()?;
-    let sli = a
-        .sli
+    let profile = match &a.profile {
+        None => None,
+        Some(name) => {
+            let bench = heirloom_bench::workload::find(&a.workload).map_err(usage)?;
+            let known: Vec<&str> = bench.profiles().iter().map(|p| p.name).collect();
+            Some(*bench.profiles().iter().find(|p| p.name == name).ok_or_else(|| {
+                usage(format!(
+                    "{} has no profile {name:?} ({})",
+                    bench.name(),
+                    if known.is_empty() {
+                        "it has none".to_string()
+                    } else {
+                        format!("its profiles: {}", known.join(", "))
+                    }
+                ))
+            })?)
+        }
+    };
+    let sli = match &a.sli {
+        Some(v) => v
+            .iter()
+            .map(|s| match s.trim() {
+                "off" | "false" => Ok(false),
+                "on" | "true" => Ok(true),
+                other => Err(usage(format!("--sli: {other:?} is neither off nor on"))),
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        None => profile.map_or_else(|| vec![false, true], |p| p.sli.to_vec()),
+    };
+    let policies = match &a.policies {
+        Some(v) => v
+            .iter()
+            .map(|p| p.trim().parse::<ConflictPolicy>().map_err(usage))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => profile.map_or_else(|| vec![ConflictPolicy::Detect], |p| p.policies.to_vec()),
+    };
+    // The profile's options first: given ones come later and win.
+    let mut opts: Vec<(String, String)> = profile
         .iter()
-        .map(|s| match s.trim() {
-            "off" | "false" => Ok(false),
-            "on" | "true" => Ok(true),
-            other => Err(usage(format!("--sli: {other:?} is neither off nor on"))),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let policies = a
-        .policies
-        .iter()
-        .map(|p| p.trim().parse::<ConflictPolicy>().map_err(usage))
-        .collect::<Result<Vec<_>, _>>()?;
+        .flat_map(|p| p.options.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+        .collect();
+    opts.extend(a.opts.iter().map(|p| options::split(p)));
+    let scale = a.scale.as_deref().map(ScaleArg::parse).transpose().map_err(usage)?;
     let spec = Spec {
         workload: a.workload.clone(),
-        mix: a.mix.clone(),
-        options: a.opts.iter().map(|p| options::split(p)).collect(),
+        mix: a
+            .mix
+            .clone()
+            .or_else(|| profile.and_then(|p| p.mix).map(str::to_string)),
+        options: opts,
         threads,
         tables,
         sli,
@@ -175,7 +212,7 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
             }
             None => heirloom::DEFAULT_DEADLOCK_TIMEOUT,
         },
-        scale: a.scale.as_deref().map(ScaleArg::parse).transpose().map_err(usage)?,
+        scale: scale.or_else(|| profile.and_then(|p| p.scale)),
         duration: seconds("--duration", a.duration, false)?,
         warmup: seconds("--warmup", a.warmup, true)?,
         seed: a.seed,
@@ -345,12 +382,16 @@ fn list() -> String {
                 Kind::Real { min, max, max_included } => {
                     format!("[{min}, {max}{}", if max_included { "]" } else { ")" })
                 }
+                Kind::Choice(words) => words.join(" or "),
             };
             s += &format!("  --opt {}=VALUE: {} ({range}; default {})", o.name, o.help, o.default);
             if let Some(a) = o.alias {
                 s += &format!("; also {a}");
             }
             s += "\n";
+        }
+        for p in b.profiles() {
+            s += &format!("  --profile {}: {}\n", p.name, p.about);
         }
     }
     s

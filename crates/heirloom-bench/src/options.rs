@@ -28,6 +28,8 @@ pub enum Kind {
         /// Whether `max` itself is allowed.
         max_included: bool,
     },
+    /// One of these words.
+    Choice(&'static [&'static str]),
 }
 
 /// One option a benchmark declares.
@@ -55,6 +57,8 @@ pub enum Value {
     Int(u64),
     /// A [`Kind::Real`].
     Real(f64),
+    /// A [`Kind::Choice`].
+    Choice(&'static str),
 }
 
 impl fmt::Display for Value {
@@ -63,6 +67,7 @@ impl fmt::Display for Value {
             Value::Flag(b) => write!(f, "{b}"),
             Value::Int(i) => write!(f, "{i}"),
             Value::Real(x) => write!(f, "{x}"),
+            Value::Choice(w) => write!(f, "{w}"),
         }
     }
 }
@@ -90,6 +95,10 @@ impl Opt {
                     if max_included { "]" } else { ")" }
                 )),
                 Err(_) => Err(format!("{}={t}: not a number", self.name)),
+            },
+            Kind::Choice(words) => match words.iter().find(|w| **w == t) {
+                Some(w) => Ok(Value::Choice(w)),
+                None => Err(format!("{}={t}: not one of {}", self.name, words.join(", "))),
             },
         }
     }
@@ -163,6 +172,14 @@ impl Options {
         }
     }
 
+    /// A [`Kind::Choice`] option's value.
+    pub fn choice(&self, name: &str) -> &'static str {
+        match self.get(name) {
+            Value::Choice(w) => w,
+            v => panic!("option {name:?} is {v:?}, not a choice"),
+        }
+    }
+
     /// `key=value` for every option, in declaration order (the report's header).
     pub fn describe(&self) -> String {
         self.values
@@ -211,6 +228,13 @@ mod tests {
             default: "false",
             alias: None,
         },
+        Opt {
+            name: "index",
+            help: "",
+            kind: Kind::Choice(&["btree", "hash"]),
+            default: "btree",
+            alias: None,
+        },
     ];
 
     fn given(pairs: &[&str]) -> Vec<(String, String)> {
@@ -223,9 +247,10 @@ mod tests {
         assert_eq!(o.real("theta"), 0.9);
         assert_eq!(o.int("n"), 7);
         assert!(o.flag("on"));
-        assert_eq!(o.describe(), "theta=0.9 n=7 on=true");
-        let d = Options::parse("b", DECLARED, &[]).unwrap();
+        assert_eq!(o.describe(), "theta=0.9 n=7 on=true index=btree");
+        let d = Options::parse("b", DECLARED, &given(&["index=hash"])).unwrap();
         assert_eq!((d.real("theta"), d.int("n"), d.flag("on")), (0.0, 1, false));
+        assert_eq!(d.choice("index"), "hash");
     }
 
     #[test]
@@ -239,6 +264,7 @@ mod tests {
             "n=101",
             "n=1.5",
             "on=maybe",
+            "index=skiplist",
             "zeta=1",
         ] {
             let e = Options::parse("b", DECLARED, &given(&[bad])).unwrap_err();

@@ -1,6 +1,6 @@
-//! In-memory tables: rows in one preallocated array, a primary-key index in
-//! heirloom-btree, and the transaction context that locks, logs undo and
-//! rolls back.
+//! In-memory tables: rows in one preallocated array, a primary-key index
+//! (heirloom-btree's B+tree, or its hash index for tables only read by key),
+//! and the transaction context that locks, logs undo and rolls back.
 //!
 //! A row is `width` 64-bit words. Words are atomics read and written with
 //! `Relaxed` ordering: the locks of heirloom (strict two-phase locking)
@@ -10,7 +10,7 @@
 //! plain moves.
 
 use heirloom::{LockError, LockId, Mode, TableId, Transaction};
-use heirloom_btree::{BTree, Optimistic};
+use heirloom_btree::{BTree, HashIndex, Optimistic};
 use parking_lot::Mutex;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -34,6 +34,114 @@ pub enum StorageError {
     },
 }
 
+/// Which primary-key index a table has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IndexKind {
+    /// heirloom-btree's B+tree with optimistic lock coupling: ordered,
+    /// range scans.
+    #[default]
+    BTree,
+    /// heirloom-btree's fixed-capacity hash index: point lookups only
+    /// (scans work but sort a full pass), no write to shared memory on a
+    /// lookup. For tables read by key whose rows are never deleted.
+    Hash,
+}
+
+impl IndexKind {
+    /// Parses `btree` or `hash`.
+    pub fn parse(s: &str) -> Result<IndexKind, String> {
+        match s {
+            "btree" => Ok(IndexKind::BTree),
+            "hash" => Ok(IndexKind::Hash),
+            _ => Err(format!("index {s:?}: expected btree or hash")),
+        }
+    }
+}
+
+/// A table's primary-key index: key -> slot.
+pub enum Index {
+    /// Ordered.
+    BTree(BTree<Optimistic>),
+    /// Hashed.
+    Hash(HashIndex),
+}
+
+/// The index is full (a hash index whose slots are all claimed).
+#[derive(Debug)]
+pub struct IndexFull;
+
+impl Index {
+    fn new(kind: IndexKind, capacity: usize) -> Index {
+        match kind {
+            IndexKind::BTree => Index::BTree(BTree::new()),
+            IndexKind::Hash => Index::Hash(HashIndex::with_capacity(capacity)),
+        }
+    }
+
+    /// The value of `key`.
+    #[inline]
+    pub fn get(&self, key: u64) -> Option<u64> {
+        match self {
+            Index::BTree(t) => t.get(key),
+            Index::Hash(h) => h.get(key),
+        }
+    }
+
+    /// Adds `key -> value`; false if `key` is present.
+    pub fn insert(&self, key: u64, value: u64) -> Result<bool, IndexFull> {
+        match self {
+            Index::BTree(t) => Ok(t.insert(key, value)),
+            Index::Hash(h) => h.insert(key, value).map_err(|_| IndexFull),
+        }
+    }
+
+    /// Removes `key`, returning its value.
+    pub fn remove(&self, key: u64) -> Option<u64> {
+        match self {
+            Index::BTree(t) => t.remove(key),
+            Index::Hash(h) => h.remove(key),
+        }
+    }
+
+    /// Calls `f(key, value)` in key order over `range` while it returns true.
+    pub fn scan<F: FnMut(u64, u64) -> bool>(&self, range: impl std::ops::RangeBounds<u64>, mut f: F) {
+        match self {
+            Index::BTree(t) => t.scan(range, f),
+            Index::Hash(h) => {
+                for (k, v) in h.entries() {
+                    if range.contains(&k) && !f(k, v) {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The entries in `range`, in key order.
+    pub fn range(&self, range: impl std::ops::RangeBounds<u64>) -> Vec<(u64, u64)> {
+        match self {
+            Index::BTree(t) => t.range(range),
+            Index::Hash(h) => h.entries().into_iter().filter(|e| range.contains(&e.0)).collect(),
+        }
+    }
+
+    /// The first entry in `range`.
+    pub fn first(&self, range: impl std::ops::RangeBounds<u64>) -> Option<(u64, u64)> {
+        match self {
+            Index::BTree(t) => t.first(range),
+            Index::Hash(h) => h.entries().into_iter().find(|e| range.contains(&e.0)),
+        }
+    }
+
+    /// Entries (a full pass).
+    pub fn count(&self) -> usize {
+        match self {
+            Index::BTree(t) => t.count(),
+            Index::Hash(h) => h.entries().len(),
+        }
+    }
+}
+
 /// One table.
 pub struct Table {
     /// Name for messages.
@@ -52,7 +160,7 @@ pub struct Table {
     /// line written on every insert otherwise).
     free_len: AtomicUsize,
     /// Primary key -> slot.
-    pub index: BTree<Optimistic>,
+    pub index: Index,
 }
 
 impl std::fmt::Debug for Table {
@@ -66,8 +174,13 @@ impl std::fmt::Debug for Table {
 
 impl Table {
     /// A table of up to `capacity` rows of `width` words (memory is taken as
-    /// rows are allocated).
+    /// rows are allocated), indexed by a B+tree.
     pub fn new(name: &'static str, id: TableId, width: usize, capacity: usize) -> Self {
+        Self::with_index(name, id, width, capacity, IndexKind::BTree)
+    }
+
+    /// As [`new`](Self::new), with the primary-key index `kind`.
+    pub fn with_index(name: &'static str, id: TableId, width: usize, capacity: usize, kind: IndexKind) -> Self {
         let chunks = (0..capacity.div_ceil(CHUNK_ROWS)).map(|_| OnceLock::new()).collect();
         Table {
             name,
@@ -78,7 +191,7 @@ impl Table {
             next: AtomicUsize::new(0),
             free: Mutex::new(Vec::new()),
             free_len: AtomicUsize::new(0),
-            index: BTree::new(),
+            index: Index::new(kind, capacity),
         }
     }
 
@@ -152,9 +265,16 @@ impl Table {
         for (i, &v) in fields.iter().enumerate() {
             self.put(slot, i, v);
         }
-        let fresh = self.index.insert(key, slot as u64);
+        let fresh = self.index.insert(key, slot as u64).map_err(|_| self.full())?;
         debug_assert!(fresh, "duplicate key {key} loading {}", self.name);
         Ok(slot)
+    }
+
+    fn full(&self) -> StorageError {
+        StorageError::Full {
+            table: self.name,
+            capacity: self.capacity,
+        }
     }
 
     /// The lock of the row with primary key `key`.
@@ -240,8 +360,10 @@ impl<'d> UndoLog<'d> {
                     t.release(slot);
                 }
                 Undo::Delete { t, key, slot } => {
+                    // The deleted key kept its index entry's place (B+tree:
+                    // room; hash: its slot), so this cannot find it full.
                     let fresh = t.index.insert(key, slot as u64);
-                    debug_assert!(fresh, "undo of a delete found the key back");
+                    debug_assert!(matches!(fresh, Ok(true)), "undo of a delete found the key back");
                 }
                 Undo::IndexInsert { index, key } => {
                     index.remove(key);
@@ -358,7 +480,13 @@ impl<'t, 'a, 'd> Tx<'t, 'a, 'd> {
             t.put(slot, i, v);
         }
         // The X lock on `key` excludes every other inserter of this key.
-        let fresh = t.index.insert(key, slot as u64);
+        let fresh = match t.index.insert(key, slot as u64) {
+            Ok(f) => f,
+            Err(IndexFull) => {
+                t.release(slot);
+                return Err(t.full().into());
+            }
+        };
         debug_assert!(fresh);
         self.undo.records.push(Undo::Insert { t, key, slot });
         Ok(true)

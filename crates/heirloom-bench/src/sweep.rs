@@ -70,6 +70,26 @@ impl ScaleArg {
     }
 }
 
+/// A named set of settings for comparing with another system (`--profile
+/// NAME`): each is used where the command line does not give its own.
+#[derive(Debug, Clone, Copy)]
+pub struct Profile {
+    /// Its name.
+    pub name: &'static str,
+    /// What it matches, for `heirloom list`.
+    pub about: &'static str,
+    /// The mix.
+    pub mix: Option<&'static str>,
+    /// The scale.
+    pub scale: Option<ScaleArg>,
+    /// Options, `key=value` (given ones come after and win).
+    pub options: &'static [(&'static str, &'static str)],
+    /// Conflict policies.
+    pub policies: &'static [ConflictPolicy],
+    /// SLI settings.
+    pub sli: &'static [bool],
+}
+
 /// One benchmark of the kit, as the sweep and the command see it.
 pub trait Benchmark: Sync {
     /// Name on the command line (`--workload NAME`) and in reports.
@@ -78,7 +98,7 @@ pub trait Benchmark: Sync {
     fn about(&self) -> &'static str;
     /// What throughput counts (for `heirloom list` and the README).
     fn counts(&self) -> &'static str {
-        "committed transactions and those that failed by design (rolled back, then committed)"
+        "txn/s: committed transactions; total/s adds those that failed by design (rolled back, then committed)"
     }
     /// What `--scale` means, its default and bound.
     fn scale(&self) -> Scale;
@@ -97,6 +117,10 @@ pub trait Benchmark: Sync {
     }
     /// About how many bytes its database takes at `scale`.
     fn estimate_bytes(&self, scale: u64, options: &Options) -> u64;
+    /// Its named profiles (`--profile`).
+    fn profiles(&self) -> &'static [Profile] {
+        &[]
+    }
     /// Remarks for the report about how the runs of a sweep at `scale` and
     /// these thread counts depart from the specification (threads sharing
     /// what the specification gives each terminal alone).

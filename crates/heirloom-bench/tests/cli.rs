@@ -45,6 +45,11 @@ fn bad_arguments_exit_2_with_one_line() {
         &["bench", "--opt", "no-such-option=1"],
         &["bench", "--workload", "tpcb", "--theta", "0.5"],
         &["bench", "--workload", "tpcc", "--scale", "5000"],
+        &["bench", "--workload", "tpcc", "--scale", "1/threads"],
+        &["bench", "--workload", "tpcc", "--scale", "0/thread"],
+        &["bench", "--workload", "ycsb", "--opt", "index=skiplist"],
+        &["bench", "--workload", "tm1", "--profile", "dbx1000"],
+        &["bench", "--workload", "ycsb", "--profile", "postgres"],
         &["bench", "--no-such-flag"],
         &["frobnicate"],
     ];
@@ -177,4 +182,45 @@ fn list_names_every_benchmark_and_old_flags_still_work() {
     let new = run(&["--opt", "theta=0.5", "--opt", "read-share=0.25"]);
     assert_eq!(old, new);
     assert!(new.contains("theta=0.5 read-share=0.25"), "{new}");
+}
+
+#[test]
+fn the_dbx1000_profile_sets_what_the_command_line_leaves_open() {
+    let out = heirloom(&[
+        "bench",
+        "--workload",
+        "ycsb",
+        "--profile",
+        "dbx1000",
+        "--scale",
+        "2000",
+        "--opt",
+        "theta=0.5",
+        "--threads",
+        "1",
+        "--duration",
+        "0.02",
+        "--warmup",
+        "0",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let header = text.lines().next().unwrap_or("");
+    // Given flags win (scale, theta); the profile fills the rest.
+    assert!(header.contains("scale 2000 rows"), "{header}");
+    assert!(
+        header.contains("theta=0.5 read-share=0.5") && header.contains("index=hash"),
+        "{header}"
+    );
+    for policy in ["nowait", "waitdie", "detect"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("latched   off  ") && l.contains(policy)),
+            "{text}"
+        );
+    }
+    assert!(
+        !text.lines().any(|l| l.starts_with("latched   on ")),
+        "no SLI runs: {text}"
+    );
 }

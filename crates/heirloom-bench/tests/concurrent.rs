@@ -169,3 +169,22 @@ fn repeats_report_the_median_run() {
         assert!(r.verified.is_some());
     }
 }
+
+#[test]
+fn every_benchmark_runs_consistently_on_hash_indexes() {
+    for (name, scale) in [("tm1", 200), ("tpcb", 2), ("ycsb", 2_000), ("tpcc", 1)] {
+        let mut s = Spec {
+            tables: vec![TableKind::Latched, TableKind::LatchFree],
+            policies: vec![ConflictPolicy::Detect],
+            ..spec(name, scale)
+        }
+        .opt("index", "hash");
+        if name == "tpcc" {
+            s = s.opt("shrink", "50");
+        }
+        let runs = sweep(&s, &mut |_, _| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for r in &runs {
+            assert!(r.committed > 0 && r.verified.is_some(), "{name}: {r:?}");
+        }
+    }
+}

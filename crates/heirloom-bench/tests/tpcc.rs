@@ -5,7 +5,7 @@
 use heirloom::{ConflictPolicy, LockManager, TableKind};
 use heirloom_bench::runner::Workload;
 use heirloom_bench::runner::run_one;
-use heirloom_bench::storage::{Outcome, Table, UndoLog};
+use heirloom_bench::storage::{IndexKind, Outcome, Table, UndoLog};
 use heirloom_bench::sweep::{Benchmark, ScaleArg};
 use heirloom_bench::workload::tpcc::{Input, Size, Tpcc, Who, c_key, d_key, last_name, o_key, ol_key, s_key};
 use heirloom_bench::{Spec, sweep};
@@ -27,7 +27,7 @@ fn get(t: &Table, key: u64, field: usize) -> u64 {
 
 #[test]
 fn transactions_have_the_specified_effects() {
-    let db = Tpcc::new(1, Size::shrunk(100), 5);
+    let db = Tpcc::new(1, Size::shrunk(100), 5, IndexKind::BTree);
     db.verify().expect("consistent after loading");
     let mut t = db.worker(0);
     let (w, d) = (1, 3);
@@ -151,7 +151,7 @@ fn transactions_have_the_specified_effects() {
 #[test]
 fn terminals_are_bound_to_a_home_warehouse_and_district() {
     use rand::SeedableRng;
-    let db = Tpcc::new(2, Size::shrunk(100), 5);
+    let db = Tpcc::new(2, Size::shrunk(100), 5, IndexKind::BTree);
     let homes: Vec<(u64, u64)> = (0..5)
         .map(|i| {
             let t = db.worker(i);
@@ -191,7 +191,7 @@ fn delivery_locks_only_the_rows_it_changes() {
     use heirloom::{Level, Mode};
     use heirloom_bench::storage::Tx;
     use heirloom_bench::workload::tpcc::{DISTRICT, NEW_ORDER};
-    let db = Tpcc::new(1, Size::shrunk(100), 5);
+    let db = Tpcc::new(1, Size::shrunk(100), 5, IndexKind::BTree);
     let lm = LockManager::builder().build();
     let mut agent = lm.agent();
     let mut t = db.worker(0);
@@ -235,7 +235,7 @@ fn last_names_come_from_the_syllables() {
 
 #[test]
 fn verify_catches_a_broken_new_order_queue() {
-    let db = Tpcc::new(1, Size::shrunk(100), 6);
+    let db = Tpcc::new(1, Size::shrunk(100), 6, IndexKind::BTree);
     db.verify().unwrap();
     let first = db
         .new_order

@@ -5,7 +5,7 @@
 use heirloom::LockManager;
 use heirloom_bench::runner::Workload;
 use heirloom_bench::runner::run_one;
-use heirloom_bench::storage::{Outcome, UndoLog};
+use heirloom_bench::storage::{IndexKind, Outcome, UndoLog};
 use heirloom_bench::workload::tm1::{Input, Tm1, ai_key, cf_key};
 use heirloom_bench::workload::tpcb::{self, Tpcb};
 use heirloom_bench::workload::ycsb::{self, Ycsb};
@@ -42,7 +42,7 @@ fn pick(db: &Tm1, active: bool) -> (u64, u64, u64) {
 
 #[test]
 fn tm1_transactions_do_what_the_specification_says() {
-    let db = Tm1::new(200, false, 7);
+    let db = Tm1::new(200, false, 7, IndexKind::BTree);
     let lm = LockManager::builder().build();
     let run = |i: Input| once(&db, &lm, &mut (), &i);
     let (s, sf, missing) = pick(&db, true);
@@ -167,7 +167,7 @@ fn tm1_transactions_do_what_the_specification_says() {
 
 #[test]
 fn tpcb_moves_the_delta_through_account_teller_branch_and_history() {
-    let db = Tpcb::new(2, 100);
+    let db = Tpcb::new(2, 100, IndexKind::BTree);
     let lm = LockManager::builder().build();
     let mut seg = db.worker(0);
     let i = tpcb::Input {
@@ -197,7 +197,7 @@ fn tpcb_moves_the_delta_through_account_teller_branch_and_history() {
 
 #[test]
 fn tpcb_history_is_folded_beyond_a_segment_and_still_checked() {
-    let db = Tpcb::new(2, 100);
+    let db = Tpcb::new(2, 100, IndexKind::BTree);
     let lm = LockManager::builder().build();
     let mut seg = db.worker(0);
     let n = tpcb::SEGMENT_ROWS as u64 * 2 + 5;
@@ -224,7 +224,7 @@ fn tpcb_history_is_folded_beyond_a_segment_and_still_checked() {
 
 #[test]
 fn tpcb_verify_catches_a_lost_update() {
-    let db = Tpcb::new(1, 10);
+    let db = Tpcb::new(1, 10, IndexKind::BTree);
     let lm = LockManager::builder().build();
     let mut seg = db.worker(0);
     once(
@@ -248,7 +248,7 @@ fn tpcb_verify_catches_a_lost_update() {
 
 #[test]
 fn ycsb_reads_and_counts_writes() {
-    let db = Ycsb::new(64, 0.0, 0.5, ycsb::Draw::default()).unwrap();
+    let db = Ycsb::new(64, 0.0, 0.5, ycsb::Draw::default(), IndexKind::BTree).unwrap();
     let lm = LockManager::builder().build();
     let mut w = db.worker(0);
     let mut requests = [(0u64, false); ycsb::REQUESTS];
@@ -288,7 +288,7 @@ fn ycsb_draws(db: &Ycsb, n: usize) -> (usize, usize) {
 #[test]
 fn ycsb_keys_are_distinct_by_default_and_ordered_on_request() {
     // Skewed enough that 16 independent draws repeat a key most of the time.
-    let distinct = Ycsb::new(1000, 0.99, 0.5, ycsb::Draw::default()).unwrap();
+    let distinct = Ycsb::new(1000, 0.99, 0.5, ycsb::Draw::default(), IndexKind::BTree).unwrap();
     let (repeats, unordered) = ycsb_draws(&distinct, 2000);
     assert_eq!(repeats, 0, "a transaction drew a key twice");
     assert!(unordered > 1900, "keys come in draw order: {unordered}");
@@ -296,7 +296,7 @@ fn ycsb_keys_are_distinct_by_default_and_ordered_on_request() {
         repeat_keys: true,
         order_keys: false,
     };
-    let (repeats, _) = ycsb_draws(&Ycsb::new(1000, 0.99, 0.5, old).unwrap(), 2000);
+    let (repeats, _) = ycsb_draws(&Ycsb::new(1000, 0.99, 0.5, old, IndexKind::BTree).unwrap(), 2000);
     assert!(
         repeats > 1000,
         "repeat-keys draws independently: {repeats} of 2000 repeat"
@@ -305,15 +305,18 @@ fn ycsb_keys_are_distinct_by_default_and_ordered_on_request() {
         repeat_keys: false,
         order_keys: true,
     };
-    assert_eq!(ycsb_draws(&Ycsb::new(1000, 0.99, 0.5, ordered).unwrap(), 2000), (0, 0));
+    assert_eq!(
+        ycsb_draws(&Ycsb::new(1000, 0.99, 0.5, ordered, IndexKind::BTree).unwrap(), 2000),
+        (0, 0)
+    );
     // Too few rows for 16 distinct keys is an error, not an endless draw.
-    assert!(Ycsb::new(15, 0.0, 0.5, ycsb::Draw::default()).is_err());
-    assert!(Ycsb::new(15, 0.0, 0.5, old).is_ok());
+    assert!(Ycsb::new(15, 0.0, 0.5, ycsb::Draw::default(), IndexKind::BTree).is_err());
+    assert!(Ycsb::new(15, 0.0, 0.5, old, IndexKind::BTree).is_ok());
 }
 
 #[test]
 fn tm1_verify_catches_an_orphan_call_forwarding() {
-    let db = Tm1::new(50, false, 3);
+    let db = Tm1::new(50, false, 3, IndexKind::BTree);
     db.verify().expect("consistent after loading");
     // A call forwarding whose facility is gone.
     let (s, _, missing) = pick(&db, true);

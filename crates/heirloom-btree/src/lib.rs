@@ -29,6 +29,7 @@
 
 #![warn(missing_docs, unsafe_op_in_unsafe_fn)]
 
+pub mod hash;
 pub mod latch;
 mod sync;
 
@@ -45,6 +46,8 @@ mod tree;
 pub use optimistic::OPTIMISTIC_ATTEMPTS;
 #[cfg(not(heirloom_loom))]
 pub use tree::{BTree, Shape, TreeStats};
+
+pub use hash::HashIndex;
 
 #[cfg(not(heirloom_loom))]
 pub use protocols::*;

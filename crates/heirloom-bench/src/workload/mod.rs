@@ -9,6 +9,8 @@
 //! reach a benchmark only through [`REGISTRY`]; adding one is a module here
 //! and its line in the registry.
 
+use crate::options::{Kind, Opt};
+use crate::storage::IndexKind;
 use crate::sweep::Benchmark;
 
 pub mod random;
@@ -19,6 +21,25 @@ pub mod ycsb;
 
 /// Every benchmark the kit runs, in the order `heirloom list` shows them.
 pub static REGISTRY: &[&dyn Benchmark] = &[&tm1::TM1, &tpcb::TPCB, &tpcc::TPCC, &ycsb::YCSB];
+
+/// The option every benchmark has: the primary-key index of its tables
+/// that are only read by key (the others keep the B+tree for their range
+/// scans, inserts and deletes).
+pub const INDEX: Opt = Opt {
+    name: "index",
+    help: "primary-key index of the tables read only by key: btree, or hash as DBx1000 has",
+    kind: Kind::Choice(&["btree", "hash"]),
+    default: "btree",
+    alias: Some("--index"),
+};
+
+/// The `index` option's value.
+pub fn index_kind(options: &crate::options::Options) -> IndexKind {
+    match options.choice(INDEX.name) {
+        "hash" => IndexKind::Hash,
+        _ => IndexKind::BTree,
+    }
+}
 
 /// The benchmark called `name` (empty: the registry's first), or an error
 /// naming the known ones.

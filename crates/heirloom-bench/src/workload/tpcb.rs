@@ -18,8 +18,9 @@
 
 use crate::options::{Kind, Opt, Options};
 use crate::runner::{Mix, RunResult, Workload};
-use crate::storage::{Outcome, Table, Tx, TxError};
+use crate::storage::{IndexKind, Outcome, Table, Tx, TxError};
 use crate::sweep::{BenchError, Benchmark, Scale, ScaleArg, Sweep};
+use crate::workload::{INDEX, index_kind};
 use heirloom::{Mode, TableId};
 use parking_lot::Mutex;
 use rand::RngExt;
@@ -137,11 +138,12 @@ impl Tpcb {
             .saturating_add(Table::estimate_bytes(1, (branches * (TELLERS_PER_BRANCH + 1)) as usize))
     }
 
-    /// `branches` branches with all balances 0.
-    pub fn new(branches: u64, accounts_per_branch: u64) -> Self {
-        let branch = Table::new("BRANCH", BRANCH, 1, branches as usize);
-        let teller = Table::new("TELLER", TELLER, 1, (branches * TELLERS_PER_BRANCH) as usize);
-        let account = Table::new("ACCOUNT", ACCOUNT, 1, (branches * accounts_per_branch) as usize);
+    /// `branches` branches with all balances 0, the three tables indexed by
+    /// `index`.
+    pub fn new(branches: u64, accounts_per_branch: u64, index: IndexKind) -> Self {
+        let branch = Table::with_index("BRANCH", BRANCH, 1, branches as usize, index);
+        let teller = Table::with_index("TELLER", TELLER, 1, (branches * TELLERS_PER_BRANCH) as usize, index);
+        let account = Table::with_index("ACCOUNT", ACCOUNT, 1, (branches * accounts_per_branch) as usize, index);
         for b in 0..branches {
             branch.load(b, &[0]).expect("sized");
         }
@@ -203,20 +205,23 @@ impl Benchmark for TpcbBench {
         Mix::choose("tpcb", name, &[("account-update", &[(0, 1)])], &[])
     }
     fn options(&self) -> &'static [Opt] {
-        &[Opt {
-            name: "accounts",
-            help: "accounts per branch (the specification's 100,000)",
-            kind: Kind::Int { min: 1, max: 1 << 32 },
-            default: "100000",
-            alias: Some("--accounts"),
-        }]
+        &[
+            Opt {
+                name: "accounts",
+                help: "accounts per branch (the specification's 100,000)",
+                kind: Kind::Int { min: 1, max: 1 << 32 },
+                default: "100000",
+                alias: Some("--accounts"),
+            },
+            INDEX,
+        ]
     }
     fn estimate_bytes(&self, scale: u64, options: &Options) -> u64 {
         Tpcb::estimate_bytes(scale, options.int("accounts"))
     }
     fn run(&self, sweep: &mut Sweep<'_>) -> Result<Vec<RunResult>, BenchError> {
-        let accounts = sweep.options().int("accounts");
-        sweep.on_one_db(&|n| Ok(Tpcb::new(n, accounts)))
+        let (accounts, index) = (sweep.options().int("accounts"), index_kind(sweep.options()));
+        sweep.on_one_db(&|n| Ok(Tpcb::new(n, accounts, index)))
     }
 }
 

@@ -34,10 +34,11 @@
 
 use crate::options::{Kind, Opt, Options};
 use crate::runner::{Mix, RunResult, Workload};
-use crate::storage::{Outcome, Table, Tx, TxError};
-use crate::sweep::{BenchError, Benchmark, Scale, ScaleArg, Sweep};
+use crate::storage::{IndexKind, Outcome, Table, Tx, TxError};
+use crate::sweep::{BenchError, Benchmark, Profile, Scale, ScaleArg, Sweep};
 use crate::workload::random::{TpccConstants, nurand};
-use heirloom::{LockId, Mode, TableId};
+use crate::workload::{INDEX, index_kind};
+use heirloom::{ConflictPolicy, LockId, Mode, TableId};
 use heirloom_btree::{BTree, Optimistic};
 use parking_lot::Mutex;
 use rand::rngs::SmallRng;
@@ -319,7 +320,10 @@ impl Tpcc {
     }
 
     /// Populates `warehouses` warehouses (clause 4.3.3.1) of `size`.
-    pub fn new(warehouses: u64, size: Size, seed: u64) -> Self {
+    /// WAREHOUSE, DISTRICT, CUSTOMER, ITEM and STOCK (read and updated by
+    /// key only) are indexed by `index`; NEW_ORDER, ORDER and ORDER_LINE
+    /// (scanned by range, inserted into, deleted from) by the B+tree.
+    pub fn new(warehouses: u64, size: Size, seed: u64, index: IndexKind) -> Self {
         let mut rng = SmallRng::seed_from_u64(seed);
         let (w_n, items, cust) = (warehouses, size.items, size.customers);
         let c_n = (w_n * DISTRICTS * cust) as usize;
@@ -329,16 +333,16 @@ impl Tpcc {
             size,
             c,
             clock: AtomicU64::new(1),
-            warehouse: Table::new("WAREHOUSE", WAREHOUSE, 2, w_n as usize),
-            district: Table::new("DISTRICT", DISTRICT, 3, (w_n * DISTRICTS) as usize),
-            customer: Table::new("CUSTOMER", CUSTOMER, 9, c_n),
+            warehouse: Table::with_index("WAREHOUSE", WAREHOUSE, 2, w_n as usize, index),
+            district: Table::with_index("DISTRICT", DISTRICT, 3, (w_n * DISTRICTS) as usize, index),
+            customer: Table::with_index("CUSTOMER", CUSTOMER, 9, c_n, index),
             customer_by_name: BTree::new(),
             new_order: Table::new("NEW_ORDER", NEW_ORDER, 1, c_n + GROWTH),
             order: Table::new("ORDER", ORDER, 5, c_n + GROWTH),
             order_by_customer: BTree::new(),
             order_line: Table::new("ORDER_LINE", ORDER_LINE, 5, c_n * 15 + 4 * GROWTH),
-            item: Table::new("ITEM", ITEM, 2, items as usize),
-            stock: Table::new("STOCK", STOCK, 4, (items * w_n) as usize),
+            item: Table::with_index("ITEM", ITEM, 2, items as usize, index),
+            stock: Table::with_index("STOCK", STOCK, 4, (items * w_n) as usize, index),
             history: Mutex::new(Vec::new()),
         };
         for i in 1..=items {
@@ -687,6 +691,9 @@ impl Benchmark for TpccBench {
     fn name(&self) -> &'static str {
         "tpcc"
     }
+    fn counts(&self) -> &'static str {
+        "txn/s: committed transactions of every type (tpmC would count only NewOrders, per minute); total/s adds the NewOrders rolled back on an unused item (1%, clause 2.4.2.3) and Payments or OrderStatus whose customer name matched nobody"
+    }
     fn about(&self) -> &'static str {
         "TPC-C: nine tables, five transactions, the specification's inputs and consistency conditions"
     }
@@ -707,16 +714,30 @@ impl Benchmark for TpccBench {
         Mix::choose("tpcc", name, MIXES, TRANSACTIONS)
     }
     fn options(&self) -> &'static [Opt] {
-        &[Opt {
-            name: "shrink",
-            help: "divide ITEM, STOCK and CUSTOMER (and the initial orders) by this (1: the specification's sizes)",
-            kind: Kind::Int { min: 1, max: 100 },
-            default: "1",
-            alias: Some("--tpcc-shrink"),
-        }]
+        &[
+            Opt {
+                name: "shrink",
+                help: "divide ITEM, STOCK and CUSTOMER (and the initial orders) by this (1: the specification's sizes)",
+                kind: Kind::Int { min: 1, max: 100 },
+                default: "1",
+                alias: Some("--tpcc-shrink"),
+            },
+            INDEX,
+        ]
     }
     fn estimate_bytes(&self, scale: u64, options: &Options) -> u64 {
         Tpcc::estimate_bytes(scale, Size::shrunk(options.int("shrink")))
+    }
+    fn profiles(&self) -> &'static [Profile] {
+        &[Profile {
+            name: "dbx1000",
+            about: "DBx1000's TPC-C: payment + new-order 50/50, one warehouse per thread (thread i on warehouse i % W + 1), hash indexes; its three 2PL variants, no SLI",
+            mix: Some("pay-new"),
+            scale: Some(ScaleArg::PerThread(1)),
+            options: &[("index", "hash")],
+            policies: &[ConflictPolicy::NoWait, ConflictPolicy::WaitDie, ConflictPolicy::Detect],
+            sli: &[false],
+        }]
     }
     fn notes(&self, scale: ScaleArg, threads: &[usize]) -> Vec<String> {
         let mut out = Vec::new();
@@ -742,7 +763,8 @@ impl Benchmark for TpccBench {
         // the sweep does not measure a bigger database.
         let seed = sweep.seed();
         let size = Size::shrunk(sweep.options().int("shrink"));
-        sweep.fresh_db_per_run(&|w| Ok(Tpcc::new(w, size, seed)))
+        let index = index_kind(sweep.options());
+        sweep.fresh_db_per_run(&|w| Ok(Tpcc::new(w, size, seed, index)))
     }
 }
 

@@ -15,9 +15,10 @@
 
 use crate::options::{Kind, Opt, Options};
 use crate::runner::{Mix, RunResult, Workload};
-use crate::storage::{Outcome, Table, Tx, TxError};
-use crate::sweep::{BenchError, Benchmark, Scale, ScaleArg, Sweep};
-use heirloom::{Mode, TableId};
+use crate::storage::{IndexKind, Outcome, Table, Tx, TxError};
+use crate::sweep::{BenchError, Benchmark, Profile, Scale, ScaleArg, Sweep};
+use crate::workload::{INDEX, index_kind};
+use heirloom::{ConflictPolicy, Mode, TableId};
 use parking_lot::Mutex;
 use rand::RngExt;
 use rand::rngs::SmallRng;
@@ -79,7 +80,7 @@ impl Ycsb {
     /// `rows` rows; requests read with probability `read_share`; keys
     /// Zipfian with `theta` (0: uniform), drawn as `draw` says. Errors on
     /// parameters out of range.
-    pub fn new(rows: u64, theta: f64, read_share: f64, draw: Draw) -> Result<Self, String> {
+    pub fn new(rows: u64, theta: f64, read_share: f64, draw: Draw, index: IndexKind) -> Result<Self, String> {
         if rows == 0 {
             return Err("ycsb: rows must be positive".into());
         }
@@ -99,7 +100,7 @@ impl Ycsb {
         } else {
             Some(Zipf::new(rows as f64, theta).map_err(|e| format!("ycsb: theta {theta}: {e}"))?)
         };
-        let table = Table::new("USERTABLE", USERTABLE, WIDTH, rows as usize);
+        let table = Table::with_index("USERTABLE", USERTABLE, WIDTH, rows as usize, index);
         let mut fields = [0u64; WIDTH];
         for k in 0..rows {
             for (i, f) in fields.iter_mut().enumerate().skip(1) {
@@ -189,7 +190,19 @@ impl Benchmark for YcsbBench {
                 default: "false",
                 alias: None,
             },
+            INDEX,
         ]
+    }
+    fn profiles(&self) -> &'static [Profile] {
+        &[Profile {
+            name: "dbx1000",
+            about: "DBx1000's YCSB as compared in the README: 2^20 rows, 16 distinct keys, half writes, theta 0.9, hash index; its three 2PL variants, no SLI",
+            mix: None,
+            scale: Some(ScaleArg::Total(1 << 20)),
+            options: &[("theta", "0.9"), ("read-share", "0.5"), ("index", "hash")],
+            policies: &[ConflictPolicy::NoWait, ConflictPolicy::WaitDie, ConflictPolicy::Detect],
+            sli: &[false],
+        }]
     }
     fn estimate_bytes(&self, scale: u64, _options: &Options) -> u64 {
         Ycsb::estimate_bytes(scale)
@@ -201,7 +214,8 @@ impl Benchmark for YcsbBench {
             repeat_keys: o.flag("repeat-keys"),
             order_keys: o.flag("order-keys"),
         };
-        sweep.on_one_db(&|n| Ycsb::new(n, theta, read_share, draw))
+        let index = index_kind(o);
+        sweep.on_one_db(&|n| Ycsb::new(n, theta, read_share, draw, index))
     }
 }
 
