@@ -19,6 +19,7 @@
 use clap::{Args, Parser, Subcommand};
 use heirloom::{ConflictPolicy, TableKind};
 use heirloom_bench::options::{self, Kind};
+use heirloom_bench::runner::{self, Retry};
 use heirloom_bench::sweep::ScaleArg;
 use heirloom_bench::{BenchError, REGISTRY, Spec, report, sli_summary, sweep, table_summary};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -87,6 +88,17 @@ struct BenchArgs {
     /// gets 8N).
     #[arg(long)]
     scale: Option<String>,
+    /// What a worker does with a transaction the lock manager aborted:
+    /// backoff (restart it after a randomised backoff) or defer (DBx1000's
+    /// abort buffer: retry it later, run new ones meanwhile) [default:
+    /// backoff].
+    #[arg(long)]
+    retry: Option<String>,
+    /// Inputs each worker draws before the run and then cycles through, so
+    /// that drawing them is not measured (as DBx1000 draws its queries
+    /// first) [default: 0, draw each when it is needed].
+    #[arg(long, value_name = "N")]
+    pregen: Option<usize>,
     /// Measured seconds per run.
     #[arg(long, default_value_t = 2.0)]
     duration: f64,
@@ -121,6 +133,10 @@ struct Outputs {
     csv: Option<PathBuf>,
     plot: Option<PathBuf>,
 }
+
+/// `--pregen` bound: a million inputs per worker (TPC-C's NewOrder input
+/// is a few hundred bytes).
+const MAX_PREGEN: usize = 1 << 20;
 
 fn seconds(flag: &str, s: f64, zero_ok: bool) -> Result<Duration, BenchError> {
     if !s.is_finite() || s < 0.0 || (s == 0.0 && !zero_ok) || s > 86_400.0 {
@@ -219,6 +235,14 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
         breakdown: a.breakdown,
         verify: a.verify,
         repeat: a.repeat,
+        retry: match &a.retry {
+            Some(r) => r.parse().map_err(usage)?,
+            None => profile.and_then(|p| p.retry).unwrap_or_default(),
+        },
+        pregen: match a.pregen.or_else(|| profile.and_then(|p| p.pregen)).unwrap_or(0) {
+            n if n <= MAX_PREGEN => n,
+            n => return Err(usage(format!("--pregen {n}: at most {MAX_PREGEN} inputs per worker"))),
+        },
     };
     if let Some(p) = &a.plot {
         let ext = p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
@@ -268,6 +292,19 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>) -> Result<(), BenchE
             spec.seed
         )
     );
+    if spec.pregen > 0 {
+        println!(
+            "# pregen {}: each worker draws that many inputs before the run and cycles through them; drawing is not measured",
+            spec.pregen
+        );
+    }
+    if spec.retry == Retry::Defer {
+        println!(
+            "# retry defer: an aborted transaction waits in its worker's buffer (up to {} of them, below {} us each) while the worker runs new ones, as DBx1000's abort buffer",
+            runner::DEFER_SLOTS,
+            runner::DEFER_PENALTY.as_micros()
+        );
+    }
     let notes = plan.bench.notes(plan.scale, &spec.threads);
     for n in &notes {
         println!("# note: {n}");

@@ -6,10 +6,10 @@
 use crate::storage::{Outcome, StorageError, Times, Tx, TxError, UndoLog};
 use hdrhistogram::Histogram;
 use heirloom::{ConflictPolicy, Inheritance, LockManager, Stats, TableKind};
-use rand::SeedableRng;
 use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
 use serde::Serialize;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// A transaction mix: transaction types with weights.
@@ -58,7 +58,6 @@ impl Mix {
     /// Draws a transaction type.
     #[inline]
     pub fn pick(&self, rng: &mut SmallRng) -> usize {
-        use rand::RngExt;
         let mut x = rng.random_range(0..self.total);
         for &(t, w) in &self.weights {
             if x < w {
@@ -103,6 +102,58 @@ pub trait Workload: Send + Sync + 'static {
     fn verify(&self) -> Result<String, String>;
 }
 
+/// What a worker does with a transaction the lock manager aborted
+/// (`--retry`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Retry {
+    /// Restart it at once, after `Agent::run`'s randomised backoff (a
+    /// yield for the first two restarts, then sleeps of up to 2^n us), in
+    /// exclusive mode after the lock manager's `max_restarts`.
+    #[default]
+    Backoff,
+    /// DBx1000's abort buffer: the aborted input waits a random time below
+    /// [`DEFER_PENALTY`] in a buffer of [`DEFER_SLOTS`] while the worker
+    /// starts new transactions (it sleeps only when the buffer is full and
+    /// nothing in it is ready); an input deferred [`DEFER_LIMIT`] times
+    /// then runs through `Agent::run`, which guarantees it ends.
+    Defer,
+}
+
+/// Inputs one worker may hold back under [`Retry::Defer`] (DBx1000's
+/// `ABORT_BUFFER_SIZE`).
+pub const DEFER_SLOTS: usize = 10;
+/// Upper bound of a deferred input's random wait (DBx1000's
+/// `ABORT_PENALTY`, 100 us).
+pub const DEFER_PENALTY: Duration = Duration::from_micros(100);
+/// Inputs per worker a profile draws before each run (`--pregen`), as
+/// DBx1000 draws its queries before it starts the clock.
+pub const PREGEN: usize = 1 << 15;
+
+/// Deferrals after which an input runs through `Agent::run`.
+pub const DEFER_LIMIT: u32 = 10;
+
+impl Retry {
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Retry::Backoff => "backoff",
+            Retry::Defer => "defer",
+        }
+    }
+}
+
+impl std::str::FromStr for Retry {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "backoff" => Ok(Retry::Backoff),
+            "defer" => Ok(Retry::Defer),
+            other => Err(format!("--retry: {other:?} is neither backoff nor defer")),
+        }
+    }
+}
+
 /// One lock manager configuration and run length.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -127,6 +178,11 @@ pub struct RunConfig {
     /// Split each worker's time into lock manager work, latch contention,
     /// lock waits and the rest (adds two clock reads per lock call).
     pub breakdown: bool,
+    /// What a worker does with an aborted transaction.
+    pub retry: Retry,
+    /// Inputs each worker draws before the run and then cycles through
+    /// (0: draw each input when it is needed, inside the measured time).
+    pub pregen: usize,
 }
 
 /// Latency percentiles in microseconds.
@@ -175,7 +231,8 @@ pub struct Breakdown {
     pub latch_contention: f64,
     /// Lock calls that waited for a lock.
     pub lock_wait: f64,
-    /// `Agent::run`'s backoff between an abort and the restart.
+    /// `Agent::run`'s backoff between an abort and the restart (under
+    /// `--retry defer`, sleeps with a full buffer of deferred inputs).
     pub backoff: f64,
     /// Everything else: the transaction's own work (index lookups, row
     /// reads and writes, undo logging) and the runner.
@@ -209,8 +266,13 @@ pub struct RunResult {
     pub failed: u64,
     /// Transaction attempts aborted by the lock manager (concurrency).
     pub aborted: u64,
-    /// Restarts after such aborts.
+    /// Restarts after such aborts (under `--retry defer`, deferrals
+    /// included).
     pub restarts: u64,
+    /// What workers did with aborted transactions.
+    pub retry: Retry,
+    /// Inputs per worker drawn before the run (0: drawn as needed).
+    pub pregen: usize,
     /// Transactions `Agent::run` ran in exclusive mode (after too many
     /// restarts).
     pub exclusive_runs: u64,
@@ -261,6 +323,25 @@ struct WorkerOut {
     times: Times,
     total_ns: u64,
     in_closure_ns: u64,
+    /// Attempts deferred (`Retry::Defer`).
+    deferred: u64,
+    /// Time asleep waiting for a deferred input (`Retry::Defer`).
+    slept_ns: u64,
+}
+
+/// Where a transaction's input is: drawn for it, or in the worker's ring
+/// of inputs drawn before the run.
+enum Source<I> {
+    Drawn(I),
+    Ring(usize),
+}
+
+/// An aborted transaction's input waiting for its next attempt.
+struct Deferred<I> {
+    input: Source<I>,
+    ready: Instant,
+    since: Instant,
+    attempts: u32,
 }
 
 /// Builds the lock manager of `cfg`.
@@ -283,14 +364,20 @@ pub fn run<W: Workload>(
 ) -> Result<RunResult, RunError> {
     let lm = lock_manager(cfg);
     let phase = AtomicU8::new(WARMUP);
+    let ready = AtomicUsize::new(0);
     let mut measured = Duration::ZERO;
     let outs: Vec<Result<WorkerOut, RunError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|i| {
-                let (lm, phase) = (&lm, &phase);
-                s.spawn(move || worker(workload, mix, lm, cfg, i, phase))
+                let (lm, phase, ready) = (&lm, &phase, &ready);
+                s.spawn(move || worker(workload, mix, lm, cfg, i, phase, ready))
             })
             .collect();
+        // The warm-up starts when every worker has drawn its inputs (or one
+        // has ended early, with an error or a panic that the join reports).
+        while ready.load(Ordering::Acquire) < cfg.threads && !handles.iter().any(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let step = |d: Duration, tick: &mut dyn FnMut(Duration)| {
             let end = Instant::now() + d;
             loop {
@@ -325,7 +412,7 @@ pub fn run<W: Workload>(
     let mut stats = Stats::default();
     let mut hist = Histogram::<u64>::new(3).expect("3 significant digits is valid");
     let mut times = Times::default();
-    let (mut total_ns, mut closure_ns) = (0u64, 0u64);
+    let (mut total_ns, mut closure_ns, mut deferred, mut slept_ns) = (0u64, 0u64, 0u64, 0u64);
     for o in outs {
         let o = o?;
         committed += o.committed;
@@ -337,6 +424,8 @@ pub fn run<W: Workload>(
         times.lock_wait += o.times.lock_wait;
         total_ns += o.total_ns;
         closure_ns += o.in_closure_ns;
+        deferred += o.deferred;
+        slept_ns += o.slept_ns;
     }
     let done = (committed + failed).max(1) as f64;
     let per = |x: u64| x as f64 / done;
@@ -346,7 +435,7 @@ pub fn run<W: Workload>(
         // outside the closure; all but the backoff are lock manager work.
         let total = total_ns.max(1) as f64;
         let outside = total_ns.saturating_sub(closure_ns);
-        let backoff = stats.backoff_ns.min(outside);
+        let backoff = (stats.backoff_ns + slept_ns).min(outside);
         let lm = (times.lock_work + outside - backoff) as f64 / total;
         let cont = times.contention as f64 / total;
         let wait = times.lock_wait as f64 / total;
@@ -373,7 +462,9 @@ pub fn run<W: Workload>(
         committed,
         failed,
         aborted: stats.aborted,
-        restarts: stats.restarts,
+        restarts: stats.restarts + deferred,
+        retry: cfg.retry,
+        pregen: cfg.pregen,
         exclusive_runs: stats.exclusive_runs,
         tps: committed as f64 / measured.as_secs_f64(),
         total_tps: (committed + failed) as f64 / measured.as_secs_f64(),
@@ -406,10 +497,19 @@ fn worker<W: Workload>(
     cfg: &RunConfig,
     index: usize,
     phase: &AtomicU8,
+    ready: &AtomicUsize,
 ) -> Result<WorkerOut, RunError> {
     let mut agent = lm.agent();
     let mut state = workload.worker(index);
     let mut rng = SmallRng::seed_from_u64(cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let ring: Vec<W::Input> = (0..cfg.pregen)
+        .map(|_| {
+            let kind = mix.pick(&mut rng);
+            workload.input(kind, &state, &mut rng)
+        })
+        .collect();
+    let mut next = 0usize;
+    ready.fetch_add(1, Ordering::Release);
     let mut undo = UndoLog::default();
     let mut hist = Histogram::<u64>::new(3).expect("valid");
     let mut measuring = false;
@@ -417,6 +517,8 @@ fn worker<W: Workload>(
     let (mut committed, mut failed) = (0u64, 0u64);
     let mut times = Times::default();
     let (mut total_ns, mut closure_ns) = (0u64, 0u64);
+    let (mut deferred, mut slept_ns) = (0u64, 0u64);
+    let mut parked: Vec<Deferred<W::Input>> = Vec::with_capacity(DEFER_SLOTS);
     let result = loop {
         match phase.load(Ordering::Relaxed) {
             STOP => break Ok(()),
@@ -427,25 +529,76 @@ fn worker<W: Workload>(
             }
             _ => {}
         }
-        let kind = mix.pick(&mut rng);
-        let input = workload.input(kind, &state, &mut rng);
+        // Under `Retry::Defer`: a deferred input whose wait is over comes
+        // first; with the buffer full and none ready, sleep until the
+        // earliest is (DBx1000's thread loop).
+        let now = Instant::now();
+        let (input, since, attempts) = match parked.iter().position(|d| d.ready <= now) {
+            Some(i) => {
+                let d = parked.swap_remove(i);
+                (d.input, Some(d.since), d.attempts)
+            }
+            None if parked.len() >= DEFER_SLOTS => {
+                let ready = parked.iter().map(|d| d.ready).min().unwrap_or(now);
+                std::thread::sleep(ready.saturating_duration_since(now));
+                if measuring {
+                    let ns = now.elapsed().as_nanos() as u64;
+                    slept_ns += ns;
+                    total_ns += ns;
+                }
+                continue;
+            }
+            None if ring.is_empty() => {
+                let kind = mix.pick(&mut rng);
+                (Source::Drawn(workload.input(kind, &state, &mut rng)), None, 0)
+            }
+            None => {
+                let k = next;
+                next = if k + 1 == ring.len() { 0 } else { k + 1 };
+                (Source::Ring(k), None, 0)
+            }
+        };
+        let input_ref = match &input {
+            Source::Drawn(i) => i,
+            Source::Ring(k) => &ring[*k],
+        };
         let t0 = Instant::now();
         let mut in_closure = 0u64;
         let timing = cfg.breakdown.then_some((&mut times, &mut in_closure));
-        let r = run_one(workload, &mut agent, &mut state, &mut undo, &input, timing);
+        let r = if cfg.retry == Retry::Defer && attempts < DEFER_LIMIT {
+            attempt(workload, &mut agent, &mut state, &mut undo, input_ref, timing)
+        } else {
+            run_one(workload, &mut agent, &mut state, &mut undo, input_ref, timing).map(Some)
+        };
         let ns = t0.elapsed().as_nanos() as u64;
+        if measuring {
+            total_ns += ns;
+            closure_ns += in_closure;
+        }
         match r {
-            Ok(outcome) => {
+            Ok(Some(outcome)) => {
                 if measuring {
                     match outcome {
                         Outcome::Committed => committed += 1,
                         Outcome::Failed => failed += 1,
                     }
+                    // From the first attempt, deferrals included.
+                    let latency = since.map_or(ns, |s| s.elapsed().as_nanos() as u64);
                     // Auto-resizing histogram: recording cannot fail.
-                    let _ = hist.record(ns.max(1));
-                    total_ns += ns;
-                    closure_ns += in_closure;
+                    let _ = hist.record(latency.max(1));
                 }
+            }
+            Ok(None) => {
+                if measuring {
+                    deferred += 1;
+                }
+                let wait = rng.random_range(0..DEFER_PENALTY.as_nanos() as u64);
+                parked.push(Deferred {
+                    input,
+                    ready: Instant::now() + Duration::from_nanos(wait),
+                    since: since.unwrap_or(t0),
+                    attempts: attempts + 1,
+                });
             }
             Err(TxError::Storage(e)) => break Err(RunError::Storage(e)),
             Err(TxError::Lock(e)) => break Err(RunError::Lock(e)),
@@ -462,7 +615,60 @@ fn worker<W: Workload>(
         times,
         total_ns,
         in_closure_ns: closure_ns,
+        deferred,
+        slept_ns,
     })
+}
+
+/// One attempt of one transaction, without a restart (`Retry::Defer`):
+/// `Ok(Some(outcome))` when it ended, `Ok(None)` when the lock manager
+/// aborted it (rolled back; the caller may try its input again later).
+fn attempt<'d, W: Workload>(
+    workload: &'d W,
+    agent: &mut heirloom::Agent,
+    state: &mut W::Worker,
+    undo: &mut UndoLog<'d>,
+    input: &W::Input,
+    mut timing: Option<(&mut Times, &mut u64)>,
+) -> Result<Option<Outcome>, TxError> {
+    let mut txn = agent.begin();
+    let c0 = timing.is_some().then(Instant::now);
+    let r = {
+        let mut tx = Tx::new(&mut txn, undo);
+        if let Some((times, _)) = timing.as_mut() {
+            tx.time_locks(times);
+        }
+        workload.execute(&mut tx, state, input)
+    };
+    if let (Some(c0), Some((_, closure))) = (c0, timing.as_mut()) {
+        **closure += c0.elapsed().as_nanos() as u64;
+    }
+    let err = match r {
+        Ok(outcome) => {
+            if outcome == Outcome::Failed {
+                undo.rollback(|log| workload.undo_append(state, log));
+            }
+            match txn.commit() {
+                Ok(()) => {
+                    undo.committed();
+                    return Ok(Some(outcome));
+                }
+                // Doomed by a lock error the body did not pass on (a
+                // workload bug): its locks are gone, so its writes cannot
+                // be undone safely; stop the run with the error.
+                Err(e) => return Err(TxError::Lock(e)),
+            }
+        }
+        Err(e) => {
+            undo.rollback(|log| workload.undo_append(state, log));
+            txn.abort();
+            e
+        }
+    };
+    match heirloom::Restart::lock_error(&err) {
+        Some(e) if e.is_restartable() => Ok(None),
+        _ => Err(err),
+    }
 }
 
 /// Runs one transaction to its end on `agent`: executes it (restarting after

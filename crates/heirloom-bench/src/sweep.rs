@@ -9,7 +9,7 @@
 //! [`Sweep::fresh_db_per_run`].
 
 use crate::options::{Opt, Options};
-use crate::runner::{self, Mix, RunConfig, RunError, RunResult, Workload};
+use crate::runner::{self, Mix, Retry, RunConfig, RunError, RunResult, Workload};
 use heirloom::{ConflictPolicy, TableKind};
 use std::time::Duration;
 
@@ -88,6 +88,10 @@ pub struct Profile {
     pub policies: &'static [ConflictPolicy],
     /// SLI settings.
     pub sli: &'static [bool],
+    /// What workers do with aborted transactions.
+    pub retry: Option<Retry>,
+    /// Inputs per worker drawn before each run.
+    pub pregen: Option<usize>,
 }
 
 /// One benchmark of the kit, as the sweep and the command see it.
@@ -169,6 +173,10 @@ pub struct Spec {
     pub verify: bool,
     /// Rounds of the cross product; each configuration reports its median run.
     pub repeat: usize,
+    /// What workers do with aborted transactions.
+    pub retry: Retry,
+    /// Inputs per worker drawn before each run (0: drawn as needed).
+    pub pregen: usize,
 }
 
 impl Default for Spec {
@@ -189,6 +197,8 @@ impl Default for Spec {
             breakdown: false,
             verify: false,
             repeat: 1,
+            retry: Retry::Backoff,
+            pregen: 0,
         }
     }
 }
@@ -333,6 +343,8 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
                         warmup: spec.warmup,
                         seed: spec.seed,
                         breakdown: spec.breakdown,
+                        retry: spec.retry,
+                        pregen: spec.pregen,
                     });
                 }
             }

@@ -50,6 +50,9 @@ fn bad_arguments_exit_2_with_one_line() {
         &["bench", "--workload", "ycsb", "--opt", "index=skiplist"],
         &["bench", "--workload", "tm1", "--profile", "dbx1000"],
         &["bench", "--workload", "ycsb", "--profile", "postgres"],
+        &["bench", "--retry", "later"],
+        &["bench", "--pregen", "99999999"],
+        &["bench", "--pregen", "-1"],
         &["bench", "--no-such-flag"],
         &["frobnicate"],
     ];
@@ -223,4 +226,7 @@ fn the_dbx1000_profile_sets_what_the_command_line_leaves_open() {
         !text.lines().any(|l| l.starts_with("latched   on ")),
         "no SLI runs: {text}"
     );
+    // It defers aborted transactions and draws inputs first, and says so.
+    assert!(text.lines().any(|l| l.starts_with("# retry defer")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("# pregen 32768")), "{text}");
 }

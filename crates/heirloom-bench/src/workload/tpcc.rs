@@ -33,7 +33,7 @@
 //! without key-range or page locks.
 
 use crate::options::{Kind, Opt, Options};
-use crate::runner::{Mix, RunResult, Workload};
+use crate::runner::{Mix, PREGEN, Retry, RunResult, Workload};
 use crate::storage::{IndexKind, Outcome, Table, Tx, TxError};
 use crate::sweep::{BenchError, Benchmark, Profile, Scale, ScaleArg, Sweep};
 use crate::workload::random::{TpccConstants, nurand};
@@ -731,12 +731,14 @@ impl Benchmark for TpccBench {
     fn profiles(&self) -> &'static [Profile] {
         &[Profile {
             name: "dbx1000",
-            about: "DBx1000's TPC-C: payment + new-order 50/50, one warehouse per thread (thread i on warehouse i % W + 1), hash indexes; its three 2PL variants, no SLI",
+            about: "DBx1000's TPC-C: payment + new-order 50/50, one warehouse per thread (thread i on warehouse i % W + 1), hash indexes; its three 2PL variants, no SLI, aborted transactions deferred as its abort buffer does",
             mix: Some("pay-new"),
             scale: Some(ScaleArg::PerThread(1)),
             options: &[("index", "hash")],
             policies: &[ConflictPolicy::NoWait, ConflictPolicy::WaitDie, ConflictPolicy::Detect],
             sli: &[false],
+            retry: Some(Retry::Defer),
+            pregen: Some(PREGEN),
         }]
     }
     fn notes(&self, scale: ScaleArg, threads: &[usize]) -> Vec<String> {

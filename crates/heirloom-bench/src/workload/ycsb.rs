@@ -14,7 +14,7 @@
 //! no wait cycle can form, so waiting without detection can be compared.
 
 use crate::options::{Kind, Opt, Options};
-use crate::runner::{Mix, RunResult, Workload};
+use crate::runner::{Mix, PREGEN, Retry, RunResult, Workload};
 use crate::storage::{IndexKind, Outcome, Table, Tx, TxError};
 use crate::sweep::{BenchError, Benchmark, Profile, Scale, ScaleArg, Sweep};
 use crate::workload::{INDEX, index_kind};
@@ -196,12 +196,14 @@ impl Benchmark for YcsbBench {
     fn profiles(&self) -> &'static [Profile] {
         &[Profile {
             name: "dbx1000",
-            about: "DBx1000's YCSB as compared in the README: 2^20 rows, 16 distinct keys, half writes, theta 0.9, hash index; its three 2PL variants, no SLI",
+            about: "DBx1000's YCSB as compared in the README: 2^20 rows, 16 distinct keys, half writes, theta 0.9, hash index; its three 2PL variants, no SLI, aborted transactions deferred as its abort buffer does",
             mix: None,
             scale: Some(ScaleArg::Total(1 << 20)),
             options: &[("theta", "0.9"), ("read-share", "0.5"), ("index", "hash")],
             policies: &[ConflictPolicy::NoWait, ConflictPolicy::WaitDie, ConflictPolicy::Detect],
             sli: &[false],
+            retry: Some(Retry::Defer),
+            pregen: Some(PREGEN),
         }]
     }
     fn estimate_bytes(&self, scale: u64, _options: &Options) -> u64 {
