@@ -153,7 +153,8 @@ pub struct Table {
     /// that grows, like TPC-C's ORDER_LINE, costs only what it holds).
     chunks: Box<[OnceLock<Box<[AtomicU64]>>]>,
     capacity: usize,
-    next: AtomicUsize,
+    /// The first slot never handed out.
+    next: Mutex<usize>,
     free: Mutex<Vec<Slot>>,
     /// Length of `free`, written under its mutex; read without it so that
     /// inserts into a table nobody deletes from skip the mutex (a shared
@@ -188,7 +189,7 @@ impl Table {
             width,
             chunks,
             capacity,
-            next: AtomicUsize::new(0),
+            next: Mutex::new(0),
             free: Mutex::new(Vec::new()),
             free_len: AtomicUsize::new(0),
             index: Index::new(kind, capacity),
@@ -209,24 +210,45 @@ impl Table {
 
     /// Takes a free slot.
     pub fn alloc(&self) -> Result<Slot, StorageError> {
+        self.alloc_run(1).map(|(s, _)| s)
+    }
+
+    /// Takes up to `n` consecutive free slots: `(first, count)`, count 1
+    /// when the slot comes from the free list or fewer than `n` are left.
+    /// Inserts take runs of slots through [`UndoLog`], so one worker's new
+    /// rows share no cache line with another's and the `next` mutex is
+    /// taken once per run.
+    pub fn alloc_run(&self, n: usize) -> Result<(Slot, usize), StorageError> {
         if self.free_len.load(Ordering::Relaxed) > 0 {
             let mut free = self.free.lock();
             if let Some(s) = free.pop() {
                 self.free_len.store(free.len(), Ordering::Relaxed);
-                return Ok(s);
+                return Ok((s, 1));
             }
         }
-        let s = self.next.fetch_add(1, Ordering::Relaxed);
-        if s >= self.capacity || s > Slot::MAX as usize {
-            self.next.fetch_sub(1, Ordering::Relaxed);
-            return Err(StorageError::Full {
-                table: self.name,
-                capacity: self.capacity,
-            });
-        }
-        // Make sure the slot's chunk exists before anybody indexes the row.
+        let limit = self.capacity.min(Slot::MAX as usize + 1);
+        let (s, n) = {
+            let mut next = self.next.lock();
+            let s = *next;
+            let n = n.clamp(1, limit.saturating_sub(s).max(1));
+            if s + n > limit {
+                return Err(StorageError::Full {
+                    table: self.name,
+                    capacity: self.capacity,
+                });
+            }
+            *next = s + n;
+            (s, n)
+        };
+        // Make sure the slots' chunks exist before anybody indexes a row.
+        self.chunk_for(s);
+        self.chunk_for(s + n - 1);
+        Ok((s as Slot, n))
+    }
+
+    /// Allocates the chunk that holds slot `s` if it does not exist yet.
+    fn chunk_for(&self, s: usize) {
         self.chunks[s / CHUNK_ROWS].get_or_init(|| (0..CHUNK_ROWS * self.width).map(|_| AtomicU64::new(0)).collect());
-        Ok(s as Slot)
     }
 
     /// Returns a slot (after the deleting transaction committed, or an
@@ -340,12 +362,28 @@ impl heirloom::Restart for TxError {
     }
 }
 
+/// Slots a worker takes from a table at a time for its inserts.
+const SLOT_RUN: usize = 64;
+
 /// Worker-owned undo state, reused across transactions.
 #[derive(Default)]
 pub struct UndoLog<'d> {
     records: Vec<Undo<'d>>,
     /// Slots of deleted rows, returned to their tables after commit.
     freed: Vec<(&'d Table, Slot)>,
+    /// Per table, the worker's run of unused slots (next, left), taken
+    /// with [`Table::alloc_run`] and given back on drop.
+    runs: Vec<(&'d Table, Slot, usize)>,
+}
+
+impl Drop for UndoLog<'_> {
+    fn drop(&mut self) {
+        for &mut (t, next, left) in &mut self.runs {
+            for s in next..next + left as Slot {
+                t.release(s);
+            }
+        }
+    }
 }
 
 impl<'d> UndoLog<'d> {
@@ -380,6 +418,26 @@ impl<'d> UndoLog<'d> {
         for (t, s) in self.freed.drain(..) {
             t.release(s);
         }
+    }
+
+    /// A slot of `t` for an insert, from this worker's run of them.
+    fn alloc(&mut self, t: &'d Table) -> Result<Slot, StorageError> {
+        let i = match self.runs.iter().position(|r| std::ptr::eq(r.0, t)) {
+            Some(i) => i,
+            None => {
+                self.runs.push((t, 0, 0));
+                self.runs.len() - 1
+            }
+        };
+        let run = &mut self.runs[i];
+        if run.2 == 0 {
+            let (first, n) = t.alloc_run(SLOT_RUN)?;
+            (run.1, run.2) = (first, n);
+        }
+        let s = run.1;
+        run.1 += 1;
+        run.2 -= 1;
+        Ok(s)
     }
 
     /// True if nothing is logged.
@@ -475,7 +533,7 @@ impl<'t, 'a, 'd> Tx<'t, 'a, 'd> {
         if t.index.get(key).is_some() {
             return Ok(false);
         }
-        let slot = t.alloc()?;
+        let slot = self.undo.alloc(t)?;
         for (i, &v) in fields.iter().enumerate() {
             t.put(slot, i, v);
         }
@@ -515,5 +573,55 @@ impl<'t, 'a, 'd> Tx<'t, 'a, 'd> {
     /// Records an append to worker-owned log `log` (undone by dropping it).
     pub fn appended(&mut self, log: usize) {
         self.undo.records.push(Undo::Append { log });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use heirloom::LockManager;
+
+    fn insert<'d>(lm: &LockManager, undo: &mut UndoLog<'d>, t: &'d Table, key: u64) -> Slot {
+        let mut agent = lm.agent();
+        let mut txn = agent.begin();
+        let mut tx = Tx::new(&mut txn, undo);
+        assert!(matches!(tx.insert(t, key, &[key, 7]), Ok(true)));
+        txn.commit().expect("commit");
+        undo.committed();
+        t.index.get(key).expect("inserted") as Slot
+    }
+
+    #[test]
+    fn each_worker_inserts_into_its_own_run_of_slots_and_gives_the_rest_back() {
+        let t = Table::new("T", TableId::new(0, 1), 2, 1_000);
+        let lm = LockManager::builder().build();
+        let (mut a, mut b) = (UndoLog::default(), UndoLog::default());
+        let mut slots = (Vec::new(), Vec::new());
+        for k in 0..3 {
+            slots.0.push(insert(&lm, &mut a, &t, k));
+            slots.1.push(insert(&lm, &mut b, &t, 100 + k));
+        }
+        // Interleaved inserts, contiguous slots per worker.
+        assert_eq!(slots.0, [0, 1, 2]);
+        assert_eq!(slots.1, [64, 65, 66]);
+        assert_eq!(t.get(65, 0), 101);
+        drop((a, b));
+        // 2 x 61 unused slots went back to the free list, and are used next.
+        assert_eq!(t.free_len.load(Ordering::Relaxed), 122);
+        let mut c = UndoLog::default();
+        let s = insert(&lm, &mut c, &t, 500);
+        assert!((3..128).contains(&s) && !slots.1.contains(&s), "{s}");
+        assert_eq!(t.rows(), 7);
+    }
+
+    #[test]
+    fn a_nearly_full_table_hands_out_what_is_left() {
+        let t = Table::new("T", TableId::new(0, 1), 1, 10);
+        assert_eq!(t.alloc_run(4), Ok((0, 4)));
+        assert_eq!(t.alloc_run(64), Ok((4, 6)));
+        assert!(matches!(t.alloc_run(64), Err(StorageError::Full { .. })));
+        assert!(matches!(t.alloc(), Err(StorageError::Full { .. })));
+        t.release(2);
+        assert_eq!(t.alloc_run(64), Ok((2, 1)));
     }
 }

@@ -43,7 +43,6 @@ use heirloom_btree::{BTree, Optimistic};
 use parking_lot::Mutex;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// WAREHOUSE.
 pub const WAREHOUSE: TableId = TableId::new(4, 1);
@@ -270,7 +269,6 @@ pub struct Tpcc {
     size: Size,
     /// The NURand constants (clause 2.1.6).
     c: TpccConstants,
-    clock: AtomicU64,
     /// WAREHOUSE.
     pub warehouse: Table,
     /// DISTRICT.
@@ -332,7 +330,6 @@ impl Tpcc {
             warehouses,
             size,
             c,
-            clock: AtomicU64::new(1),
             warehouse: Table::with_index("WAREHOUSE", WAREHOUSE, 2, w_n as usize, index),
             district: Table::with_index("DISTRICT", DISTRICT, 3, (w_n * DISTRICTS) as usize, index),
             customer: Table::with_index("CUSTOMER", CUSTOMER, 9, c_n, index),
@@ -415,8 +412,15 @@ impl Tpcc {
         db
     }
 
+    /// The current date and time (O_ENTRY_D, H_DATE, OL_DELIVERY_D), in
+    /// microseconds since 1970 and never 0 (0 is "not delivered"). The
+    /// system clock, as the specification says, rather than a counter
+    /// that every terminal would write to.
     fn now(&self) -> u64 {
-        self.clock.fetch_add(1, Ordering::Relaxed) + 1
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_micros() as u64)
+            .max(1)
     }
 
     fn customer_input(&self, rng: &mut SmallRng) -> Who {
