@@ -735,7 +735,7 @@ impl Benchmark for TpccBench {
     fn profiles(&self) -> &'static [Profile] {
         &[Profile {
             name: "dbx1000",
-            about: "DBx1000's TPC-C: payment + new-order 50/50, one warehouse per thread (thread i on warehouse i % W + 1), hash indexes; its three 2PL variants, no SLI, aborted transactions deferred as its abort buffer does",
+            about: "DBx1000's TPC-C: payment + new-order 50/50, one warehouse per thread (thread i on warehouse i % W + 1), hash indexes; its three 2PL variants, no SLI, aborted transactions deferred as its abort buffer does, inputs drawn before the clock starts (--pregen 32768)",
             mix: Some("pay-new"),
             scale: Some(ScaleArg::PerThread(1)),
             options: &[("index", "hash")],

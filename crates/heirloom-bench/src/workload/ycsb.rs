@@ -196,7 +196,7 @@ impl Benchmark for YcsbBench {
     fn profiles(&self) -> &'static [Profile] {
         &[Profile {
             name: "dbx1000",
-            about: "DBx1000's YCSB as compared in the README: 2^20 rows, 16 distinct keys, half writes, theta 0.9, hash index; its three 2PL variants, no SLI, aborted transactions deferred as its abort buffer does",
+            about: "DBx1000's YCSB as compared in the README: 2^20 rows, 16 distinct keys, half writes, theta 0.9, hash index; its three 2PL variants, no SLI, aborted transactions deferred as its abort buffer does, inputs drawn before the clock starts (--pregen 32768)",
             mix: None,
             scale: Some(ScaleArg::Total(1 << 20)),
             options: &[("theta", "0.9"), ("read-share", "0.5"), ("index", "hash")],
