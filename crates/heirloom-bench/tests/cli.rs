@@ -229,4 +229,33 @@ fn the_dbx1000_profile_sets_what_the_command_line_leaves_open() {
     // It defers aborted transactions and draws inputs first, and says so.
     assert!(text.lines().any(|l| l.starts_with("# retry defer")), "{text}");
     assert!(text.lines().any(|l| l.starts_with("# pregen 32768")), "{text}");
+
+    // TPC-C's profile: DBx1000's work (no inserts), unless given back.
+    for (extra, inserts) in [(None, "inserts=false"), (Some("inserts=true"), "inserts=true")] {
+        let mut args = vec![
+            "bench",
+            "--workload",
+            "tpcc",
+            "--profile",
+            "dbx1000",
+            "--opt",
+            "shrink=100",
+            "--threads",
+            "1",
+            "--duration",
+            "0.02",
+            "--warmup",
+            "0",
+            "--verify",
+        ];
+        if let Some(e) = extra {
+            args.extend(["--opt", e]);
+        }
+        let out = heirloom(&args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let header = text.lines().next().unwrap_or("");
+        assert!(header.contains(inserts) && header.contains("index=hash"), "{header}");
+        assert!(header.contains("mix pay-new"), "{header}");
+    }
 }
