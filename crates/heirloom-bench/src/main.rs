@@ -134,9 +134,9 @@ struct Outputs {
     plot: Option<PathBuf>,
 }
 
-/// `--pregen` bound: a million inputs per worker (TPC-C's NewOrder input
-/// is a few hundred bytes).
-const MAX_PREGEN: usize = 1 << 20;
+/// `--pregen` bound on the inputs of all workers of a run together (a
+/// TPC-C NewOrder input is a few hundred bytes: under a gigabyte).
+const MAX_PREGEN: usize = 1 << 21;
 
 fn seconds(flag: &str, s: f64, zero_ok: bool) -> Result<Duration, BenchError> {
     if !s.is_finite() || s < 0.0 || (s == 0.0 && !zero_ok) || s > 86_400.0 {
@@ -239,9 +239,20 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
             Some(r) => r.parse().map_err(usage)?,
             None => profile.and_then(|p| p.retry).unwrap_or_default(),
         },
-        pregen: match a.pregen.or_else(|| profile.and_then(|p| p.pregen)).unwrap_or(0) {
-            n if n <= MAX_PREGEN => n,
-            n => return Err(usage(format!("--pregen {n}: at most {MAX_PREGEN} inputs per worker"))),
+        pregen: {
+            let n = a.pregen.or_else(|| profile.and_then(|p| p.pregen)).unwrap_or(0);
+            let most = a
+                .threads
+                .iter()
+                .filter_map(|t| t.trim().parse::<usize>().ok())
+                .max()
+                .unwrap_or(1);
+            if n.saturating_mul(most) > MAX_PREGEN {
+                return Err(usage(format!(
+                    "--pregen {n} with {most} threads: at most {MAX_PREGEN} inputs drawn before a run in all"
+                )));
+            }
+            n
         },
     };
     if let Some(p) = &a.plot {

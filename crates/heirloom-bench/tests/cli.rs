@@ -52,6 +52,7 @@ fn bad_arguments_exit_2_with_one_line() {
         &["bench", "--workload", "ycsb", "--profile", "postgres"],
         &["bench", "--retry", "later"],
         &["bench", "--pregen", "99999999"],
+        &["bench", "--pregen", "65536", "--threads", "1,64"],
         &["bench", "--pregen", "-1"],
         &["bench", "--no-such-flag"],
         &["frobnicate"],
