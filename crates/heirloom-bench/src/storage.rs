@@ -373,14 +373,14 @@ pub struct UndoLog<'d> {
     freed: Vec<(&'d Table, Slot)>,
     /// Per table, the worker's run of unused slots (next, left), taken
     /// with [`Table::alloc_run`] and given back on drop.
-    runs: Vec<(&'d Table, Slot, usize)>,
+    runs: Vec<(&'d Table, usize, usize)>,
 }
 
 impl Drop for UndoLog<'_> {
     fn drop(&mut self) {
         for &mut (t, next, left) in &mut self.runs {
-            for s in next..next + left as Slot {
-                t.release(s);
+            for s in next..next + left {
+                t.release(s as Slot);
             }
         }
     }
@@ -432,12 +432,13 @@ impl<'d> UndoLog<'d> {
         let run = &mut self.runs[i];
         if run.2 == 0 {
             let (first, n) = t.alloc_run(SLOT_RUN)?;
-            (run.1, run.2) = (first, n);
+            (run.1, run.2) = (first as usize, n);
         }
         let s = run.1;
         run.1 += 1;
         run.2 -= 1;
-        Ok(s)
+        // Below the table's limit, which `alloc_run` keeps within `Slot`.
+        Ok(s as Slot)
     }
 
     /// True if nothing is logged.
