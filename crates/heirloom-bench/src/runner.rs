@@ -532,22 +532,29 @@ fn worker<W: Workload>(
         // Under `Retry::Defer`: a deferred input whose wait is over comes
         // first; with the buffer full and none ready, sleep until the
         // earliest is (DBx1000's thread loop).
-        let now = Instant::now();
-        let (input, since, attempts) = match parked.iter().position(|d| d.ready <= now) {
-            Some(i) => {
-                let d = parked.swap_remove(i);
-                (d.input, Some(d.since), d.attempts)
-            }
-            None if parked.len() >= DEFER_SLOTS => {
-                let ready = parked.iter().map(|d| d.ready).min().unwrap_or(now);
-                std::thread::sleep(ready.saturating_duration_since(now));
-                if measuring {
-                    let ns = now.elapsed().as_nanos() as u64;
-                    slept_ns += ns;
-                    total_ns += ns;
+        // (No clock read while the buffer is empty, as it always is under
+        // `Retry::Backoff`.)
+        let picked = if parked.is_empty() {
+            None
+        } else {
+            let now = Instant::now();
+            match parked.iter().position(|d| d.ready <= now) {
+                Some(i) => Some(parked.swap_remove(i)),
+                None if parked.len() >= DEFER_SLOTS => {
+                    let ready = parked.iter().map(|d| d.ready).min().unwrap_or(now);
+                    std::thread::sleep(ready.saturating_duration_since(now));
+                    if measuring {
+                        let ns = now.elapsed().as_nanos() as u64;
+                        slept_ns += ns;
+                        total_ns += ns;
+                    }
+                    continue;
                 }
-                continue;
+                None => None,
             }
+        };
+        let (input, since, attempts) = match picked {
+            Some(d) => (d.input, Some(d.since), d.attempts),
             None if ring.is_empty() => {
                 let kind = mix.pick(&mut rng);
                 (Source::Drawn(workload.input(kind, &state, &mut rng)), None, 0)
@@ -620,6 +627,34 @@ fn worker<W: Workload>(
     })
 }
 
+/// Executes one attempt's body on `txn`: the workload's transaction, rolled
+/// back on a business failure or an error (while its locks are held).
+/// `timing` collects the breakdown (lock call times, time inside the body).
+fn body<'d, W: Workload>(
+    workload: &'d W,
+    txn: &mut heirloom::Transaction<'_>,
+    state: &mut W::Worker,
+    undo: &mut UndoLog<'d>,
+    input: &W::Input,
+    timing: &mut Option<(&mut Times, &mut u64)>,
+) -> Result<Outcome, TxError> {
+    let c0 = timing.is_some().then(Instant::now);
+    let r = {
+        let mut tx = Tx::new(txn, undo);
+        if let Some((times, _)) = timing.as_mut() {
+            tx.time_locks(times);
+        }
+        workload.execute(&mut tx, state, input)
+    };
+    if !matches!(r, Ok(Outcome::Committed)) {
+        undo.rollback(|log| workload.undo_append(state, log));
+    }
+    if let (Some(c0), Some((_, closure))) = (c0, timing.as_mut()) {
+        **closure += c0.elapsed().as_nanos() as u64;
+    }
+    r
+}
+
 /// One attempt of one transaction, without a restart (`Retry::Defer`):
 /// `Ok(Some(outcome))` when it ended, `Ok(None)` when the lock manager
 /// aborted it (rolled back; the caller may try its input again later).
@@ -632,42 +667,24 @@ fn attempt<'d, W: Workload>(
     mut timing: Option<(&mut Times, &mut u64)>,
 ) -> Result<Option<Outcome>, TxError> {
     let mut txn = agent.begin();
-    let c0 = timing.is_some().then(Instant::now);
-    let r = {
-        let mut tx = Tx::new(&mut txn, undo);
-        if let Some((times, _)) = timing.as_mut() {
-            tx.time_locks(times);
-        }
-        workload.execute(&mut tx, state, input)
-    };
-    if let (Some(c0), Some((_, closure))) = (c0, timing.as_mut()) {
-        **closure += c0.elapsed().as_nanos() as u64;
-    }
-    let err = match r {
-        Ok(outcome) => {
-            if outcome == Outcome::Failed {
-                undo.rollback(|log| workload.undo_append(state, log));
+    match body(workload, &mut txn, state, undo, input, &mut timing) {
+        Ok(outcome) => match txn.commit() {
+            Ok(()) => {
+                undo.committed();
+                Ok(Some(outcome))
             }
-            match txn.commit() {
-                Ok(()) => {
-                    undo.committed();
-                    return Ok(Some(outcome));
-                }
-                // Doomed by a lock error the body did not pass on (a
-                // workload bug): its locks are gone, so its writes cannot
-                // be undone safely; stop the run with the error.
-                Err(e) => return Err(TxError::Lock(e)),
-            }
-        }
+            // Doomed by a lock error the body did not pass on (a workload
+            // bug): its locks are gone, so its writes cannot be undone
+            // safely; stop the run with the error.
+            Err(e) => Err(TxError::Lock(e)),
+        },
         Err(e) => {
-            undo.rollback(|log| workload.undo_append(state, log));
             txn.abort();
-            e
+            match heirloom::Restart::lock_error(&e) {
+                Some(l) if l.is_restartable() => Ok(None),
+                _ => Err(e),
+            }
         }
-    };
-    match heirloom::Restart::lock_error(&err) {
-        Some(e) if e.is_restartable() => Ok(None),
-        _ => Err(err),
     }
 }
 
@@ -683,31 +700,7 @@ pub fn run_one<'d, W: Workload>(
     input: &W::Input,
     mut timing: Option<(&mut Times, &mut u64)>,
 ) -> Result<Outcome, TxError> {
-    let r = agent.run(|txn| {
-        let c0 = timing.is_some().then(Instant::now);
-        let r = {
-            let mut tx = Tx::new(txn, undo);
-            if let Some((times, _)) = timing.as_mut() {
-                tx.time_locks(times);
-            }
-            workload.execute(&mut tx, state, input)
-        };
-        let r = match r {
-            Ok(Outcome::Failed) => {
-                undo.rollback(|log| workload.undo_append(state, log));
-                Ok(Outcome::Failed)
-            }
-            Ok(o) => Ok(o),
-            Err(e) => {
-                undo.rollback(|log| workload.undo_append(state, log));
-                Err(e)
-            }
-        };
-        if let (Some(c0), Some((_, closure))) = (c0, timing.as_mut()) {
-            **closure += c0.elapsed().as_nanos() as u64;
-        }
-        r
-    });
+    let r = agent.run(|txn| body(workload, txn, state, undo, input, &mut timing));
     if r.is_ok() {
         undo.committed();
     }
