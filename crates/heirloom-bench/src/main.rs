@@ -69,7 +69,8 @@ struct BenchArgs {
     /// Worker thread counts.
     #[arg(long, value_delimiter = ',', default_value = "1,2,8")]
     threads: Vec<String>,
-    /// Lock table kinds: global, latched, latchfree.
+    /// Lock table kinds: global, latched, latchfree, server (one lock-server
+    /// thread) or server:N (N partitions, a thread each).
     #[arg(long = "table", value_delimiter = ',', default_value = "latched")]
     tables: Vec<String>,
     /// Speculative lock inheritance: off, on [default: off,on].

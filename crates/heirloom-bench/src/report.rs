@@ -65,6 +65,8 @@ pub fn table(runs: &[RunResult]) -> String {
     let mut out = String::new();
     let breakdown = runs.iter().any(|r| r.breakdown.is_some());
     let repeated = runs.iter().any(|r| !r.tps_runs.is_empty());
+    let messages = runs.iter().any(|r| r.per_txn.messages > 0.0);
+    let ops = runs.iter().any(|r| r.op.is_some());
     out.push_str(&format!(
         "{:<9} {:<4} {:<12} {:>7} {:>11} {:>11} {:>9} {:>9} {:>7} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "table",
@@ -84,6 +86,12 @@ pub fn table(runs: &[RunResult]) -> String {
         "inh-used",
         "inh-inval"
     ));
+    if messages {
+        out.push_str(&format!(" {:>8}", "msg/tx"));
+    }
+    if ops {
+        out.push_str(&format!(" {:>12} {:>9} {:>13}", "op", "ns/op", "ops/s"));
+    }
     if breakdown {
         out.push_str(&format!(
             " {:>6} {:>6} {:>6} {:>8} {:>6} {:>11}",
@@ -116,6 +124,15 @@ pub fn table(runs: &[RunResult]) -> String {
             r.per_txn.inherited_used,
             r.per_txn.inherited_invalidated,
         ));
+        if messages {
+            out.push_str(&format!(" {:>8.2}", r.per_txn.messages));
+        }
+        if ops {
+            match &r.op {
+                Some(o) => out.push_str(&format!(" {:>12} {:>9.0} {:>13.0}", o.name, o.ns, o.per_s)),
+                None => out.push_str(&format!(" {:>12} {:>9} {:>13}", "-", "-", "-")),
+            }
+        }
         if let Some(b) = r.breakdown {
             out.push_str(&format!(
                 " {:>5.1}% {:>5.1}% {:>5.1}% {:>7.1}% {:>5.1}% {:>11.2}",
@@ -180,6 +197,10 @@ struct CsvRow<'a> {
     inherited_used_per_txn: f64,
     inherited_discarded_per_txn: f64,
     inherited_invalidated_per_txn: f64,
+    messages_per_txn: f64,
+    op: Option<&'a str>,
+    ops_per_s: Option<f64>,
+    ns_per_op: Option<f64>,
     lock_manager_share: Option<f64>,
     latch_contention_share: Option<f64>,
     lock_wait_share: Option<f64>,
@@ -227,6 +248,10 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             inherited_used_per_txn: r.per_txn.inherited_used,
             inherited_discarded_per_txn: r.per_txn.inherited_discarded,
             inherited_invalidated_per_txn: r.per_txn.inherited_invalidated,
+            messages_per_txn: r.per_txn.messages,
+            op: r.op.as_ref().map(|o| o.name.as_str()),
+            ops_per_s: r.op.as_ref().map(|o| o.per_s),
+            ns_per_op: r.op.as_ref().map(|o| o.ns),
             lock_manager_share: r.breakdown.map(|b| b.lock_manager),
             latch_contention_share: r.breakdown.map(|b| b.latch_contention),
             lock_wait_share: r.breakdown.map(|b| b.lock_wait),

@@ -100,6 +100,27 @@ pub trait Workload: Send + Sync + 'static {
     /// Checks the consistency rules on the quiescent database; a summary of
     /// what was checked, or the first violation.
     fn verify(&self) -> Result<String, String>;
+    /// A micro-benchmark's operation: its name and how many a committed
+    /// transaction performs (reported as operations per second and
+    /// nanoseconds per operation per thread).
+    fn op(&self) -> Option<(&'static str, f64)> {
+        None
+    }
+}
+
+/// The cost of a micro-benchmark's operation in one run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct OpCost {
+    /// What one operation is ("acquisition", "null section", "lock").
+    pub name: String,
+    /// Operations per committed transaction.
+    pub per_txn: f64,
+    /// Operations per second, all threads together.
+    pub per_s: f64,
+    /// Nanoseconds per operation as one thread sees it: threads / `per_s`
+    /// (the 1995 paper's cost per process; with more threads than cores it
+    /// includes the time a thread waits for a core).
+    pub ns: f64,
 }
 
 /// What a worker does with a transaction the lock manager aborted
@@ -218,6 +239,8 @@ pub struct PerTxn {
     pub inherited_discarded: f64,
     /// Inherited locks invalidated by a conflicting requester.
     pub inherited_invalidated: f64,
+    /// Server table: messages to lock servers (round trips).
+    pub messages: f64,
 }
 
 /// Shares of worker time (they add up to 1), and the time per transaction
@@ -295,6 +318,9 @@ pub struct RunResult {
     /// Consistency check summary (with `--verify`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verified: Option<String>,
+    /// A micro-benchmark's operation cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub op: Option<OpCost>,
 }
 
 /// Why a run could not finish.
@@ -453,7 +479,7 @@ pub fn run<W: Workload>(
     Ok(RunResult {
         workload: workload.name().to_string(),
         mix: mix.name.clone(),
-        table: cfg.table.name().to_string(),
+        table: cfg.table.to_string(),
         sli: cfg.sli,
         policy: cfg.policy.name(),
         threads: cfg.threads,
@@ -483,7 +509,17 @@ pub fn run<W: Workload>(
             inherited_used: per(stats.inherited_used),
             inherited_discarded: per(stats.inherited_discarded),
             inherited_invalidated: per(stats.inherited_invalidated),
+            messages: per(stats.messages),
         },
+        op: workload.op().map(|(name, per_txn)| {
+            let per_s = committed as f64 * per_txn / measured.as_secs_f64();
+            OpCost {
+                name: name.to_string(),
+                per_txn,
+                per_s,
+                ns: cfg.threads as f64 * 1e9 / per_s.max(1e-9),
+            }
+        }),
         breakdown,
         tps_runs: Vec::new(),
         verified: None,

@@ -492,12 +492,34 @@ impl<'t, 'a, 'd> Tx<'t, 'a, 'd> {
     /// Locks `id` in `mode` (intention locks on its ancestors first).
     #[inline]
     pub fn lock_id(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
+        self.timed(|t| t.lock(id, mode))
+    }
+
+    /// Locks every `(id, mode)` in one call ([`Transaction::lock_all`]: one
+    /// message per partition on the server table).
+    #[inline]
+    pub fn lock_all(&mut self, reqs: &[(LockId, Mode)]) -> Result<(), LockError> {
+        self.timed(|t| t.lock_all(reqs))
+    }
+
+    /// A null critical section on the lock table's state for `id`
+    /// ([`Transaction::null_section`]), timed as lock manager work.
+    #[inline]
+    pub fn null_section(&mut self, id: LockId) {
+        self.timed(|t| t.null_section(id));
+    }
+
+    /// Runs a lock manager call, timing it into `times` if set: a call
+    /// during which the agent waited counts as lock wait, one that found a
+    /// latch held as latch contention, any other as lock manager work.
+    #[inline]
+    fn timed<R>(&mut self, f: impl FnOnce(&mut Transaction<'a>) -> R) -> R {
         match self.times.as_deref_mut() {
-            None => self.txn.lock(id, mode),
+            None => f(self.txn),
             Some(times) => {
                 let before = self.txn.agent_stats();
                 let t0 = std::time::Instant::now();
-                let r = self.txn.lock(id, mode);
+                let r = f(self.txn);
                 let ns = t0.elapsed().as_nanos() as u64;
                 let after = self.txn.agent_stats();
                 if after.waits > before.waits {

@@ -54,6 +54,11 @@ fn bad_arguments_exit_2_with_one_line() {
         &["bench", "--pregen", "99999999"],
         &["bench", "--pregen", "65536", "--threads", "1,64"],
         &["bench", "--pregen", "-1"],
+        &["bench", "--table", "server:0"],
+        &["bench", "--table", "server:65"],
+        &["bench", "--workload", "batch", "--scale", "100001"],
+        &["bench", "--workload", "nullcs", "--opt", "sections=0"],
+        &["bench", "--workload", "batch", "--opt", "mode=six"],
         &["bench", "--no-such-flag"],
         &["frobnicate"],
     ];
@@ -259,4 +264,56 @@ fn the_dbx1000_profile_sets_what_the_command_line_leaves_open() {
         assert!(header.contains(inserts) && header.contains("index=hash"), "{header}");
         assert!(header.contains("mix pay-new"), "{header}");
     }
+}
+
+#[test]
+fn micro_benchmarks_report_their_operation_on_the_server_too() {
+    let dir = std::env::temp_dir().join(format!("heirloom-micro-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("m.json");
+    let csv = dir.join("m.csv");
+    let out = heirloom(&[
+        "bench",
+        "--workload",
+        "batch",
+        "--scale",
+        "20",
+        "--threads",
+        "1,2",
+        "--table",
+        "latched,server:2",
+        "--sli",
+        "off",
+        "--duration",
+        "0.05",
+        "--warmup",
+        "0",
+        "--verify",
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("ns/op") && text.contains("msg/tx"), "{text}");
+    assert!(text.contains("server:2"), "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4);
+    for r in runs {
+        assert_eq!(r["op"]["name"], "lock");
+        assert_eq!(r["op"]["per_txn"], 20.0);
+        assert!(r["op"]["ns"].as_f64().unwrap() > 0.0);
+        let msgs = r["per_txn"]["messages"].as_f64().unwrap();
+        if r["table"] == "server:2" {
+            // db, table, at most 2 batch messages, at most 2 releases.
+            assert!((3.0..=6.0).contains(&msgs), "{msgs} messages per transaction");
+        } else {
+            assert_eq!(msgs, 0.0);
+        }
+    }
+    let csv_text = std::fs::read_to_string(&csv).unwrap();
+    assert!(csv_text.lines().next().unwrap().contains("ns_per_op"));
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -11,17 +11,19 @@ use std::time::Duration;
 use crossbeam_utils::CachePadded;
 
 use crate::error::TxnId;
+use crate::fault::{self, Point};
 use crate::id::{IdBuildHasher, LockId};
 use crate::inherit;
 use crate::misuse;
 use crate::mode::Mode;
 use crate::nodes::Nodes;
+use crate::queue::Handoff;
 use crate::queue::{Blocker, Cancel};
 use crate::request::{ReqPtr, wake_granted};
 use crate::shared::{AgentShared, Inner};
 use crate::stats::Stats;
 use crate::sync::{Arc, Ordering};
-use crate::table::HeadRef;
+use crate::table::{Acquiring, HeadRef, Releasing};
 
 /// `Held::state`: held by the current transaction.
 pub(crate) const LIVE: u8 = 0;
@@ -93,6 +95,15 @@ pub struct Agent {
     /// The transaction open on this agent, from `begin` to the end of
     /// `finish`; still set at the next `begin` if it was forgotten.
     pub(crate) open: Option<TxnId>,
+    /// The releases of the transaction that is ending, decided and not
+    /// yet settled (see `Agent::settle_releases`), and the cache entries
+    /// they came from (`Releasing::tag` indexes `released`).
+    pub(crate) releasing: Vec<Releasing>,
+    pub(crate) released: Vec<Held>,
+    /// Scratch for `Transaction::lock_all`.
+    pub(crate) acquiring: Vec<Acquiring>,
+    /// `releasing` went to the table; what is left is bookkeeping.
+    pub(crate) releases_sent: bool,
     /// Jitter for restart backoff (xorshift64*; a dependency for three lines
     /// of arithmetic is not worth it).
     rng: u64,
@@ -103,6 +114,7 @@ impl Agent {
 
     pub(crate) fn new(lm: Arc<Inner>) -> Self {
         let (shared, seq) = lm.register();
+        lm.table.attach(shared.index);
         let nodes = lm.table.nodes(shared.index);
         let rng = 0x9e37_79b9_7f4a_7c15 ^ ((shared.index as u64 + 1) << 17) ^ lm.now_ns();
         Agent {
@@ -117,6 +129,10 @@ impl Agent {
             inherited: Vec::new(),
             in_flight: None,
             open: None,
+            releasing: Vec::with_capacity(32),
+            released: Vec::with_capacity(32),
+            releases_sent: false,
+            acquiring: Vec::new(),
             rng: rng | 1,
         }
     }
@@ -124,6 +140,19 @@ impl Agent {
     /// This agent's index (part of every transaction id it makes).
     pub fn index(&self) -> u32 {
         self.shared.index
+    }
+
+    /// Obtains exclusive access to the lock table's state for `id` and
+    /// gives it up at once, doing nothing in between: the cost of a null
+    /// critical section in the table's design, for micro-benchmarks. The
+    /// latched tables take and drop the latch of the lock's head (global:
+    /// the one latch); the latch-free table pins and runs its insert's
+    /// compare-and-swap on the lock's bucket with no change; the server
+    /// table sends a null message to the lock's server and waits for the
+    /// reply. No lock is taken and no statistic but the table's own
+    /// (contended latches, messages) changes.
+    pub fn null_section(&mut self, id: LockId) {
+        self.lm.table.null_section(self.shared.caller(), id);
     }
 
     /// This agent's own statistics.
@@ -156,11 +185,46 @@ impl Agent {
         std::thread::sleep(Duration::from_micros(us + 1));
     }
 
-    /// After commit: the list of passed-on locks is leaf first; keep a lock
-    /// only if its parent was passed on too (criterion 5), release the
-    /// others, and leave the list root first for the next transaction.
+    /// Sends the release batch of the ending transaction to the table (if
+    /// it has not gone yet), then, item by item, passes each lock kept
+    /// INHERITED on to the next transaction or gives its node back. An item
+    /// leaves the batch only when it is settled, so after a panic the next
+    /// call goes on with the rest.
+    pub(crate) fn settle_releases(&mut self) {
+        if self.releasing.is_empty() {
+            return;
+        }
+        if !self.releases_sent {
+            // SAFETY: every item is an entry of this agent's cache, popped
+            // for release: its own node, linked where its `head` says.
+            unsafe {
+                self.lm
+                    .table
+                    .release_batch(self.shared.caller(), &mut self.releasing, &mut self.wake)
+            };
+            self.releases_sent = true;
+            wake_granted(&mut self.wake);
+        }
+        while let Some(it) = self.releasing.pop() {
+            let h = self.released[it.tag as usize];
+            if it.out == Some(Handoff::Inherited) {
+                self.shared.counters.inherited.bump();
+                self.inherited.push(Held { state: LIVE, ..h });
+            } else {
+                self.nodes.give_back(h.req);
+            }
+            fault::hit(Point::Finish);
+        }
+        self.released.clear();
+        self.releases_sent = false;
+    }
+
+    /// After commit: keep a passed-on lock only if its parent was passed on
+    /// too (criterion 5), release the others, and leave the list root first
+    /// for the next transaction.
     pub(crate) fn keep_rooted_inheritance(&mut self, txn: TxnId, age: u64) {
-        self.inherited.reverse();
+        // Root first (the batch may have settled them in any order).
+        self.inherited.sort_by_key(|h| h.id.level() as u8);
         let mut i = 0;
         while i < self.inherited.len() {
             let h = self.inherited[i];
@@ -184,7 +248,11 @@ impl Agent {
         if released {
             c.table_ops.bump();
             // SAFETY: reclaimed, so linked where `h.head` says.
-            unsafe { self.lm.table.release(c, h.head, h.req, &mut self.wake) };
+            unsafe {
+                self.lm
+                    .table
+                    .release(self.shared.caller(), h.head, h.req, &mut self.wake)
+            };
             wake_granted(&mut self.wake);
         } else {
             c.inherited_invalidated.bump();
@@ -211,7 +279,11 @@ impl Agent {
         let c = &self.shared.counters;
         // SAFETY: in flight: this agent's own node, linked where `f.head`
         // says (the contract on `Table`).
-        let cancel = unsafe { self.lm.table.cancel(c, f.head, f.req, &mut self.wake) };
+        let cancel = unsafe {
+            self.lm
+                .table
+                .cancel(self.shared.caller(), f.head, f.req, &mut self.wake)
+        };
         wake_granted(&mut self.wake);
         match (f.held, cancel) {
             (Some(k), Cancel::WasGranted) => self.converted(k, f.req, f.head, f.mode),
@@ -224,7 +296,11 @@ impl Agent {
             (None, Cancel::WasGranted) => {
                 c.table_ops.bump();
                 // SAFETY: as above; granted, so released like any holder.
-                unsafe { self.lm.table.release(c, f.head, f.req, &mut self.wake) };
+                unsafe {
+                    self.lm
+                        .table
+                        .release(self.shared.caller(), f.head, f.req, &mut self.wake)
+                };
                 wake_granted(&mut self.wake);
                 self.nodes.give_back(f.req);
             }
@@ -242,7 +318,11 @@ impl Agent {
             c.table_ops.bump();
             // SAFETY: a cache entry: this agent's own node, linked where
             // `old.head` says; granted, so released like any holder.
-            unsafe { self.lm.table.release(c, old.head, old.req, &mut self.wake) };
+            unsafe {
+                self.lm
+                    .table
+                    .release(self.shared.caller(), old.head, old.req, &mut self.wake)
+            };
             wake_granted(&mut self.wake);
             self.nodes.give_back(old.req);
             let e = &mut self.held[k];
@@ -282,7 +362,11 @@ impl Agent {
             c.table_ops.bump();
             // SAFETY: a cache entry: this agent's own node, linked where
             // `h.head` says.
-            unsafe { self.lm.table.release(c, h.head, h.req, &mut self.wake) };
+            unsafe {
+                self.lm
+                    .table
+                    .release(self.shared.caller(), h.head, h.req, &mut self.wake)
+            };
             wake_granted(&mut self.wake);
             self.nodes.give_back(h.req);
         }

@@ -58,7 +58,7 @@
 use crate::error::{Cycle, TxnId, WaitEdge};
 use crate::queue::Blocker;
 use crate::shared::{Inner, WaitInfo};
-use crate::stats::AgentCounters;
+use crate::table::Caller;
 
 struct Frame {
     info: WaitInfo,
@@ -67,13 +67,13 @@ struct Frame {
 }
 
 /// Searches for a waits-for cycle through the waiting transaction `me`.
-pub(crate) fn find_cycle(lm: &Inner, counters: &AgentCounters, me: WaitInfo) -> Option<Cycle> {
+pub(crate) fn find_cycle(lm: &Inner, searcher: Caller<'_>, me: WaitInfo) -> Option<Cycle> {
     let _serial = lm.detector.lock();
     let reg = lm.registry.lock();
     crate::fault::hit(crate::fault::Point::PolicyCheck);
     let mut first = Vec::new();
     // SAFETY: our own request in flight, with the handle its table gave.
-    if !unsafe { lm.table.blockers(counters, me.head, me.req, &mut first) } {
+    if !unsafe { lm.table.blockers(searcher, me.head, me.req, &mut first) } {
         return None; // granted meanwhile
     }
     let mut stack = vec![Frame {
@@ -117,7 +117,7 @@ pub(crate) fn find_cycle(lm: &Inner, counters: &AgentCounters, me: WaitInfo) -> 
         // SAFETY: `info` is a registered agent's, read under the registry
         // lock (`ReqPtr` contract 4): `info.head` is the handle its table
         // gave, and `blockers` finds the request before it touches it.
-        if unsafe { lm.table.blockers(counters, info.head, info.req, &mut edges) } && !edges.is_empty() {
+        if unsafe { lm.table.blockers(searcher, info.head, info.req, &mut edges) } && !edges.is_empty() {
             stack.push(Frame { info, edges, next: 0 });
         }
     }

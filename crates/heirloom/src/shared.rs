@@ -18,7 +18,7 @@ use crate::policy::ConflictPolicy;
 use crate::request::ReqPtr;
 use crate::stats::{AgentCounters, Stats};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Ordering, fence, wake_all};
-use crate::table::{HeadRef, Table, TableKind};
+use crate::table::{Caller, HeadRef, Table, TableKind};
 
 /// What a waiting transaction waits for (read by deadlock detection).
 #[derive(Clone, Copy, Debug)]
@@ -47,6 +47,17 @@ pub(crate) struct AgentShared {
     pub(crate) wound: CachePadded<WoundBox>,
     /// What the current transaction waits for.
     pub(crate) wait: CachePadded<Mutex<Option<WaitInfo>>>,
+}
+
+impl AgentShared {
+    /// This agent as a caller of the lock table.
+    #[inline]
+    pub(crate) fn caller(&self) -> Caller<'_> {
+        Caller {
+            counters: &self.counters,
+            agent: self.index,
+        }
+    }
 }
 
 /// Where wound-wait marks an agent's transaction and finds it parked.

@@ -94,6 +94,9 @@ stats! {
     /// Latch-free table: compare-and-swap operations that failed and were
     /// retried (its equivalent of `latch_contended`).
     cas_retries,
+    /// Server table: messages sent to lock servers, each a round trip (a
+    /// batch sends one per partition it concerns).
+    messages,
     /// Deadlocks in which this agent's transaction was the victim.
     deadlocks,
     /// Requests that timed out.

@@ -21,6 +21,36 @@ pub(crate) use std::sync::atomic::{
 
 use std::time::Instant;
 
+/// An `UnsafeCell` with loom's access API (`with`, `with_mut`), so that a
+/// loom model checks every access to the cell against the hand-off that
+/// is supposed to order it.
+#[cfg(heirloom_loom)]
+pub(crate) use loom::cell::UnsafeCell;
+
+/// `std`'s `UnsafeCell` behind loom's access API.
+#[cfg(not(heirloom_loom))]
+#[derive(Debug, Default)]
+pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+#[cfg(not(heirloom_loom))]
+impl<T> UnsafeCell<T> {
+    pub(crate) fn new(v: T) -> Self {
+        UnsafeCell(std::cell::UnsafeCell::new(v))
+    }
+
+    /// Runs `f` with a pointer to the value (for reading).
+    #[inline]
+    pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
+    }
+
+    /// Runs `f` with a pointer to the value (for writing).
+    #[inline]
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
+
 /// Outcome of [`wait_while`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Wake {

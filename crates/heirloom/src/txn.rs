@@ -45,7 +45,7 @@ use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING, wake_granted};
 use crate::shared::{Inner, WaitInfo};
 use crate::sync::{Arc, Ordering, Wake, fence, wait_while};
-use crate::table::{HeadRef, Reinherit};
+use crate::table::{Acquiring, HeadRef, Reinherit, Releasing};
 
 /// How often a wait-die or wound-wait waiter re-judges its edges without
 /// being woken. Every edge change the queues know of wakes the waiters it
@@ -298,6 +298,150 @@ impl<'a> Transaction<'a> {
         Ok(())
     }
 
+    /// Locks every `(id, mode)` of `reqs`, as [`Transaction::lock`] on each
+    /// would, handing the lock manager all requests of one level (the
+    /// database, then tables, pages, rows) in one call: on the server table
+    /// one message per partition instead of one per lock, on the global
+    /// table one take of its latch, on the others a loop. The lock cache
+    /// answers first, as for `lock`. A request that cannot be granted at
+    /// once is then made on its own and waits under the conflict policy
+    /// (under no-wait it fails), so waiting, deadlock handling and fairness
+    /// are exactly those of `lock`. On error the transaction is doomed, and
+    /// the locks granted so far stay held until it ends.
+    pub fn lock_all(&mut self, reqs: &[(LockId, Mode)]) -> Result<(), LockError> {
+        if let Some(&(lock, _)) = reqs.iter().find(|r| r.1 == Mode::NL) {
+            return Err(LockError::InvalidRequest {
+                txn: self.id,
+                lock,
+                reason: "mode NL cannot be requested",
+            });
+        }
+        self.check_alive()?;
+        let mut batch = std::mem::take(&mut self.agent.acquiring);
+        let out = (0..crate::id::MAX_DEPTH).try_for_each(|depth| self.lock_level(reqs, depth, &mut batch));
+        batch.clear();
+        self.agent.acquiring = batch;
+        out
+    }
+
+    /// [`Transaction::lock_all`] at one depth of the lock hierarchy.
+    fn lock_level(
+        &mut self,
+        reqs: &[(LockId, Mode)],
+        depth: usize,
+        batch: &mut Vec<Acquiring>,
+    ) -> Result<(), LockError> {
+        batch.clear();
+        for &(id, mode) in reqs {
+            let path = id.path();
+            let ids = path.as_slice();
+            let Some(&lid) = ids.get(depth) else { continue };
+            // An ancestor held in a mode that covers the subtree (it was
+            // taken at an earlier depth, or before) ends this request.
+            let covered = ids[..depth].iter().any(|&p| {
+                self.find(p)
+                    .map(|k| self.agent.held[k])
+                    .is_some_and(|h| matches!(h.state, LIVE | RECLAIMED) && h.mode.covers_descendants(mode))
+            });
+            if covered {
+                continue;
+            }
+            self.agent.shared.counters.lock_requests.bump();
+            let want = if depth == ids.len() - 1 { mode } else { mode.intention() };
+            match self.lookup(lid) {
+                Some(k) => {
+                    let held = self.agent.held[k].mode;
+                    if held.covers(want) {
+                        self.agent.shared.counters.cache_hits.bump();
+                    } else {
+                        self.convert(k, held.join(want))?;
+                    }
+                }
+                None => batch.push(Acquiring {
+                    id: lid,
+                    req: self.agent.nodes.take(),
+                    mode: want,
+                    out: Outcome::Granted,
+                    head: HeadRef(0),
+                }),
+            }
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        // One request per lock: join the modes asked for the same lock.
+        batch.sort_unstable_by_key(|it| it.id);
+        let mut w = 0;
+        for r in 1..batch.len() {
+            if batch[r].id == batch[w].id {
+                batch[w].mode = batch[w].mode.join(batch[r].mode);
+                let spare = batch[r].req;
+                self.agent.nodes.pool.push(spare);
+            } else {
+                w += 1;
+                batch[w] = batch[r];
+            }
+        }
+        batch.truncate(w + 1);
+        let a = &mut *self.agent;
+        for it in batch.iter() {
+            // SAFETY: just taken from this agent's pool (`ReqPtr` contract 1).
+            let q = unsafe { it.req.get() };
+            q.txn.store(self.id.0, Ordering::Relaxed);
+            q.ts.store(self.age, Ordering::Relaxed);
+        }
+        let c = &a.shared.counters;
+        c.table_ops.add(batch.len() as u64);
+        // SAFETY: the agent's own nodes, linked nowhere (the contract on
+        // `Table`).
+        unsafe { a.lm.table.acquire_batch(a.shared.caller(), batch, &mut a.wake) };
+        wake_granted(&mut a.wake);
+        let mut first_refused = None;
+        for it in batch.iter_mut() {
+            match it.out {
+                Outcome::Granted => {
+                    self.agent.shared.counters.immediate_grants.bump();
+                    self.push_held(Held {
+                        id: it.id,
+                        mode: it.mode,
+                        req: it.req,
+                        head: it.head,
+                        state: LIVE,
+                    });
+                }
+                Outcome::Refused(b) => {
+                    // Not linked: back to the pool, and asked again below.
+                    self.agent.nodes.pool.push(it.req);
+                    first_refused.get_or_insert(b);
+                    it.out = Outcome::Waiting; // marks it for the second pass
+                }
+                Outcome::Waiting => unreachable!("a try-acquisition waits"),
+            }
+        }
+        let Some(b) = first_refused else { return Ok(()) };
+        if !self.may_wait() {
+            let it = batch.iter().find(|it| matches!(it.out, Outcome::Waiting)).copied();
+            let (lock, mode) = it.map_or((LockId::database(0), Mode::NL), |it| (it.id, it.mode));
+            self.agent.shared.counters.would_block.bump();
+            return Err(self.doom(LockError::WouldBlock {
+                txn: self.id,
+                lock,
+                mode,
+                holder: b.txn,
+            }));
+        }
+        for it in batch.iter().filter(|it| matches!(it.out, Outcome::Waiting)) {
+            self.acquire(it.id, it.mode)?;
+        }
+        Ok(())
+    }
+
+    /// [`Agent::null_section`] from inside a transaction (it takes no
+    /// lock and does not change the transaction).
+    pub fn null_section(&mut self, id: LockId) {
+        self.agent.null_section(id);
+    }
+
     /// Commits: releases every lock, leaf to root. Fails (and aborts) if the
     /// transaction is doomed by an earlier error.
     pub fn commit(mut self) -> Result<(), LockError> {
@@ -437,7 +581,10 @@ impl<'a> Transaction<'a> {
         c.table_ops.bump();
         // SAFETY: `r` is this agent's own node, linked nowhere (see the
         // contract on `Table`).
-        let (out, head) = unsafe { a.lm.table.acquire(c, id, r, mode, may_wait, &mut a.wake) };
+        let (out, head) = unsafe {
+            a.lm.table
+                .acquire(a.shared.caller(), id, r, mode, may_wait, &mut a.wake)
+        };
         wake_granted(&mut a.wake);
         match out {
             Outcome::Granted => a.shared.counters.immediate_grants.bump(),
@@ -482,7 +629,7 @@ impl<'a> Transaction<'a> {
         // where `h.head` says (see the contract on `Table`).
         let conv = unsafe {
             a.lm.table.convert(
-                c,
+                a.shared.caller(),
                 h.id,
                 h.head,
                 h.req,
@@ -658,7 +805,7 @@ impl<'a> Transaction<'a> {
                 self.agent.in_flight = None;
                 let a = &mut *self.agent;
                 // SAFETY: our own request, linked where `head` says.
-                let cancel = unsafe { lm.table.cancel(c, head, r, &mut a.wake) };
+                let cancel = unsafe { lm.table.cancel(shared.caller(), head, r, &mut a.wake) };
                 wake_granted(&mut a.wake);
                 if cancel == Cancel::WasGranted {
                     // Granted just before the cancel: keep it. A wound is
@@ -688,7 +835,7 @@ impl<'a> Transaction<'a> {
         unsafe {
             inner
                 .table
-                .blockers(&self.agent.shared.counters, info.head, info.req, &mut b)
+                .blockers(self.agent.shared.caller(), info.head, info.req, &mut b)
         };
         if let Some(t) = misuse::blocked_by_own_thread(lm, b.iter().map(|b| b.txn)) {
             panic!(
@@ -711,7 +858,7 @@ impl<'a> Transaction<'a> {
         }
         match lm.policy {
             ConflictPolicy::Detect => {
-                if let Some(cycle) = deadlock::find_cycle(lm, c, info) {
+                if let Some(cycle) = deadlock::find_cycle(lm, self.agent.shared.caller(), info) {
                     c.deadlocks.bump();
                     return Err(LockError::Deadlock { victim: self.id, cycle });
                 }
@@ -720,7 +867,7 @@ impl<'a> Transaction<'a> {
                 let b = &mut self.agent.blockers;
                 b.clear();
                 // SAFETY: our own request in flight, with its table's handle.
-                unsafe { lm.table.blockers(c, info.head, info.req, b) };
+                unsafe { lm.table.blockers(self.agent.shared.caller(), info.head, info.req, b) };
                 if let Some(older) = b.iter().find(|b| b.ts < self.age) {
                     c.died.bump();
                     return Err(LockError::Died {
@@ -735,7 +882,7 @@ impl<'a> Transaction<'a> {
                 let b = &mut self.agent.blockers;
                 b.clear();
                 // SAFETY: our own request in flight, with its table's handle.
-                unsafe { lm.table.blockers(c, info.head, info.req, b) };
+                unsafe { lm.table.blockers(self.agent.shared.caller(), info.head, info.req, b) };
                 for y in b.iter().filter(|b| b.ts > self.age) {
                     lm.wound(y.agent, y.txn, self.id);
                 }
@@ -759,23 +906,31 @@ impl<'a> Transaction<'a> {
     }
 
     /// The body of [`Transaction::finish`]. Each lock is popped from the
-    /// cache only when it is about to be released or passed on, and `done`
-    /// is set only at the end, so running it again after a panic continues
+    /// cache when its release is decided and kept in the agent's release
+    /// batch until it is released and its node given back, and `done` is
+    /// set only at the end, so running it again after a panic continues
     /// with what is left.
+    ///
+    /// The releases go to the table as one batch (`Table::release_batch`:
+    /// one message per partition on the server, one latch on the global
+    /// table), after the decisions that need no table: an inherited lock
+    /// left unused is reclaimed here, and a reclaimed one may be passed on
+    /// again without a latch (`Table::reinherit`).
     fn release_all(&mut self, committed: bool) {
         if self.agent.in_flight.is_some() {
             self.agent.abandon_in_flight();
         }
+        // A run that a panic interrupted may have left a batch behind.
+        self.agent.settle_releases();
         let a = &mut *self.agent;
         let lm = &*a.lm;
         let c = &a.shared.counters;
-        // `a.inherited` is empty here, or holds what an earlier run of this
-        // function passed on before a panic: either way leaf first, in the
-        // order of the pops, as `keep_rooted_inheritance` expects.
         while let Some(h) = a.held.pop() {
             // SAFETY (every dereference and table call in this loop): `h` is
             // an entry of this agent's cache, so `h.req` is its own node and,
             // unless DEAD or invalidated, linked where `h.head` says.
+            let mut heat = None;
+            let mut out = None;
             match h.state {
                 DEAD => continue,
                 PENDING => {
@@ -786,49 +941,46 @@ impl<'a> Transaction<'a> {
                         continue;
                     }
                     c.inherited_discarded.bump();
+                    c.table_ops.bump();
                 }
-                _ => {
-                    if let Some(heat) = lm.sli.candidate(h.id, h.mode) {
+                _ => match lm.sli.candidate(h.id, h.mode) {
+                    Some(hot) => {
                         // Used after being inherited: pass it on again
                         // without the latch if nobody waits.
                         let again = if h.state == RECLAIMED {
-                            unsafe { lm.table.reinherit(c, h.head, h.req, &mut a.wake) }
+                            unsafe { lm.table.reinherit(a.shared.caller(), h.head, h.req, &mut a.wake) }
                         } else {
                             Reinherit::Declined
                         };
-                        let passed = match again {
+                        wake_granted(&mut a.wake);
+                        match again {
                             Reinherit::Passed => {
                                 c.table_ops_avoided.bump();
-                                true
+                                out = Some(Handoff::Inherited);
                             }
                             Reinherit::Released => {
                                 c.table_ops.bump();
-                                false
+                                out = Some(Handoff::Released);
                             }
                             Reinherit::Declined => {
                                 c.table_ops.bump();
-                                let out = unsafe { lm.table.release_or_inherit(c, h.head, h.req, heat, &mut a.wake) };
-                                out == Handoff::Inherited
+                                heat = Some(hot);
                             }
-                        };
-                        wake_granted(&mut a.wake);
-                        if passed {
-                            c.inherited.bump();
-                            a.inherited.push(Held { state: LIVE, ..h });
-                        } else {
-                            a.nodes.give_back(h.req);
                         }
-                        fault::hit(Point::Finish);
-                        continue;
                     }
-                }
+                    None => c.table_ops.bump(),
+                },
             }
-            c.table_ops.bump();
-            unsafe { lm.table.release(c, h.head, h.req, &mut a.wake) };
-            wake_granted(&mut a.wake);
-            a.nodes.give_back(h.req);
-            fault::hit(Point::Finish);
+            a.releasing.push(Releasing {
+                req: h.req,
+                head: h.head,
+                heat,
+                out,
+                tag: a.released.len() as u32,
+            });
+            a.released.push(h);
         }
+        a.settle_releases();
         if !a.inherited.is_empty() {
             a.keep_rooted_inheritance(self.id, self.age);
         }

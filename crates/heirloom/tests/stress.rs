@@ -35,15 +35,27 @@ fn pick(rng: &mut Rng) -> (LockId, Mode) {
 
 /// Runs `plan` as one transaction (restarted by `Agent::run` after a
 /// concurrency abort), registering every grant with the ghost; yields after
-/// a grant when `yield_now()` says so.
+/// a grant when `yield_now()` says so. `batched`: the whole plan in one
+/// `lock_all` call.
 fn run_plan(
     agent: &mut heirloom::Agent,
     ghost: &Ghost,
     plan: &[(LockId, Mode)],
+    batched: bool,
     mut yield_now: impl FnMut() -> bool,
 ) -> Result<(), LockError> {
     agent.run(|t| {
         let mut res = Ok(());
+        if batched {
+            res = t.lock_all(plan);
+            if res.is_ok() {
+                for &(id, m) in plan {
+                    ghost.register(t.id(), id, m);
+                }
+            }
+            ghost.unregister_all(t.id());
+            return res;
+        }
         for &(id, m) in plan {
             if let Err(e) = t.lock(id, m) {
                 res = Err(e);
@@ -77,7 +89,8 @@ fn stress(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, threads: us
                 for _ in 0..txns {
                     let ops = 1 + rng.below(4);
                     let plan: Vec<_> = (0..ops).map(|_| pick(&mut rng)).collect();
-                    run_plan(&mut agent, &ghost, &plan, || rng.below(4) == 0).unwrap();
+                    let batched = rng.below(3) == 0;
+                    run_plan(&mut agent, &ghost, &plan, batched, || rng.below(4) == 0).unwrap();
                     done += 1;
                 }
                 (done, agent.stats())
@@ -216,7 +229,7 @@ fn soak_latchfree_memory_stays_flat() {
                             }
                         })
                         .collect();
-                    run_plan(&mut agent, &ghost, &plan, || false).unwrap();
+                    run_plan(&mut agent, &ghost, &plan, false, || false).unwrap();
                     done += 1;
                     if done.is_multiple_of(20_000) {
                         agent = lm.agent();

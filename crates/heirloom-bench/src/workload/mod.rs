@@ -13,6 +13,7 @@ use crate::options::{Kind, Opt};
 use crate::storage::IndexKind;
 use crate::sweep::Benchmark;
 
+pub mod micro;
 pub mod random;
 pub mod tm1;
 pub mod tpcb;
@@ -20,7 +21,15 @@ pub mod tpcc;
 pub mod ycsb;
 
 /// Every benchmark the kit runs, in the order `heirloom list` shows them.
-pub static REGISTRY: &[&dyn Benchmark] = &[&tm1::TM1, &tpcb::TPCB, &tpcc::TPCC, &ycsb::YCSB];
+pub static REGISTRY: &[&dyn Benchmark] = &[
+    &tm1::TM1,
+    &tpcb::TPCB,
+    &tpcc::TPCC,
+    &ycsb::YCSB,
+    &micro::HOTLOCK,
+    &micro::NULLCS,
+    &micro::BATCH,
+];
 
 /// The option every benchmark has: the primary-key index of its tables
 /// that are only read by key (the others keep the B+tree for their range

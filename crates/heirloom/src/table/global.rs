@@ -26,13 +26,17 @@ use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
 
 pub(crate) struct Global {
-    inner: CachePadded<Mutex<Inner>>,
+    inner: CachePadded<Mutex<Queues>>,
 }
 
 /// Emptied queues noted before a sweep unmaps those still empty.
 const RETIRE_BATCH: usize = 1024;
 
-struct Inner {
+/// The queues of every lock with live requests, found by lock id: the
+/// state behind `Global`'s one latch, and the state a lock server owns
+/// alone (`table/server.rs`). Whoever has `&mut Queues` may touch every
+/// request linked in them (`ReqPtr` contract 2).
+pub(crate) struct Queues {
     map: HashMap<LockId, usize, IdBuildHasher>,
     queues: Vec<Queue>,
     free: Vec<usize>,
@@ -40,10 +44,66 @@ struct Inner {
     emptied: Vec<usize>,
 }
 
-impl Inner {
+impl Queues {
+    pub(crate) fn new() -> Self {
+        Queues {
+            map: HashMap::default(),
+            queues: Vec::new(),
+            free: Vec::new(),
+            emptied: Vec::with_capacity(RETIRE_BATCH),
+        }
+    }
+
+    /// Links `r` for `id` in `mode` (see [`Queue::acquire`]); returns the
+    /// outcome and the index of the queue.
+    ///
+    /// # Safety
+    /// As [`Queue::acquire`].
+    #[inline]
+    pub(crate) unsafe fn acquire(
+        &mut self,
+        id: LockId,
+        r: ReqPtr,
+        mode: Mode,
+        may_wait: bool,
+        contended: bool,
+    ) -> (Outcome, usize) {
+        let idx = match self.map.get(&id) {
+            Some(&i) => i,
+            None => {
+                let i = match self.free.pop() {
+                    Some(i) => {
+                        self.queues[i].rebind(id);
+                        i
+                    }
+                    None => {
+                        self.queues.push(Queue::new(id));
+                        self.queues.len() - 1
+                    }
+                };
+                self.map.insert(id, i);
+                i
+            }
+        };
+        // SAFETY: this function's contract.
+        let out = unsafe { self.queues[idx].acquire(r, mode, may_wait, contended) };
+        if matches!(out, Outcome::Refused(_)) {
+            self.retire_if_empty(idx);
+        }
+        (out, idx)
+    }
+
+    /// The queue at `idx`, if there is one (a stale index of a retired
+    /// queue may name another lock's queue: callers look for their request
+    /// in it before they touch it).
+    #[inline]
+    pub(crate) fn get(&mut self, idx: usize) -> Option<&mut Queue> {
+        self.queues.get_mut(idx)
+    }
+
     /// Notes `idx` if its queue is empty; sweeps when enough are noted.
     #[inline]
-    fn retire_if_empty(&mut self, idx: usize) {
+    pub(crate) fn retire_if_empty(&mut self, idx: usize) {
         if !self.queues[idx].is_empty() {
             return;
         }
@@ -66,17 +126,59 @@ impl Inner {
         emptied.clear();
         self.emptied = emptied; // keeps its capacity: no allocation
     }
+
+    /// Appends every lock with live requests.
+    pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
+        for &idx in self.map.values() {
+            if !self.queues[idx].is_empty() {
+                out.push(describe(&self.queues[idx], now_ns));
+            }
+        }
+    }
+
+    /// Releases `r` (granted, linked in the queue at `idx`), or with
+    /// `heat`, releases it or keeps it INHERITED (see
+    /// [`Queue::release_or_inherit`]).
+    ///
+    /// # Safety
+    /// `r` is alive and linked in the queue at `idx`.
+    #[inline]
+    pub(crate) unsafe fn release(
+        &mut self,
+        idx: usize,
+        r: ReqPtr,
+        heat: Option<Heat>,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Handoff {
+        let q = &mut self.queues[idx];
+        let out = match heat {
+            None => {
+                q.release(r, wake);
+                Handoff::Released
+            }
+            // SAFETY: this function's contract.
+            Some(heat) => unsafe { q.release_or_inherit(r, heat, wake) },
+        };
+        self.retire_if_empty(idx);
+        out
+    }
+
+    /// Withdraws the waiting `r` (see [`Queue::cancel`]).
+    ///
+    /// # Safety
+    /// `r` is alive and linked in the queue at `idx`.
+    pub(crate) unsafe fn cancel(&mut self, idx: usize, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+        // SAFETY: this function's contract.
+        let out = unsafe { self.queues[idx].cancel(r, wake) };
+        self.retire_if_empty(idx);
+        out
+    }
 }
 
 impl Global {
     pub(crate) fn new() -> Self {
         Global {
-            inner: CachePadded::new(Mutex::new(Inner {
-                map: HashMap::default(),
-                queues: Vec::new(),
-                free: Vec::new(),
-                emptied: Vec::with_capacity(RETIRE_BATCH),
-            })),
+            inner: CachePadded::new(Mutex::new(Queues::new())),
         }
     }
 
@@ -92,30 +194,48 @@ impl Global {
         may_wait: bool,
     ) -> (Outcome, HeadRef) {
         let (mut g, contended) = latch_heat(&self.inner, c);
-        let inner = &mut *g;
-        let idx = match inner.map.get(&id) {
-            Some(&i) => i,
-            None => {
-                let i = match inner.free.pop() {
-                    Some(i) => {
-                        inner.queues[i].rebind(id);
-                        i
-                    }
-                    None => {
-                        inner.queues.push(Queue::new(id));
-                        inner.queues.len() - 1
-                    }
-                };
-                inner.map.insert(id, i);
-                i
-            }
-        };
         // SAFETY: the caller's own live request (this function's contract).
-        let out = unsafe { inner.queues[idx].acquire(r, mode, may_wait, contended) };
-        if matches!(out, Outcome::Refused(_)) {
-            inner.retire_if_empty(idx);
-        }
+        let (out, idx) = unsafe { g.acquire(id, r, mode, may_wait, contended) };
         (out, HeadRef(idx))
+    }
+
+    /// Many acquisitions under one take of the latch (see
+    /// [`Table::acquire_batch`](super::Table::acquire_batch)).
+    ///
+    /// # Safety
+    /// As [`Table::acquire_batch`](super::Table::acquire_batch).
+    pub(crate) unsafe fn acquire_batch(&self, c: &AgentCounters, items: &mut [super::Acquiring]) {
+        let (mut g, contended) = latch_heat(&self.inner, c);
+        for it in items {
+            // SAFETY: the caller's own requests, linked nowhere.
+            let (out, idx) = unsafe { g.acquire(it.id, it.req, it.mode, false, contended) };
+            it.out = out;
+            it.head = HeadRef(idx);
+        }
+    }
+
+    /// Many releases under one take of the latch (see
+    /// [`Table::release_batch`](super::Table::release_batch)).
+    ///
+    /// # Safety
+    /// As [`Table::release_batch`](super::Table::release_batch).
+    pub(crate) unsafe fn release_batch(
+        &self,
+        c: &AgentCounters,
+        items: &mut [super::Releasing],
+        wake: &mut Vec<ReqPtr>,
+    ) {
+        let mut g = latch(&self.inner, c);
+        for it in items.iter_mut().filter(|it| it.out.is_none()) {
+            // SAFETY: the caller's own granted requests, linked here.
+            it.out = Some(unsafe { g.release(it.head.0, it.req, it.heat, wake) });
+        }
+    }
+
+    /// Takes and drops the latch (see
+    /// [`Table::null_section`](super::Table::null_section)).
+    pub(crate) fn null_section(&self, c: &AgentCounters) {
+        drop(latch(&self.inner, c));
     }
 
     #[inline]
@@ -127,8 +247,9 @@ impl Global {
     #[inline]
     pub(crate) fn release(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
         let mut g = latch(&self.inner, c);
-        g.queues[h.0].release(r, wake);
-        g.retire_if_empty(h.0);
+        // SAFETY: the caller's own granted request, linked in the queue of
+        // `h` (the contract on `Table`).
+        unsafe { g.release(h.0, r, None, wake) };
     }
 
     /// # Safety
@@ -144,9 +265,7 @@ impl Global {
         let mut g = latch(&self.inner, c);
         // SAFETY: the caller's own request, linked in the queue of `h`
         // (this function's contract).
-        let out = unsafe { g.queues[h.0].release_or_inherit(r, heat, wake) };
-        g.retire_if_empty(h.0);
-        out
+        unsafe { g.release(h.0, r, Some(heat), wake) }
     }
 
     /// # Safety
@@ -154,17 +273,10 @@ impl Global {
     pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
         let mut g = latch(&self.inner, c);
         // SAFETY: the caller's own request, linked in the queue of `h`.
-        let out = unsafe { g.queues[h.0].cancel(r, wake) };
-        g.retire_if_empty(h.0);
-        out
+        unsafe { g.cancel(h.0, r, wake) }
     }
 
     pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
-        let g = self.inner.lock();
-        for &idx in g.map.values() {
-            if !g.queues[idx].is_empty() {
-                out.push(describe(&g.queues[idx], now_ns));
-            }
-        }
+        self.inner.lock().snapshot(now_ns, out);
     }
 }

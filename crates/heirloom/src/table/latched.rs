@@ -172,6 +172,19 @@ impl Latched {
         ptr::null_mut()
     }
 
+    /// Takes and drops the latch of `id`'s head, or of its bucket if no
+    /// head is bound to it (see [`Table::null_section`](super::Table::null_section)).
+    pub(crate) fn null_section(&self, c: &AgentCounters, id: LockId) {
+        let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
+        let p = Self::find(bucket, id.words());
+        if p.is_null() {
+            drop(latch(&bucket.latch, c));
+        } else {
+            // SAFETY: chain heads live as long as the table.
+            drop(latch(&unsafe { &*p }.queue, c));
+        }
+    }
+
     /// # Safety
     /// As [`Table::acquire`](super::Table::acquire).
     #[inline]

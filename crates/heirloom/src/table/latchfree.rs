@@ -329,6 +329,19 @@ impl LatchFree {
         }
     }
 
+    /// Pins the epoch and swaps the head of `id`'s bucket with itself by
+    /// a compare-and-swap: the exclusive step of a latch-free insert, with
+    /// no work (see [`Table::null_section`](super::Table::null_section)).
+    pub(crate) fn null_section(&self, _c: &AgentCounters, id: LockId) {
+        let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
+        let guard = epoch::pin();
+        // Acquire/Release as an insert's CAS; the outcome is irrelevant.
+        let cur = bucket.head.load(Ordering::Acquire, &guard);
+        let _ = bucket
+            .head
+            .compare_exchange(cur, cur, Ordering::AcqRel, Ordering::Acquire, &guard);
+    }
+
     #[inline]
     fn bucket(&self, h: HeadRef) -> &Bucket {
         &self.buckets[h.0]

@@ -2,7 +2,9 @@
 //!
 //! `Global` and `Latched` keep a [`Queue`](crate::queue::Queue) per lock
 //! with live requests and guard it with latches; `LatchFree` keeps per-bucket
-//! request lists and no latch at all. The transaction layer reaches them
+//! request lists and no latch at all; `Server` keeps queues on lock-server
+//! threads that alone touch them, and clients send it messages. The
+//! transaction layer reaches them
 //! through [`Table`], an enum (static dispatch: no `dyn` call on the hot
 //! path) whose methods are the one internal interface every kind implements:
 //! acquire, convert, release, cancel a wait, list a waiter's blockers, and
@@ -12,6 +14,7 @@
 pub(crate) mod global;
 pub(crate) mod latched;
 pub(crate) mod latchfree;
+pub(crate) mod server;
 
 use parking_lot::{Mutex, MutexGuard};
 
@@ -36,18 +39,48 @@ pub enum TableKind {
     /// Hash buckets of request lists appended with a compare-and-swap, no
     /// latch anywhere (read-after-write lock lists, epoch reclamation).
     LatchFree,
+    /// Lock-server threads, each the only owner of one partition of the
+    /// lock space; clients send requests through their own slots in shared
+    /// memory (message-passing locking). At most
+    /// [`MAX_PARTITIONS`](TableKind::MAX_PARTITIONS) partitions.
+    Server {
+        /// Partitions, one server thread each.
+        partitions: u16,
+    },
 }
 
 impl TableKind {
-    /// Every kind, for sweeps.
-    pub const ALL: [TableKind; 3] = [TableKind::Global, TableKind::Latched, TableKind::LatchFree];
+    /// Every kind, for sweeps and tests (the server with two partitions, so
+    /// that requests and deadlocks cross partitions).
+    pub const ALL: [TableKind; 4] = [
+        TableKind::Global,
+        TableKind::Latched,
+        TableKind::LatchFree,
+        TableKind::Server { partitions: 2 },
+    ];
 
-    /// The name used on command lines and in reports.
+    /// The most partitions of [`TableKind::Server`].
+    pub const MAX_PARTITIONS: u16 = server::MAX_PARTITIONS;
+
+    /// The name of the design (the server's partitions not included; see
+    /// the `Display` form for that).
     pub fn name(&self) -> &'static str {
         match self {
             TableKind::Global => "global",
             TableKind::Latched => "latched",
             TableKind::LatchFree => "latchfree",
+            TableKind::Server { .. } => "server",
+        }
+    }
+}
+
+/// The name used on command lines and in reports: the design's name, and
+/// for a server with more than one partition `server:N`.
+impl std::fmt::Display for TableKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TableKind::Server { partitions } if *partitions != 1 => write!(f, "server:{partitions}"),
+            k => f.write_str(k.name()),
         }
     }
 }
@@ -56,15 +89,55 @@ impl std::str::FromStr for TableKind {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || {
+            format!(
+                "unknown lock table `{s}` (expected global, latched, latchfree, server or server:N with N from 1 to {})",
+                server::MAX_PARTITIONS
+            )
+        };
         match s {
             "global" => Ok(TableKind::Global),
             "latched" => Ok(TableKind::Latched),
             "latchfree" => Ok(TableKind::LatchFree),
-            _ => Err(format!(
-                "unknown lock table `{s}` (expected global, latched or latchfree)"
-            )),
+            "server" => Ok(TableKind::Server { partitions: 1 }),
+            _ => match s.strip_prefix("server:").map(str::parse::<u16>) {
+                Some(Ok(n)) if (1..=server::MAX_PARTITIONS).contains(&n) => Ok(TableKind::Server { partitions: n }),
+                _ => Err(bad()),
+            },
         }
     }
+}
+
+/// One try-acquisition of a batch ([`Table::acquire_batch`]): the caller
+/// fills `id`, `req` and `mode`; the table writes `out` and `head`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Acquiring {
+    pub(crate) id: LockId,
+    pub(crate) req: ReqPtr,
+    pub(crate) mode: Mode,
+    pub(crate) out: Outcome,
+    pub(crate) head: HeadRef,
+}
+
+/// One release of a batch ([`Table::release_batch`]): `heat` set means
+/// release or keep INHERITED ([`Table::release_or_inherit`]); `out` is
+/// written by the table, and items that arrive with `out` set are left
+/// alone. `tag` is the caller's, untouched.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Releasing {
+    pub(crate) req: ReqPtr,
+    pub(crate) head: HeadRef,
+    pub(crate) heat: Option<Heat>,
+    pub(crate) out: Option<Handoff>,
+    pub(crate) tag: u32,
+}
+
+/// Who calls the lock table: an agent (its counters, and its index, which
+/// names its slots on the server table).
+#[derive(Clone, Copy)]
+pub(crate) struct Caller<'a> {
+    pub(crate) counters: &'a AgentCounters,
+    pub(crate) agent: u32,
 }
 
 /// Where a request's queue is: a table-specific handle, valid while the
@@ -123,6 +196,7 @@ pub(crate) enum Table {
     Global(global::Global),
     Latched(latched::Latched),
     LatchFree(latchfree::LatchFree),
+    Server(server::Server),
 }
 
 impl Table {
@@ -131,6 +205,14 @@ impl Table {
             TableKind::Global => Table::Global(global::Global::new()),
             TableKind::Latched => Table::Latched(latched::Latched::new(buckets)),
             TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(buckets)),
+            TableKind::Server { partitions } => Table::Server(server::Server::new(partitions)),
+        }
+    }
+
+    /// A new agent `agent` is about to use the table.
+    pub(crate) fn attach(&self, agent: u32) {
+        if let Table::Server(t) = self {
+            t.attach(agent);
         }
     }
 
@@ -139,7 +221,7 @@ impl Table {
     pub(crate) fn nodes(&self, agent: u32) -> Nodes {
         Nodes::new(
             match self {
-                Table::Global(_) | Table::Latched(_) => Reuse::Unlinked,
+                Table::Global(_) | Table::Latched(_) | Table::Server(_) => Reuse::Unlinked,
                 Table::LatchFree(_) => Reuse::AfterGracePeriod,
             },
             agent,
@@ -153,18 +235,42 @@ impl Table {
     #[inline]
     pub(crate) unsafe fn acquire(
         &self,
-        c: &AgentCounters,
+        a: Caller<'_>,
         id: LockId,
         r: ReqPtr,
         mode: Mode,
         may_wait: bool,
         wake: &mut Vec<ReqPtr>,
     ) -> (Outcome, HeadRef) {
-        // SAFETY (all three): this function's contract.
+        let c = a.counters;
+        // SAFETY (all four): this function's contract.
         match self {
             Table::Global(t) => unsafe { t.acquire(c, id, r, mode, may_wait) },
             Table::Latched(t) => unsafe { t.acquire(c, id, r, mode, may_wait, wake) },
             Table::LatchFree(t) => unsafe { t.acquire(c, id, r, mode, may_wait, wake) },
+            Table::Server(t) => t.acquire(a, id, r, mode, may_wait),
+        }
+    }
+
+    /// Try-acquires every item (`may_wait == false`: a request that cannot
+    /// be granted at once is refused and not linked), in any order. The
+    /// items name distinct locks. The server sends one message per
+    /// partition; the global table takes its latch once.
+    ///
+    /// # Safety
+    /// Every `req` as `r` in [`Table::acquire`].
+    pub(crate) unsafe fn acquire_batch(&self, a: Caller<'_>, items: &mut [Acquiring], wake: &mut Vec<ReqPtr>) {
+        let c = a.counters;
+        match self {
+            // SAFETY (both): this function's contract.
+            Table::Global(t) => unsafe { t.acquire_batch(c, items) },
+            Table::Server(t) => t.acquire_batch(a, items),
+            _ => {
+                for it in items {
+                    // SAFETY: this function's contract.
+                    (it.out, it.head) = unsafe { self.acquire(a, it.id, it.req, it.mode, false, wake) };
+                }
+            }
         }
     }
 
@@ -181,7 +287,7 @@ impl Table {
     #[allow(clippy::too_many_arguments)] // one per table operation input; a struct would only rename them
     pub(crate) unsafe fn convert(
         &self,
-        c: &AgentCounters,
+        a: Caller<'_>,
         id: LockId,
         h: HeadRef,
         r: ReqPtr,
@@ -191,7 +297,8 @@ impl Table {
         wake: &mut Vec<ReqPtr>,
         nodes: &mut Nodes,
     ) -> Converting {
-        // SAFETY (all three): this function's contract.
+        let c = a.counters;
+        // SAFETY (all four): this function's contract.
         match self {
             Table::Global(t) => Converting::in_place(
                 t.with(c, h, |q| unsafe { q.convert(r, to, may_wait, wake_behind, wake) }),
@@ -204,6 +311,7 @@ impl Table {
                 h,
             ),
             Table::LatchFree(t) => unsafe { t.convert(c, id, h, r, to, may_wait, wake, nodes) },
+            Table::Server(t) => Converting::in_place(t.convert(a, h, r, to, may_wait, wake_behind), r, h),
         }
     }
 
@@ -212,12 +320,16 @@ impl Table {
     /// # Safety
     /// See the type's docs.
     #[inline]
-    pub(crate) unsafe fn release(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+    pub(crate) unsafe fn release(&self, a: Caller<'_>, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+        let c = a.counters;
         // SAFETY (both unsafe arms): this function's contract.
         match self {
             Table::Global(t) => t.release(c, h, r, wake),
             Table::Latched(t) => unsafe { t.update(c, h, wake, |q, w| q.release(r, w)) },
             Table::LatchFree(t) => unsafe { t.release(c, h, r, wake) },
+            Table::Server(t) => {
+                t.release(a, h, r, None);
+            }
         }
     }
 
@@ -229,17 +341,47 @@ impl Table {
     #[inline]
     pub(crate) unsafe fn release_or_inherit(
         &self,
-        c: &AgentCounters,
+        a: Caller<'_>,
         h: HeadRef,
         r: ReqPtr,
         heat: Heat,
         wake: &mut Vec<ReqPtr>,
     ) -> Handoff {
-        // SAFETY (all three): this function's contract.
+        let c = a.counters;
+        // SAFETY (all three unsafe arms): this function's contract.
         match self {
             Table::Global(t) => unsafe { t.release_or_inherit(c, h, r, heat, wake) },
             Table::Latched(t) => unsafe { t.update(c, h, wake, |q, w| q.release_or_inherit(r, heat, w)) },
             Table::LatchFree(t) => unsafe { t.release_or_inherit(c, h, r, heat, wake) },
+            Table::Server(t) => t.release(a, h, r, Some(heat)),
+        }
+    }
+
+    /// The releases of a commit or abort at once: each item is released,
+    /// or with `heat` released or kept INHERITED; items whose `out` is set
+    /// are skipped. The server sends one message per partition; the global
+    /// table takes its latch once. The order of the items may change.
+    ///
+    /// # Safety
+    /// Every item's `req` and `head` as `r` and `h` in the type's docs.
+    pub(crate) unsafe fn release_batch(&self, a: Caller<'_>, items: &mut [Releasing], wake: &mut Vec<ReqPtr>) {
+        let c = a.counters;
+        match self {
+            // SAFETY: this function's contract.
+            Table::Global(t) => unsafe { t.release_batch(c, items, wake) },
+            Table::Server(t) => t.release_batch(a, items),
+            _ => {
+                for it in items.iter_mut().filter(|it| it.out.is_none()) {
+                    // SAFETY (both): this function's contract.
+                    it.out = Some(match it.heat {
+                        None => {
+                            unsafe { self.release(a, it.head, it.req, wake) };
+                            Handoff::Released
+                        }
+                        Some(heat) => unsafe { self.release_or_inherit(a, it.head, it.req, heat, wake) },
+                    });
+                }
+            }
         }
     }
 
@@ -250,16 +392,11 @@ impl Table {
     /// # Safety
     /// See the type's docs.
     #[inline]
-    pub(crate) unsafe fn reinherit(
-        &self,
-        c: &AgentCounters,
-        h: HeadRef,
-        r: ReqPtr,
-        wake: &mut Vec<ReqPtr>,
-    ) -> Reinherit {
+    pub(crate) unsafe fn reinherit(&self, a: Caller<'_>, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Reinherit {
+        let c = a.counters;
         // SAFETY (both unsafe arms): this function's contract.
         match self {
-            Table::Global(_) => Reinherit::Declined,
+            Table::Global(_) | Table::Server(_) => Reinherit::Declined,
             Table::Latched(t) => {
                 if unsafe { t.reinherit(c, h, r, wake) } {
                     Reinherit::Passed
@@ -275,12 +412,14 @@ impl Table {
     ///
     /// # Safety
     /// See the type's docs.
-    pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
-        // SAFETY (all three): this function's contract.
+    pub(crate) unsafe fn cancel(&self, a: Caller<'_>, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+        let c = a.counters;
+        // SAFETY (all three unsafe arms): this function's contract.
         match self {
             Table::Global(t) => unsafe { t.cancel(c, h, r, wake) },
             Table::Latched(t) => unsafe { t.update(c, h, wake, |q, w| q.cancel(r, w)) },
             Table::LatchFree(t) => unsafe { t.cancel(c, h, r, wake) },
+            Table::Server(t) => t.cancel(a, h, r),
         }
     }
 
@@ -289,12 +428,30 @@ impl Table {
     /// # Safety
     /// `h` is the handle this table returned when `r` was linked; `r` need
     /// not be alive (it is looked for before it is touched).
-    pub(crate) unsafe fn blockers(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+    pub(crate) unsafe fn blockers(&self, a: Caller<'_>, h: HeadRef, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+        let c = a.counters;
         match self {
             Table::Global(t) => t.with(c, h, |q| q.blockers(r, out)),
             // SAFETY: a handle of this table (the contract).
             Table::Latched(t) => unsafe { t.with(c, h, |q| q.blockers(r, out)) },
             Table::LatchFree(t) => t.blockers(c, h, r, out),
+            Table::Server(t) => t.blockers(a, h, r, out),
+        }
+    }
+
+    /// Obtains exclusive access to the lock table's state for `id` and
+    /// gives it up at once, doing nothing in between: the latch of its lock
+    /// head (global: the one latch; latched: the head's latch, or its
+    /// bucket's if the lock has no head), the one compare-and-swap a
+    /// latch-free insert takes on its bucket, or a null message round trip
+    /// to the server of its partition (the `nullcs` micro-benchmark).
+    pub(crate) fn null_section(&self, a: Caller<'_>, id: LockId) {
+        let c = a.counters;
+        match self {
+            Table::Global(t) => t.null_section(c),
+            Table::Latched(t) => t.null_section(c, id),
+            Table::LatchFree(t) => t.null_section(c, id),
+            Table::Server(t) => t.null(a, id),
         }
     }
 
@@ -304,6 +461,7 @@ impl Table {
             Table::Global(t) => t.snapshot(now_ns, out),
             Table::Latched(t) => t.snapshot(now_ns, out),
             Table::LatchFree(t) => t.snapshot(now_ns, out),
+            Table::Server(t) => t.snapshot(now_ns, out),
         }
     }
 }

@@ -1,0 +1,594 @@
+//! `Server`: message passing to lock-server threads (MPL in the words of
+//! Shared Memory vs. Message Passing Locking, 1995).
+//!
+//! The lock space is split into partitions; each is owned by one server
+//! thread, which alone touches its queues, so no latch guards them. A
+//! client (an agent) reaches a server through its own slot there
+//! (`server/slot.rs`): it writes a request, rings the server's doorbell and
+//! waits for the reply in the same slot, spinning briefly, then parked.
+//! A server scans its slots, serves each posted message in turn, wakes the
+//! owners of the requests a release granted, and parks when a scan finds
+//! nothing, so an idle manager burns no CPU.
+//!
+//! ## What goes where
+//!
+//! Every lock id is hashed to a partition on its own: a table's rows are
+//! spread over all servers, and the table and database locks land on one
+//! each. Keeping a table's hierarchy together would buy nothing: the
+//! requester takes the parent before the child (one message per level
+//! whatever the placement), its lock cache answers the upper levels after
+//! the first row, and the hot intention locks would sit on one server
+//! under any placement (the paper: "regardless of the MPL partitioning
+//! scheme, all lock requests will be sent to the same global lock
+//! manager"). Spreading the rows balances a one-table workload over the
+//! servers instead.
+//!
+//! ## What stays with the client
+//!
+//! Everything above the queues works unchanged: the transaction's lock
+//! cache, waiting (the server grants and wakes; the waiter parks on its
+//! request as with every table), the conflict policies, and deadlock
+//! detection: the searching client asks each server for the blockers of
+//! the waiter it visits, so cycles across partitions are found as within
+//! one. Inherited locks (SLI) stay with the client: reclaiming one is the
+//! client's CAS on its own request, and only a miss sends a message. A
+//! batch of acquisitions or of releases sends one message per partition,
+//! to all partitions at once before waiting for any reply.
+//!
+//! ## Heat
+//!
+//! No latch is ever found held here; the server's equivalent is a queue of
+//! requests in front of this one. An acquisition counts as contended (for
+//! SLI's heat window) when the server served another message in the same
+//! scan before it, or more than one in the scan before.
+//!
+//! ## Lifetime
+//!
+//! Servers start with the lock manager and stop when it is dropped (after
+//! the last agent): `Drop` sets `stop`, wakes them and joins them. A client
+//! thread that dies unwinds through its transaction's drop, which releases
+//! its locks by messages like any abort; the servers never see it.
+
+mod slot;
+
+use std::thread::JoinHandle;
+
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
+
+use self::slot::{Doorbell, Slot, spin};
+use super::global::Queues;
+use super::{Acquiring, Caller, HeadRef, Releasing};
+use crate::id::LockId;
+use crate::inherit::Heat;
+use crate::mode::Mode;
+use crate::monitor::LockInfo;
+use crate::queue::{Blocker, Cancel, Handoff, Outcome};
+use crate::request::{ReqPtr, wake_granted};
+use crate::sync::{Arc, AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+
+/// The most partitions a server table may have (`HeadRef` keeps the
+/// partition in its low bits).
+pub const MAX_PARTITIONS: u16 = 64;
+const PART_BITS: u32 = 6;
+const PART_MASK: usize = (1 << PART_BITS) - 1;
+
+/// Slots are allocated in chunks of this many, as agents appear.
+const CHUNK: usize = 64;
+/// Chunks a partition can have: room for 65,536 live agents.
+const CHUNKS: usize = 1024;
+
+/// A message: a request from a client, then the reply in its place.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Msg {
+    /// Nothing yet.
+    Empty,
+    /// A null request (measures a round trip: the `nullcs` micro-benchmark).
+    Null,
+    Acquire {
+        id: LockId,
+        req: ReqPtr,
+        mode: Mode,
+        may_wait: bool,
+    },
+    Convert {
+        idx: usize,
+        req: ReqPtr,
+        to: Mode,
+        may_wait: bool,
+        wake_behind: bool,
+    },
+    Release {
+        idx: usize,
+        req: ReqPtr,
+        heat: Option<Heat>,
+    },
+    Cancel {
+        idx: usize,
+        req: ReqPtr,
+    },
+    /// The blockers of `req`, appended to the client's `out`.
+    Blockers {
+        idx: usize,
+        req: ReqPtr,
+        out: *mut Vec<Blocker>,
+    },
+    /// Try-acquisitions (`may_wait == false`), in the client's array.
+    AcquireBatch {
+        items: *mut Acquiring,
+        len: usize,
+    },
+    /// Releases, in the client's array.
+    ReleaseBatch {
+        items: *mut Releasing,
+        len: usize,
+    },
+    Snapshot {
+        now_ns: u64,
+        out: *mut Vec<LockInfo>,
+    },
+    // Replies.
+    Acquired {
+        out: Outcome,
+        idx: usize,
+    },
+    Outcome(Outcome),
+    Handoff(Handoff),
+    Cancelled(Cancel),
+    Found(bool),
+    Done,
+}
+
+// SAFETY: the raw pointers in a message point into buffers of the client
+// that posted it, which waits for the reply (and so keeps them alive and
+// untouched) until the server has served it.
+unsafe impl Send for Msg {}
+
+struct Chunk {
+    slots: [CachePadded<Slot<Msg>>; CHUNK],
+}
+
+/// One partition: the part of the server table its thread shares with the
+/// clients. The queues themselves live on the server thread's stack.
+struct Partition {
+    doorbell: CachePadded<Doorbell>,
+    /// Slots `0..clients` may be in use (grows as agents register).
+    clients: CachePadded<AtomicUsize>,
+    /// Set when the manager is dropped.
+    stop: AtomicBool,
+    chunks: Box<[AtomicPtr<Chunk>]>,
+    /// The slot of callers that are not agents (`snapshot`), used under
+    /// `Server::admin`.
+    admin: CachePadded<Slot<Msg>>,
+}
+
+impl Partition {
+    fn new() -> Self {
+        Partition {
+            doorbell: CachePadded::new(Doorbell::new()),
+            clients: CachePadded::new(AtomicUsize::new(0)),
+            stop: AtomicBool::new(false),
+            chunks: (0..CHUNKS).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect(),
+            admin: CachePadded::new(Slot::new(Msg::Empty)),
+        }
+    }
+
+    /// The slot of client `i`; its chunk must exist (`attach`).
+    #[inline]
+    fn slot(&self, i: usize) -> &Slot<Msg> {
+        // Acquire: pairs with the Release CAS in `attach`.
+        let c = self.chunks[i / CHUNK].load(Ordering::Acquire);
+        debug_assert!(!c.is_null());
+        // SAFETY: chunks are created in `attach` before a client with an
+        // index in them exists, and freed only in `drop`.
+        unsafe { &(*c).slots[i % CHUNK] }
+    }
+
+    /// Makes room for client `i`.
+    fn attach(&self, i: usize) {
+        let Some(cell) = self.chunks.get(i / CHUNK) else {
+            panic!(
+                "heirloom: the server lock table supports at most {} live agents",
+                CHUNK * CHUNKS
+            )
+        };
+        if cell.load(Ordering::Acquire).is_null() {
+            let fresh = Box::into_raw(Box::new(Chunk {
+                slots: std::array::from_fn(|_| CachePadded::new(Slot::new(Msg::Empty))),
+            }));
+            // Release: publishes the chunk to `slot`'s Acquire loads.
+            if cell
+                .compare_exchange(std::ptr::null_mut(), fresh, Ordering::Release, Ordering::Acquire)
+                .is_err()
+            {
+                // SAFETY: ours, never published.
+                drop(unsafe { Box::from_raw(fresh) });
+            }
+        }
+        // Release: pairs with the server's Acquire load of `clients`, which
+        // then finds the chunk published above.
+        self.clients.fetch_max(i + 1, Ordering::Release);
+    }
+
+    fn any_pending(&self) -> bool {
+        let n = self.clients.load(Ordering::Acquire);
+        (0..n).any(|i| self.slot(i).pending()) || self.admin.pending() || self.stop.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Partition {
+    fn drop(&mut self) {
+        for c in self.chunks.iter() {
+            let p = c.load(Ordering::Relaxed);
+            if !p.is_null() {
+                // SAFETY: allocated in `attach`; the server and every client
+                // are gone (this is the last reference).
+                drop(unsafe { Box::from_raw(p) });
+            }
+        }
+    }
+}
+
+/// The server lock table: the clients' side, and the server threads.
+pub(crate) struct Server {
+    parts: Box<[Arc<Partition>]>,
+    threads: Vec<JoinHandle<()>>,
+    /// Serialises callers of the admin slots.
+    admin: Mutex<()>,
+}
+
+impl Server {
+    pub(crate) fn new(partitions: u16) -> Self {
+        let n = partitions.clamp(1, MAX_PARTITIONS) as usize;
+        let parts: Box<[Arc<Partition>]> = (0..n).map(|_| Arc::new(Partition::new())).collect();
+        let threads = parts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let p = p.clone();
+                std::thread::Builder::new()
+                    .name(format!("heirloom-lock-server-{i}"))
+                    .spawn(move || serve_forever(&p, i))
+                    .unwrap_or_else(|e| panic!("heirloom: cannot start lock server thread {i}: {e}"))
+            })
+            .collect();
+        Server {
+            parts,
+            threads,
+            admin: Mutex::new(()),
+        }
+    }
+
+    /// Makes room for the slots of agent `agent`.
+    pub(crate) fn attach(&self, agent: u32) {
+        for p in self.parts.iter() {
+            p.attach(agent as usize);
+        }
+    }
+
+    /// The partition that owns `id`.
+    #[inline]
+    fn part_of(&self, id: LockId) -> usize {
+        ((id.hash64() as u128 * self.parts.len() as u128) >> 64) as usize
+    }
+
+    #[inline]
+    fn head(idx: usize, part: usize) -> HeadRef {
+        HeadRef(idx << PART_BITS | part)
+    }
+
+    #[inline]
+    fn split(h: HeadRef) -> (usize, usize) {
+        (h.0 >> PART_BITS, h.0 & PART_MASK)
+    }
+
+    /// Sends `msg` to partition `part` from agent `a` and waits for the reply.
+    #[inline]
+    fn call(&self, a: Caller<'_>, part: usize, msg: Msg) -> Msg {
+        let p = &self.parts[part];
+        let s = p.slot(a.agent as usize);
+        a.counters.messages.bump();
+        // SAFETY: the agent's own slot (its index is its own while it
+        // lives), and one message at a time: `wait` follows every `post`.
+        unsafe {
+            s.post(msg);
+            p.doorbell.ring();
+            s.wait()
+        }
+    }
+
+    /// A null round trip to the partition of `id` (`nullcs`).
+    pub(crate) fn null(&self, a: Caller<'_>, id: LockId) {
+        self.call(a, self.part_of(id), Msg::Null);
+    }
+
+    pub(crate) fn acquire(
+        &self,
+        a: Caller<'_>,
+        id: LockId,
+        req: ReqPtr,
+        mode: Mode,
+        may_wait: bool,
+    ) -> (Outcome, HeadRef) {
+        let part = self.part_of(id);
+        match self.call(
+            a,
+            part,
+            Msg::Acquire {
+                id,
+                req,
+                mode,
+                may_wait,
+            },
+        ) {
+            Msg::Acquired { out, idx } => (out, Self::head(idx, part)),
+            m => unreachable!("lock server: {m:?} in reply to an acquisition"),
+        }
+    }
+
+    pub(crate) fn convert(
+        &self,
+        a: Caller<'_>,
+        h: HeadRef,
+        req: ReqPtr,
+        to: Mode,
+        may_wait: bool,
+        wake_behind: bool,
+    ) -> Outcome {
+        let (idx, part) = Self::split(h);
+        let msg = Msg::Convert {
+            idx,
+            req,
+            to,
+            may_wait,
+            wake_behind,
+        };
+        match self.call(a, part, msg) {
+            Msg::Outcome(o) => o,
+            m => unreachable!("lock server: {m:?} in reply to a conversion"),
+        }
+    }
+
+    pub(crate) fn release(&self, a: Caller<'_>, h: HeadRef, req: ReqPtr, heat: Option<Heat>) -> Handoff {
+        let (idx, part) = Self::split(h);
+        match self.call(a, part, Msg::Release { idx, req, heat }) {
+            Msg::Handoff(o) => o,
+            m => unreachable!("lock server: {m:?} in reply to a release"),
+        }
+    }
+
+    pub(crate) fn cancel(&self, a: Caller<'_>, h: HeadRef, req: ReqPtr) -> Cancel {
+        let (idx, part) = Self::split(h);
+        match self.call(a, part, Msg::Cancel { idx, req }) {
+            Msg::Cancelled(o) => o,
+            m => unreachable!("lock server: {m:?} in reply to a cancel"),
+        }
+    }
+
+    pub(crate) fn blockers(&self, a: Caller<'_>, h: HeadRef, req: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+        let (idx, part) = Self::split(h);
+        match self.call(
+            a,
+            part,
+            Msg::Blockers {
+                idx,
+                req,
+                out: std::ptr::from_mut(out),
+            },
+        ) {
+            Msg::Found(f) => f,
+            m => unreachable!("lock server: {m:?} in reply to a blockers query"),
+        }
+    }
+
+    /// Sends one message per partition named by `part_of_item` over the
+    /// runs of `items` (sorted by partition first), to every partition
+    /// before waiting for any.
+    fn scatter<T>(
+        &self,
+        a: Caller<'_>,
+        items: &mut [T],
+        part_of_item: impl Fn(&T) -> usize,
+        msg: impl Fn(*mut T, usize) -> Msg,
+    ) {
+        if items.is_empty() {
+            return;
+        }
+        items.sort_unstable_by_key(&part_of_item);
+        let base = items.as_mut_ptr();
+        let mut posted: u64 = 0; // partitions with a message out (bit per partition)
+        let mut i = 0;
+        while i < items.len() {
+            let part = part_of_item(&items[i]);
+            let mut j = i + 1;
+            while j < items.len() && part_of_item(&items[j]) == part {
+                j += 1;
+            }
+            let p = &self.parts[part];
+            a.counters.messages.bump();
+            // SAFETY: the agent's own slot, with no message outstanding (each
+            // partition gets one message here, waited for below). The run
+            // `i..j` is handed to that server alone until its reply: the
+            // runs are disjoint, and `items` is not touched until every
+            // reply is in.
+            unsafe {
+                p.slot(a.agent as usize).post(msg(base.add(i), j - i));
+                p.doorbell.ring();
+            }
+            posted |= 1 << part;
+            i = j;
+        }
+        while posted != 0 {
+            let part = posted.trailing_zeros() as usize;
+            posted &= posted - 1;
+            // SAFETY: the message posted above.
+            match unsafe { self.parts[part].slot(a.agent as usize).wait() } {
+                Msg::Done => {}
+                m => unreachable!("lock server: {m:?} in reply to a batch"),
+            }
+        }
+    }
+
+    pub(crate) fn acquire_batch(&self, a: Caller<'_>, items: &mut [Acquiring]) {
+        self.scatter(
+            a,
+            items,
+            |it| self.part_of(it.id),
+            |items, len| Msg::AcquireBatch { items, len },
+        );
+    }
+
+    pub(crate) fn release_batch(&self, a: Caller<'_>, items: &mut [Releasing]) {
+        // Items already decided (`out` set) go with the others: the server
+        // skips them, and sorting them along keeps the code simple.
+        self.scatter(
+            a,
+            items,
+            |it| Self::split(it.head).1,
+            |items, len| Msg::ReleaseBatch { items, len },
+        );
+    }
+
+    pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
+        let _serial = self.admin.lock();
+        for p in self.parts.iter() {
+            // SAFETY: the admin slot, used only under `self.admin`, one
+            // message at a time.
+            unsafe {
+                p.admin.post(Msg::Snapshot {
+                    now_ns,
+                    out: std::ptr::from_mut(out),
+                });
+                p.doorbell.ring();
+                p.admin.wait();
+            }
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        for p in self.parts.iter() {
+            p.stop.store(true, Ordering::Release);
+            p.doorbell.wake();
+        }
+        for t in self.threads.drain(..) {
+            // A server that panicked (a bug) has nothing left to clean up.
+            let _ = t.join();
+        }
+    }
+}
+
+/// A server thread's loop: scan, serve, park when idle, until stopped.
+fn serve_forever(p: &Partition, me: usize) {
+    let mut queues = Queues::new();
+    let mut wake: Vec<ReqPtr> = Vec::new();
+    let mut busy_before = false;
+    loop {
+        let n = p.clients.load(Ordering::Acquire);
+        let mut served = 0usize;
+        for i in 0..n {
+            let contended = busy_before || served > 0;
+            // SAFETY: this thread is the partition's only server.
+            if unsafe {
+                p.slot(i)
+                    .serve(|m| *m = handle(&mut queues, me, *m, contended, &mut wake))
+            } {
+                served += 1;
+                wake_granted(&mut wake);
+            }
+        }
+        // SAFETY: as above.
+        if unsafe { p.admin.serve(|m| *m = handle(&mut queues, me, *m, false, &mut wake)) } {
+            served += 1;
+        }
+        busy_before = served > 1;
+        if served > 0 {
+            continue;
+        }
+        // Acquire: pairs with the Release store in `Server::drop` (nothing
+        // is left to serve then: every agent is gone).
+        if p.stop.load(Ordering::Acquire) {
+            return;
+        }
+        // Look again for a while (see `slot::SPIN_FOR`), then park.
+        if !spin(|| p.any_pending()) {
+            p.doorbell.sleep(|| p.any_pending());
+        }
+    }
+}
+
+/// Serves one message on the partition's queues; returns the reply.
+///
+/// The requests named in messages are alive: each is its client's own node,
+/// linked in these queues or about to be (`ReqPtr` contract 1 on the
+/// client's side, which waits meanwhile; contract 2 here, the server being
+/// the queues' only owner, as a latch holder is).
+fn handle(q: &mut Queues, me: usize, msg: Msg, contended: bool, wake: &mut Vec<ReqPtr>) -> Msg {
+    match msg {
+        Msg::Null => Msg::Done,
+        Msg::Acquire {
+            id,
+            req,
+            mode,
+            may_wait,
+        } => {
+            // SAFETY: the client's own request, linked nowhere.
+            let (out, idx) = unsafe { q.acquire(id, req, mode, may_wait, contended) };
+            Msg::Acquired { out, idx }
+        }
+        Msg::Convert {
+            idx,
+            req,
+            to,
+            may_wait,
+            wake_behind,
+        } => {
+            let queue = q.get(idx).expect("a conversion names a live queue");
+            // SAFETY: the client's own granted request, linked there.
+            Msg::Outcome(unsafe { queue.convert(req, to, may_wait, wake_behind, wake) })
+        }
+        // SAFETY: the client's own granted request, linked at `idx`.
+        Msg::Release { idx, req, heat } => Msg::Handoff(unsafe { q.release(idx, req, heat, wake) }),
+        // SAFETY: the client's own request, linked at `idx`.
+        Msg::Cancel { idx, req } => Msg::Cancelled(unsafe { q.cancel(idx, req, wake) }),
+        Msg::Blockers { idx, req, out } => {
+            // SAFETY: the client's buffer, untouched until the reply.
+            let out = unsafe { &mut *out };
+            Msg::Found(q.get(idx).is_some_and(|queue| queue.blockers(req, out)))
+        }
+        Msg::AcquireBatch { items, len } => {
+            // SAFETY: a run of the client's array handed to this partition
+            // alone until the reply (`Server::scatter`).
+            let items = unsafe { std::slice::from_raw_parts_mut(items, len) };
+            for it in items {
+                // SAFETY: the client's own requests, linked nowhere.
+                let (out, idx) = unsafe { q.acquire(it.id, it.req, it.mode, false, contended) };
+                it.out = out;
+                it.head = Server::head(idx, me);
+            }
+            Msg::Done
+        }
+        Msg::ReleaseBatch { items, len } => {
+            // SAFETY: as for `AcquireBatch`.
+            let items = unsafe { std::slice::from_raw_parts_mut(items, len) };
+            for it in items.iter_mut().filter(|it| it.out.is_none()) {
+                let (idx, _) = Server::split(it.head);
+                // SAFETY: the client's own granted requests, linked there.
+                it.out = Some(unsafe { q.release(idx, it.req, it.heat, wake) });
+            }
+            Msg::Done
+        }
+        Msg::Snapshot { now_ns, out } => {
+            // SAFETY: the caller's buffer, untouched until the reply.
+            q.snapshot(now_ns, unsafe { &mut *out });
+            Msg::Done
+        }
+        m => unreachable!("lock server: a reply ({m:?}) posted as a request"),
+    }
+}
+
+#[cfg(all(test, heirloom_loom))]
+mod tests {
+    mod loom_slot;
+}
