@@ -21,6 +21,7 @@ use crate::queue::Handoff;
 use crate::queue::{Blocker, Cancel};
 use crate::request::{ReqPtr, wake_granted};
 use crate::shared::{AgentShared, Inner};
+use crate::stats::AgentCounters;
 use crate::stats::Stats;
 use crate::sync::{Arc, Ordering};
 use crate::table::{Acquiring, HeadRef, Releasing};
@@ -207,13 +208,7 @@ impl Agent {
         }
         while let Some(it) = self.releasing.pop() {
             let h = self.released[it.tag as usize];
-            if it.out == Some(Handoff::Inherited) {
-                self.shared.counters.inherited.bump();
-                self.inherited.push(Held { state: LIVE, ..h });
-            } else {
-                self.nodes.give_back(h.req);
-            }
-            fault::hit(Point::Finish);
+            settle(&mut self.inherited, &mut self.nodes, &self.shared.counters, h, it.out);
         }
         self.released.clear();
         self.releases_sent = false;
@@ -382,6 +377,20 @@ impl Agent {
         self.seq += 1;
         TxnId::new(self.shared.index, self.seq)
     }
+}
+
+/// After the release of cache entry `h` (`out`: what the table did):
+/// passes it on to the next transaction (`inherited`) if it was kept
+/// INHERITED, or gives its node back to `nodes`.
+#[inline]
+pub(crate) fn settle(inherited: &mut Vec<Held>, nodes: &mut Nodes, c: &AgentCounters, h: Held, out: Option<Handoff>) {
+    if out == Some(Handoff::Inherited) {
+        c.inherited.bump();
+        inherited.push(Held { state: LIVE, ..h });
+    } else {
+        nodes.give_back(h.req);
+    }
+    fault::hit(Point::Finish);
 }
 
 impl Drop for Agent {

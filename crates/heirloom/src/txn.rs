@@ -32,7 +32,7 @@ use std::time::Instant;
 
 use parking_lot::lock_api::RawMutex as _;
 
-use crate::agent::{Agent, DEAD, Held, InFlight, LIVE, PENDING, RECLAIMED};
+use crate::agent::{Agent, DEAD, Held, InFlight, LIVE, PENDING, RECLAIMED, settle};
 use crate::deadlock;
 use crate::error::{LockError, Restart, TxnId};
 use crate::fault::{self, Point};
@@ -971,13 +971,20 @@ impl<'a> Transaction<'a> {
                     None => c.table_ops.bump(),
                 },
             }
-            a.releasing.push(Releasing {
+            let mut it = Releasing {
                 req: h.req,
                 head: h.head,
                 heat,
                 out,
                 tag: a.released.len() as u32,
-            });
+            };
+            // The tables that gain nothing from a batch release now.
+            if unsafe { lm.table.release_now(a.shared.caller(), &mut it, &mut a.wake) } {
+                wake_granted(&mut a.wake);
+                settle(&mut a.inherited, &mut a.nodes, c, h, it.out);
+                continue;
+            }
+            a.releasing.push(it);
             a.released.push(h);
         }
         a.settle_releases();

@@ -357,6 +357,35 @@ impl Table {
         }
     }
 
+    /// One release of a commit or abort, done now by the tables that gain
+    /// nothing from a batch (`Latched`, `LatchFree`: a latch or a list per
+    /// lock either way), which set `it.out` and answer `true`; the others
+    /// answer `false` and the item goes into the batch for
+    /// [`Table::release_batch`]. An item with `out` already set is done.
+    ///
+    /// # Safety
+    /// As [`Table::release_batch`] for the one item.
+    #[inline]
+    pub(crate) unsafe fn release_now(&self, a: Caller<'_>, it: &mut Releasing, wake: &mut Vec<ReqPtr>) -> bool {
+        if it.out.is_some() {
+            return true;
+        }
+        match self {
+            Table::Global(_) | Table::Server(_) => false,
+            _ => {
+                // SAFETY (both): this function's contract.
+                it.out = Some(match it.heat {
+                    None => {
+                        unsafe { self.release(a, it.head, it.req, wake) };
+                        Handoff::Released
+                    }
+                    Some(heat) => unsafe { self.release_or_inherit(a, it.head, it.req, heat, wake) },
+                });
+                true
+            }
+        }
+    }
+
     /// The releases of a commit or abort at once: each item is released,
     /// or with `heat` released or kept INHERITED; items whose `out` is set
     /// are skipped. The server sends one message per partition; the global
@@ -371,15 +400,9 @@ impl Table {
             Table::Global(t) => unsafe { t.release_batch(c, items, wake) },
             Table::Server(t) => t.release_batch(a, items),
             _ => {
-                for it in items.iter_mut().filter(|it| it.out.is_none()) {
-                    // SAFETY (both): this function's contract.
-                    it.out = Some(match it.heat {
-                        None => {
-                            unsafe { self.release(a, it.head, it.req, wake) };
-                            Handoff::Released
-                        }
-                        Some(heat) => unsafe { self.release_or_inherit(a, it.head, it.req, heat, wake) },
-                    });
+                for it in items {
+                    // SAFETY: this function's contract.
+                    unsafe { self.release_now(a, it, wake) };
                 }
             }
         }
