@@ -103,6 +103,8 @@ pub struct Agent {
     pub(crate) released: Vec<Held>,
     /// Scratch for `Transaction::lock_all`.
     pub(crate) acquiring: Vec<Acquiring>,
+    pub(crate) covered: Vec<bool>,
+    pub(crate) paths: Vec<crate::id::Path>,
     /// `releasing` went to the table; what is left is bookkeeping.
     pub(crate) releases_sent: bool,
     /// Jitter for restart backoff (xorshift64*; a dependency for three lines
@@ -134,6 +136,8 @@ impl Agent {
             released: Vec::with_capacity(32),
             releases_sent: false,
             acquiring: Vec::new(),
+            covered: Vec::new(),
+            paths: Vec::new(),
             rng: rng | 1,
         }
     }

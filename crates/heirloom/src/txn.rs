@@ -318,36 +318,62 @@ impl<'a> Transaction<'a> {
         }
         self.check_alive()?;
         let mut batch = std::mem::take(&mut self.agent.acquiring);
-        let out = (0..crate::id::MAX_DEPTH).try_for_each(|depth| self.lock_level(reqs, depth, &mut batch));
+        let mut done = std::mem::take(&mut self.agent.covered);
+        done.clear();
+        done.resize(reqs.len(), false);
+        let mut paths = std::mem::take(&mut self.agent.paths);
+        paths.clear();
+        paths.extend(reqs.iter().map(|r| r.0.path()));
+        let out = (0..crate::id::MAX_DEPTH)
+            .try_for_each(|depth| self.lock_level(reqs, &paths, depth, &mut batch, &mut done));
         batch.clear();
         self.agent.acquiring = batch;
+        self.agent.covered = done;
+        self.agent.paths = paths;
         out
     }
 
     /// [`Transaction::lock_all`] at one depth of the lock hierarchy.
+    /// `done[i]`: request `i` is complete (an ancestor taken at an earlier
+    /// depth covers its subtree).
     fn lock_level(
         &mut self,
         reqs: &[(LockId, Mode)],
+        paths: &[crate::id::Path],
         depth: usize,
         batch: &mut Vec<Acquiring>,
+        done: &mut [bool],
     ) -> Result<(), LockError> {
         batch.clear();
-        for &(id, mode) in reqs {
-            let path = id.path();
-            let ids = path.as_slice();
-            let Some(&lid) = ids.get(depth) else { continue };
-            // An ancestor held in a mode that covers the subtree (it was
-            // taken at an earlier depth, or before) ends this request.
-            let covered = ids[..depth].iter().any(|&p| {
-                self.find(p)
-                    .map(|k| self.agent.held[k])
-                    .is_some_and(|h| matches!(h.state, LIVE | RECLAIMED) && h.mode.covers_descendants(mode))
-            });
-            if covered {
+        // The lock and mode just handled at this depth: requests in a row
+        // under one parent (the usual batch) ask for it again and again.
+        let mut last: Option<(LockId, Mode)> = None;
+        for (i, &(_, mode)) in reqs.iter().enumerate() {
+            if done[i] {
                 continue;
+            }
+            let ids = paths[i].as_slice();
+            let Some(&lid) = ids.get(depth) else { continue };
+            // The parent, taken at the depth before, may cover the subtree
+            // (an ancestor above it that did was found at its own depth).
+            if depth > 0 {
+                let parent = ids[depth - 1];
+                let covers = self
+                    .find(parent)
+                    .map(|k| self.agent.held[k])
+                    .is_some_and(|h| matches!(h.state, LIVE | RECLAIMED) && h.mode.covers_descendants(mode));
+                if covers {
+                    done[i] = true;
+                    continue;
+                }
             }
             self.agent.shared.counters.lock_requests.bump();
             let want = if depth == ids.len() - 1 { mode } else { mode.intention() };
+            if last == Some((lid, want)) {
+                self.agent.shared.counters.cache_hits.bump();
+                continue;
+            }
+            last = Some((lid, want));
             match self.lookup(lid) {
                 Some(k) => {
                     let held = self.agent.held[k].mode;
@@ -434,6 +460,11 @@ impl<'a> Transaction<'a> {
             self.acquire(it.id, it.mode)?;
         }
         Ok(())
+    }
+
+    /// The kind of lock table this transaction's manager uses.
+    pub fn table_kind(&self) -> crate::TableKind {
+        self.agent.lm.kind
     }
 
     /// [`Agent::null_section`] from inside a transaction (it takes no

@@ -394,7 +394,9 @@ impl Server {
         if items.is_empty() {
             return;
         }
-        items.sort_unstable_by_key(&part_of_item);
+        if self.parts.len() > 1 {
+            items.sort_unstable_by_key(&part_of_item);
+        }
         let base = items.as_mut_ptr();
         let mut posted: u64 = 0; // partitions with a message out (bit per partition)
         let mut i = 0;
