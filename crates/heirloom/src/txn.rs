@@ -324,8 +324,8 @@ impl<'a> Transaction<'a> {
         let mut paths = std::mem::take(&mut self.agent.paths);
         paths.clear();
         paths.extend(reqs.iter().map(|r| r.0.path()));
-        let out = (0..crate::id::MAX_DEPTH)
-            .try_for_each(|depth| self.lock_level(reqs, &paths, depth, &mut batch, &mut done));
+        let out =
+            (0..crate::id::MAX_DEPTH).try_for_each(|depth| self.lock_level(reqs, &paths, depth, &mut batch, &mut done));
         batch.clear();
         self.agent.acquiring = batch;
         self.agent.covered = done;
@@ -379,8 +379,12 @@ impl<'a> Transaction<'a> {
                     let held = self.agent.held[k].mode;
                     if held.covers(want) {
                         self.agent.shared.counters.cache_hits.bump();
-                    } else {
-                        self.convert(k, held.join(want))?;
+                    } else if let Err(e) = self.convert(k, held.join(want)) {
+                        // The nodes taken for this level go back unused.
+                        for it in batch.drain(..) {
+                            self.agent.nodes.pool.push(it.req);
+                        }
+                        return Err(e);
                     }
                 }
                 None => batch.push(Acquiring {

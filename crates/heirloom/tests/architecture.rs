@@ -160,6 +160,7 @@ fn transactions_and_agents_never_ask_which_table_they_hold() {
             "Table::Global",
             "Table::Latched",
             "Table::LatchFree",
+            "Table::Server",
             "TableKind::",
             "is_latch_free",
         ] {
@@ -181,7 +182,18 @@ fn the_kit_front_door_names_no_benchmark() {
     ] {
         let code = code(&src.join(f));
         for name in [
-            "\"tm1\"", "\"tpcb\"", "\"tpcc\"", "\"ycsb\"", "tm1::", "tpcc::", "ycsb::", "tpcb::",
+            "\"tm1\"",
+            "\"tpcb\"",
+            "\"tpcc\"",
+            "\"ycsb\"",
+            "tm1::",
+            "tpcc::",
+            "ycsb::",
+            "tpcb::",
+            "\"hotlock\"",
+            "\"nullcs\"",
+            "\"batch\"",
+            "micro::",
         ] {
             assert!(!code.contains(name), "{f} names {name}");
         }
