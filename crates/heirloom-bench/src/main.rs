@@ -80,6 +80,11 @@ struct BenchArgs {
     /// [default: detect].
     #[arg(long = "policy", value_delimiter = ',')]
     policies: Option<Vec<String>>,
+    /// Restarts after which `Agent::run` runs a transaction in exclusive
+    /// mode: a list of numbers or `never` (picotm's irrevocable mode)
+    /// [default: 10].
+    #[arg(long = "exclusive-after", value_delimiter = ',')]
+    exclusive_after: Option<Vec<String>>,
     /// Under `detect`: milliseconds a blocked request waits before its first
     /// deadlock search (0 = at once). Default: the library's.
     #[arg(long = "deadlock-timeout", value_name = "MS")]
@@ -228,6 +233,20 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
                 )));
             }
             None => heirloom::DEFAULT_DEADLOCK_TIMEOUT,
+        },
+        exclusive_after: match &a.exclusive_after {
+            None => vec![runner::EXCLUSIVE_AFTER],
+            Some(v) => v
+                .iter()
+                .map(|x| match x.trim() {
+                    "never" => Ok(u32::MAX),
+                    n => n.parse::<u32>().ok().filter(|&n| n < u32::MAX).ok_or_else(|| {
+                        usage(format!(
+                            "--exclusive-after: {n:?} is neither a number of restarts nor never"
+                        ))
+                    }),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
         },
         scale: scale.or_else(|| profile.and_then(|p| p.scale)),
         duration: seconds("--duration", a.duration, false)?,

@@ -67,8 +67,10 @@ pub fn table(runs: &[RunResult]) -> String {
     let repeated = runs.iter().any(|r| !r.tps_runs.is_empty());
     let messages = runs.iter().any(|r| r.per_txn.messages > 0.0);
     let ops = runs.iter().any(|r| r.op.is_some());
+    // The policy column fits its longest label (`nowait+excl@never`).
+    let pw = runs.iter().map(|r| r.policy.len()).max().unwrap_or(0).max(12);
     out.push_str(&format!(
-        "{:<9} {:<4} {:<12} {:>7} {:>11} {:>11} {:>9} {:>9} {:>7} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "{:<9} {:<4} {:<pw$} {:>7} {:>11} {:>11} {:>9} {:>9} {:>7} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "table",
         "sli",
         "policy",
@@ -106,7 +108,7 @@ pub fn table(runs: &[RunResult]) -> String {
         let done = (r.committed + r.failed).max(1) as f64;
         let secs = r.seconds.max(1e-9);
         out.push_str(&format!(
-            "{:<9} {:<4} {:<12} {:>7} {:>11.0} {:>11.0} {:>8.1}% {:>9.0} {:>7.1} {:>8.1} {:>8.1} {:>9.2} {:>9.3} {:>9.3} {:>9.2} {:>9.4}",
+            "{:<9} {:<4} {:<pw$} {:>7} {:>11.0} {:>11.0} {:>8.1}% {:>9.0} {:>7.1} {:>8.1} {:>8.1} {:>9.2} {:>9.3} {:>9.3} {:>9.2} {:>9.4}",
             r.table,
             if r.sli { "on" } else { "off" },
             r.policy,

@@ -186,6 +186,9 @@ pub struct RunConfig {
     pub policy: ConflictPolicy,
     /// Wait before the first deadlock search (`Detect`).
     pub deadlock_timeout: Duration,
+    /// Restarts after which `Agent::run` runs a transaction in exclusive
+    /// mode (`u32::MAX`: never).
+    pub exclusive_after: u32,
     /// Worker threads (one agent each).
     pub threads: usize,
     /// The benchmark's scale in this run (its database's size).
@@ -275,8 +278,12 @@ pub struct RunResult {
     pub table: String,
     /// SLI on?
     pub sli: bool,
-    /// Conflict policy.
+    /// Conflict policy, and after `+excl@` the restarts before exclusive
+    /// mode when they are not the default 10 (`never`: no exclusive mode).
     pub policy: String,
+    /// Restarts after which a transaction ran in exclusive mode (`None`:
+    /// never).
+    pub exclusive_after: Option<u32>,
     /// Worker threads.
     pub threads: usize,
     /// The benchmark's scale in this run (`--scale`, per thread or total).
@@ -376,8 +383,23 @@ pub fn lock_manager(cfg: &RunConfig) -> LockManager {
         .table(cfg.table)
         .conflicts(cfg.policy)
         .deadlock_timeout(cfg.deadlock_timeout)
+        .max_restarts(cfg.exclusive_after)
         .inheritance(if cfg.sli { Inheritance::On } else { Inheritance::Off })
         .build()
+}
+
+/// The restarts before exclusive mode that runs take by default
+/// (`heirloom::Builder::max_restarts`).
+pub const EXCLUSIVE_AFTER: u32 = 10;
+
+/// The policy as reports name it: with `+excl@N` (or `+excl@never`) when
+/// the restarts before exclusive mode are not [`EXCLUSIVE_AFTER`].
+pub fn policy_label(cfg: &RunConfig) -> String {
+    match cfg.exclusive_after {
+        EXCLUSIVE_AFTER => cfg.policy.name(),
+        u32::MAX => format!("{}+excl@never", cfg.policy.name()),
+        n => format!("{}+excl@{n}", cfg.policy.name()),
+    }
 }
 
 /// Runs `workload` with `mix` under `cfg`; `tick` is called about every
@@ -481,7 +503,8 @@ pub fn run<W: Workload>(
         mix: mix.name.clone(),
         table: cfg.table.to_string(),
         sli: cfg.sli,
-        policy: cfg.policy.name(),
+        policy: policy_label(cfg),
+        exclusive_after: (cfg.exclusive_after != u32::MAX).then_some(cfg.exclusive_after),
         threads: cfg.threads,
         scale: cfg.scale,
         seconds: measured.as_secs_f64(),

@@ -159,6 +159,9 @@ pub struct Spec {
     /// How long a blocked request waits before its first deadlock search
     /// (`detect` only; `heirloom::Builder::deadlock_timeout`).
     pub deadlock_timeout: Duration,
+    /// Restarts before exclusive mode, one sweep dimension (`u32::MAX`:
+    /// never).
+    pub exclusive_after: Vec<u32>,
     /// The benchmark's scale (`None`: its default).
     pub scale: Option<ScaleArg>,
     /// Measured seconds per run.
@@ -190,6 +193,7 @@ impl Default for Spec {
             sli: vec![false, true],
             policies: vec![ConflictPolicy::Detect],
             deadlock_timeout: heirloom::DEFAULT_DEADLOCK_TIMEOUT,
+            exclusive_after: vec![crate::runner::EXCLUSIVE_AFTER],
             scale: None,
             duration: Duration::from_secs(2),
             warmup: Duration::from_millis(500),
@@ -330,22 +334,25 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
     let mut v = Vec::new();
     for &table in &spec.tables {
         for &policy in &spec.policies {
-            for &sli in &spec.sli {
-                for &threads in &spec.threads {
-                    v.push(RunConfig {
-                        table,
-                        sli,
-                        policy,
-                        deadlock_timeout: spec.deadlock_timeout,
-                        threads,
-                        scale: scale.at(threads),
-                        duration: spec.duration,
-                        warmup: spec.warmup,
-                        seed: spec.seed,
-                        breakdown: spec.breakdown,
-                        retry: spec.retry,
-                        pregen: spec.pregen,
-                    });
+            for &exclusive_after in &spec.exclusive_after {
+                for &sli in &spec.sli {
+                    for &threads in &spec.threads {
+                        v.push(RunConfig {
+                            table,
+                            sli,
+                            policy,
+                            deadlock_timeout: spec.deadlock_timeout,
+                            exclusive_after,
+                            threads,
+                            scale: scale.at(threads),
+                            duration: spec.duration,
+                            warmup: spec.warmup,
+                            seed: spec.seed,
+                            breakdown: spec.breakdown,
+                            retry: spec.retry,
+                            pregen: spec.pregen,
+                        });
+                    }
                 }
             }
         }

@@ -15,9 +15,11 @@ use crate::sweep::Benchmark;
 
 pub mod micro;
 pub mod random;
+pub mod tm;
 pub mod tm1;
 pub mod tpcb;
 pub mod tpcc;
+pub mod txbench;
 pub mod ycsb;
 
 /// Every benchmark the kit runs, in the order `heirloom list` shows them.
@@ -29,6 +31,9 @@ pub static REGISTRY: &[&dyn Benchmark] = &[
     &micro::HOTLOCK,
     &micro::NULLCS,
     &micro::BATCH,
+    &tm::TM,
+    &txbench::RANGE_BENCH,
+    &txbench::HOTSPOT_BENCH,
 ];
 
 /// The option every benchmark has: the primary-key index of its tables
