@@ -356,6 +356,9 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>) -> Result<(), BenchE
     for line in table_summary(&runs) {
         println!("{line}");
     }
+    for line in report::class_summary(&runs) {
+        println!("{line}");
+    }
     if spec.verify {
         for r in &runs {
             if let Some(v) = &r.verified {

@@ -244,6 +244,32 @@ pub struct PerTxn {
     pub inherited_invalidated: f64,
     /// Server table: messages to lock servers (round trips).
     pub messages: f64,
+    /// Lock-table requests by class (the SLI paper's Figure 8).
+    pub classes: Classes,
+}
+
+/// Lock-table acquisitions and conversions per transaction by class, as
+/// the SLI paper's Figure 8 classifies them: above row level (`high`) or
+/// a row, shared (IS, IX, S) or exclusive (SIX, X), hot (found its latch
+/// held or retried a CAS) or cold (`heirloom::Stats::high_shared_hot`).
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Classes {
+    /// Above row level, shared, hot: what inheritance is for.
+    pub high_shared_hot: f64,
+    /// Above row level, shared, cold.
+    pub high_shared_cold: f64,
+    /// Above row level, exclusive, hot.
+    pub high_exclusive_hot: f64,
+    /// Above row level, exclusive, cold.
+    pub high_exclusive_cold: f64,
+    /// Rows, shared, hot.
+    pub row_shared_hot: f64,
+    /// Rows, shared, cold.
+    pub row_shared_cold: f64,
+    /// Rows, exclusive, hot.
+    pub row_exclusive_hot: f64,
+    /// Rows, exclusive, cold.
+    pub row_exclusive_cold: f64,
 }
 
 /// Shares of worker time (they add up to 1), and the time per transaction
@@ -384,6 +410,7 @@ pub fn lock_manager(cfg: &RunConfig) -> LockManager {
         .conflicts(cfg.policy)
         .deadlock_timeout(cfg.deadlock_timeout)
         .max_restarts(cfg.exclusive_after)
+        .lock_classes(cfg.breakdown)
         .inheritance(if cfg.sli { Inheritance::On } else { Inheritance::Off })
         .build()
 }
@@ -533,6 +560,16 @@ pub fn run<W: Workload>(
             inherited_discarded: per(stats.inherited_discarded),
             inherited_invalidated: per(stats.inherited_invalidated),
             messages: per(stats.messages),
+            classes: Classes {
+                high_shared_hot: per(stats.high_shared_hot),
+                high_shared_cold: per(stats.high_shared_cold),
+                high_exclusive_hot: per(stats.high_exclusive_hot),
+                high_exclusive_cold: per(stats.high_exclusive_cold),
+                row_shared_hot: per(stats.row_shared_hot),
+                row_shared_cold: per(stats.row_shared_cold),
+                row_exclusive_hot: per(stats.row_exclusive_hot),
+                row_exclusive_cold: per(stats.row_exclusive_cold),
+            },
         },
         op: workload.op().map(|(name, per_txn)| {
             let per_s = committed as f64 * per_txn / measured.as_secs_f64();

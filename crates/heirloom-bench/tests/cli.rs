@@ -295,6 +295,7 @@ fn micro_benchmarks_report_their_operation_on_the_server_too() {
         "--warmup",
         "0",
         "--verify",
+        "--breakdown",
         "--json",
         json.to_str().unwrap(),
         "--csv",
@@ -303,6 +304,7 @@ fn micro_benchmarks_report_their_operation_on_the_server_too() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("ns/op") && text.contains("msg/tx"), "{text}");
+    assert!(text.contains("lock classes per txn"), "{text}");
     assert!(text.contains("server:2"), "{text}");
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let runs = doc["runs"].as_array().unwrap();
@@ -311,6 +313,12 @@ fn micro_benchmarks_report_their_operation_on_the_server_too() {
         assert_eq!(r["op"]["name"], "lock");
         assert_eq!(r["op"]["per_txn"], 20.0);
         assert!(r["op"]["ns"].as_f64().unwrap() > 0.0);
+        let classes = &r["per_txn"]["classes"];
+        let rows = classes["row_exclusive_cold"].as_f64().unwrap() + classes["row_exclusive_hot"].as_f64().unwrap();
+        assert!(
+            (rows - 20.0).abs() < 1e-9,
+            "20 X row requests per transaction: {classes}"
+        );
         let msgs = r["per_txn"]["messages"].as_f64().unwrap();
         if r["table"] == "server:2" {
             // db, table, at most 2 batch messages, at most 2 releases.

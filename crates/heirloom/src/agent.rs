@@ -195,10 +195,15 @@ impl Agent {
     /// INHERITED on to the next transaction or gives its node back. An item
     /// leaves the batch only when it is settled, so after a panic the next
     /// call goes on with the rest.
+    #[inline]
     pub(crate) fn settle_releases(&mut self) {
-        if self.releasing.is_empty() {
-            return;
+        if !self.releasing.is_empty() {
+            self.settle_releases_slow();
         }
+    }
+
+    #[cold]
+    fn settle_releases_slow(&mut self) {
         if !self.releases_sent {
             // SAFETY: every item is an entry of this agent's cache, popped
             // for release: its own node, linked where its `head` says.

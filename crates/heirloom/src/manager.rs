@@ -27,6 +27,7 @@ pub struct Builder {
     inheritance: Inheritance,
     hot_threshold: u32,
     deadlock_timeout: Duration,
+    lock_classes: bool,
 }
 
 /// The default of [`Builder::deadlock_timeout`]: search as soon as a request
@@ -46,6 +47,7 @@ impl Default for Builder {
             inheritance: Inheritance::Off,
             hot_threshold: 2,
             deadlock_timeout: DEFAULT_DEADLOCK_TIMEOUT,
+            lock_classes: false,
         }
     }
 }
@@ -105,6 +107,15 @@ impl Builder {
         self
     }
 
+    /// Counts every lock-table request in its class of the SLI paper's
+    /// Figure 8 ([`Stats::high_shared_hot`](crate::Stats::high_shared_hot)
+    /// and the seven beside it): a profiling aid, off by default because
+    /// it costs a few nanoseconds per request.
+    pub fn lock_classes(mut self, on: bool) -> Self {
+        self.lock_classes = on;
+        self
+    }
+
     /// Builds the lock manager.
     pub fn build(self) -> LockManager {
         LockManager {
@@ -115,6 +126,7 @@ impl Builder {
                 max_restarts: self.max_restarts,
                 sli: Rules::new(self.inheritance, self.hot_threshold),
                 deadlock_timeout: self.deadlock_timeout,
+                lock_classes: self.lock_classes,
                 registry: Mutex::new(Registry::default()),
                 gate: Gate::new(),
                 exclusive_serial: <parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::INIT,

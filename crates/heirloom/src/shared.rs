@@ -104,6 +104,8 @@ pub(crate) struct Inner {
     /// Speculative lock inheritance's rules (`inherit.rs`).
     pub(crate) sli: Rules,
     pub(crate) deadlock_timeout: Duration,
+    /// Count requests by class (`Builder::lock_classes`).
+    pub(crate) lock_classes: bool,
     pub(crate) registry: Mutex<Registry>,
     pub(crate) gate: Gate,
     /// Serialises exclusive-mode transactions.

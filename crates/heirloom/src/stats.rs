@@ -127,10 +127,58 @@ stats! {
     inherited_discarded,
     /// Inherited locks a conflicting requester invalidated first.
     inherited_invalidated,
+    /// Lock-table acquisitions and conversions, classified as the SLI
+    /// paper's Figure 8 classifies lock requests: above row level (`high`)
+    /// or a row, in a shared mode (IS, IX, S: what inheritance can pass on)
+    /// or an exclusive one (SIX, X), and hot (the request found its latch
+    /// held, or retried a compare-and-swap on the latch-free table) or
+    /// cold. The server table has no latch, so its requests count cold.
+    /// Counted only with `Builder::lock_classes(true)`.
+    high_shared_hot,
+    /// See `high_shared_hot`.
+    high_shared_cold,
+    /// See `high_shared_hot`.
+    high_exclusive_hot,
+    /// See `high_shared_hot`.
+    high_exclusive_cold,
+    /// See `high_shared_hot`.
+    row_shared_hot,
+    /// See `high_shared_hot`.
+    row_shared_cold,
+    /// See `high_shared_hot`.
+    row_exclusive_hot,
+    /// See `high_shared_hot`.
+    row_exclusive_cold,
     /// Lock-table operations avoided by inheritance: an acquisition not done
     /// by a transaction that reclaimed an inherited lock, and a release not
     /// done by a commit that passed a lock on again without the latch.
     table_ops_avoided,
+}
+
+impl AgentCounters {
+    /// The contention this agent has met so far (latches found held, CAS
+    /// retries): a request is hot if it changes during the request.
+    #[inline]
+    pub(crate) fn contention(&self) -> u64 {
+        self.latch_contended.get().wrapping_add(self.cas_retries.get())
+    }
+
+    /// Counts one lock-table request in its class (see `high_shared_hot`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn classify(&self, row: bool, shared: bool, hot: bool) {
+        let c = match (row, shared, hot) {
+            (false, true, true) => &self.high_shared_hot,
+            (false, true, false) => &self.high_shared_cold,
+            (false, false, true) => &self.high_exclusive_hot,
+            (false, false, false) => &self.high_exclusive_cold,
+            (true, true, true) => &self.row_shared_hot,
+            (true, true, false) => &self.row_shared_cold,
+            (true, false, true) => &self.row_exclusive_hot,
+            (true, false, false) => &self.row_exclusive_cold,
+        };
+        c.bump();
+    }
 }
 
 impl Stats {

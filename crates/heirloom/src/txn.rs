@@ -36,7 +36,7 @@ use crate::agent::{Agent, DEAD, Held, InFlight, LIVE, PENDING, RECLAIMED, settle
 use crate::deadlock;
 use crate::error::{LockError, Restart, TxnId};
 use crate::fault::{self, Point};
-use crate::id::LockId;
+use crate::id::{Level, LockId};
 use crate::inherit;
 use crate::misuse;
 use crate::mode::Mode;
@@ -422,9 +422,17 @@ impl<'a> Transaction<'a> {
         }
         let c = &a.shared.counters;
         c.table_ops.add(batch.len() as u64);
+        let before = if a.lm.lock_classes { c.contention() } else { 0 };
         // SAFETY: the agent's own nodes, linked nowhere (the contract on
         // `Table`).
         unsafe { a.lm.table.acquire_batch(a.shared.caller(), batch, &mut a.wake) };
+        // One batch, one verdict: hot if any of it met contention.
+        let hot = c.contention() != before;
+        if a.lm.lock_classes {
+            for it in batch.iter() {
+                c.classify(it.id.level() == Level::Row, it.mode.is_shared(), hot);
+            }
+        }
         wake_granted(&mut a.wake);
         let mut first_refused = None;
         for it in batch.iter_mut() {
@@ -614,12 +622,16 @@ impl<'a> Transaction<'a> {
         q.ts.store(self.age, Ordering::Relaxed);
         let c = &a.shared.counters;
         c.table_ops.bump();
+        let before = if a.lm.lock_classes { c.contention() } else { 0 };
         // SAFETY: `r` is this agent's own node, linked nowhere (see the
         // contract on `Table`).
         let (out, head) = unsafe {
             a.lm.table
                 .acquire(a.shared.caller(), id, r, mode, may_wait, &mut a.wake)
         };
+        if a.lm.lock_classes {
+            c.classify(id.level() == Level::Row, mode.is_shared(), c.contention() != before);
+        }
         wake_granted(&mut a.wake);
         match out {
             Outcome::Granted => a.shared.counters.immediate_grants.bump(),
@@ -660,6 +672,7 @@ impl<'a> Transaction<'a> {
         // A conversion that waits wakes the waiters behind it to judge their
         // new edge, except under `Detect` (see `Queue::convert`).
         let wake_behind = !matches!(a.lm.policy, ConflictPolicy::Detect);
+        let before = if a.lm.lock_classes { c.contention() } else { 0 };
         // SAFETY: a live entry of this agent's cache: its own node, linked
         // where `h.head` says (see the contract on `Table`).
         let conv = unsafe {
@@ -675,6 +688,9 @@ impl<'a> Transaction<'a> {
                 &mut a.nodes,
             )
         };
+        if a.lm.lock_classes {
+            c.classify(h.id.level() == Level::Row, to.is_shared(), c.contention() != before);
+        }
         wake_granted(&mut a.wake);
         match conv.outcome {
             Outcome::Granted => {

@@ -337,3 +337,32 @@ fn a_timeout_too_long_for_instant_waits_until_granted() {
         assert!(lm.snapshot().is_empty());
     }
 }
+
+/// Every lock-table request lands in one class of the SLI paper's
+/// Figure 8 (level, shared or exclusive, hot or cold); alone on a manager
+/// nothing is hot.
+#[test]
+fn lock_requests_are_classified_by_level_mode_and_heat() {
+    for kind in TableKind::ALL {
+        let lm = LockManager::builder().table(kind).lock_classes(true).build();
+        let mut a = lm.agent();
+        let mut t = a.begin();
+        t.lock(LockId::row(T, 1), Mode::S).unwrap(); // IS, IS, S
+        t.lock(LockId::row(T, 2), Mode::X).unwrap(); // IX, IX (conversions), X
+        t.lock(LockId::table(U), Mode::X).unwrap(); // X on a table
+        t.commit().unwrap();
+        let s = a.stats();
+        assert_eq!(s.high_shared_cold, 4, "{kind}: db and table IS, then IX");
+        assert_eq!(s.high_exclusive_cold, 1, "{kind}");
+        assert_eq!((s.row_shared_cold, s.row_exclusive_cold), (1, 1), "{kind}");
+        let hot = s.high_shared_hot + s.high_exclusive_hot + s.row_shared_hot + s.row_exclusive_hot;
+        assert_eq!(hot, 0, "{kind}: nothing contended");
+    }
+    // Off by default: nothing counted.
+    let lm = LockManager::default();
+    let mut a = lm.agent();
+    let mut t = a.begin();
+    t.lock(LockId::row(T, 1), Mode::S).unwrap();
+    t.commit().unwrap();
+    assert_eq!(a.stats().high_shared_cold + a.stats().row_shared_cold, 0);
+}

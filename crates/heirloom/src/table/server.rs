@@ -73,6 +73,10 @@ pub const MAX_PARTITIONS: u16 = 64;
 const PART_BITS: u32 = 6;
 const PART_MASK: usize = (1 << PART_BITS) - 1;
 
+/// How long a client waiting for a batch keeps looking for the reply,
+/// per item, before it parks (see `Slot::wait_patiently`).
+const BATCH_ITEM_NS: u64 = 250;
+
 /// Slots are allocated in chunks of this many, as agents appear.
 const CHUNK: usize = 64;
 /// Chunks a partition can have: room for 65,536 live agents.
@@ -420,11 +424,14 @@ impl Server {
             posted |= 1 << part;
             i = j;
         }
+        // A server serves a batch item in about 100-200 ns: a client that
+        // parked too soon would pay a wake-up longer than the batch.
+        let patience = std::time::Duration::from_nanos(BATCH_ITEM_NS * items.len() as u64);
         while posted != 0 {
             let part = posted.trailing_zeros() as usize;
             posted &= posted - 1;
             // SAFETY: the message posted above.
-            match unsafe { self.parts[part].slot(a.agent as usize).wait() } {
+            match unsafe { self.parts[part].slot(a.agent as usize).wait_patiently(patience) } {
                 Msg::Done => {}
                 m => unreachable!("lock server: {m:?} in reply to a batch"),
             }

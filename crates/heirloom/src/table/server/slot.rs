@@ -98,7 +98,20 @@ impl<M: Copy> Slot<M> {
     /// As [`Slot::post`], after a `post`.
     #[inline]
     pub(crate) unsafe fn wait(&self) -> M {
-        if !self.spin_until_done() {
+        // SAFETY: this function's contract.
+        unsafe { self.wait_patiently(std::time::Duration::ZERO) }
+    }
+
+    /// [`Slot::wait`] for a message the server takes a while to serve (a
+    /// batch): after the short spin, keeps looking (yielding) for up to
+    /// `patience` before it parks, since waking a parked client costs more
+    /// than the wait it saves.
+    ///
+    /// # Safety
+    /// As [`Slot::post`], after a `post`.
+    #[inline]
+    pub(crate) unsafe fn wait_patiently(&self, patience: std::time::Duration) -> M {
+        if !self.spin_until_done() && !self.look_for(patience) {
             self.park_until_done();
         }
         // SAFETY: `DONE` (read with Acquire above): the client owns the
@@ -125,6 +138,29 @@ impl<M: Copy> Slot<M> {
             }
             backoff.snooze();
         }
+    }
+
+    /// Yields until the reply comes or `patience` has passed.
+    #[cfg(not(heirloom_loom))]
+    fn look_for(&self, patience: std::time::Duration) -> bool {
+        if patience.is_zero() {
+            return false;
+        }
+        let start = std::time::Instant::now();
+        // Acquire: as in `spin_until_done`.
+        while self.state.load(Ordering::Acquire) != DONE {
+            if start.elapsed() >= patience {
+                return false;
+            }
+            std::thread::yield_now();
+        }
+        true
+    }
+
+    /// Under loom: no second look.
+    #[cfg(heirloom_loom)]
+    fn look_for(&self, _patience: std::time::Duration) -> bool {
+        false
     }
 
     /// Under loom: one look (spinning would only multiply the schedules).
