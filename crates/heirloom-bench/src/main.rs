@@ -96,8 +96,8 @@ struct BenchArgs {
     scale: Option<String>,
     /// What a worker does with a transaction the lock manager aborted:
     /// backoff (restart it after a randomised backoff) or defer (DBx1000's
-    /// abort buffer: retry it later, run new ones meanwhile) [default:
-    /// backoff].
+    /// abort buffer: retry it later, run new ones meanwhile) or now (restart
+    /// at once, as picotm does) [default: backoff].
     #[arg(long)]
     retry: Option<String>,
     /// Inputs each worker draws before the run and then cycles through, so

@@ -139,6 +139,9 @@ pub enum Retry {
     /// nothing in it is ready); an input deferred [`DEFER_LIMIT`] times
     /// then runs through `Agent::run`, which guarantees it ends.
     Defer,
+    /// Restart it at once, with no backoff (picotm's restarts), in
+    /// exclusive mode after `--exclusive-after` restarts.
+    Now,
 }
 
 /// Inputs one worker may hold back under [`Retry::Defer`] (DBx1000's
@@ -160,6 +163,7 @@ impl Retry {
         match self {
             Retry::Backoff => "backoff",
             Retry::Defer => "defer",
+            Retry::Now => "now",
         }
     }
 }
@@ -170,7 +174,8 @@ impl std::str::FromStr for Retry {
         match s.trim() {
             "backoff" => Ok(Retry::Backoff),
             "defer" => Ok(Retry::Defer),
-            other => Err(format!("--retry: {other:?} is neither backoff nor defer")),
+            "now" => Ok(Retry::Now),
+            other => Err(format!("--retry: {other:?} is not backoff, defer or now")),
         }
     }
 }
@@ -386,6 +391,9 @@ struct WorkerOut {
     deferred: u64,
     /// Time asleep waiting for a deferred input (`Retry::Defer`).
     slept_ns: u64,
+    /// Attempts given up because the run ended (`TxError::Stopped`): the
+    /// lock manager counts them aborted; the report does not.
+    stopped: u64,
 }
 
 /// Where a transaction's input is: drawn for it, or in the worker's ring
@@ -411,6 +419,7 @@ pub fn lock_manager(cfg: &RunConfig) -> LockManager {
         .deadlock_timeout(cfg.deadlock_timeout)
         .max_restarts(cfg.exclusive_after)
         .lock_classes(cfg.breakdown)
+        .restart_backoff(cfg.retry != Retry::Now)
         .inheritance(if cfg.sli { Inheritance::On } else { Inheritance::Off })
         .build()
 }
@@ -488,6 +497,7 @@ pub fn run<W: Workload>(
     let mut hist = Histogram::<u64>::new(3).expect("3 significant digits is valid");
     let mut times = Times::default();
     let (mut total_ns, mut closure_ns, mut deferred, mut slept_ns) = (0u64, 0u64, 0u64, 0u64);
+    let mut stopped = 0u64;
     for o in outs {
         let o = o?;
         committed += o.committed;
@@ -501,7 +511,9 @@ pub fn run<W: Workload>(
         closure_ns += o.in_closure_ns;
         deferred += o.deferred;
         slept_ns += o.slept_ns;
+        stopped += o.stopped;
     }
+    stats.aborted = stats.aborted.saturating_sub(stopped);
     let done = (committed + failed).max(1) as f64;
     let per = |x: u64| x as f64 / done;
     let us = |q: f64| hist.value_at_quantile(q) as f64 / 1000.0;
@@ -613,7 +625,7 @@ fn worker<W: Workload>(
     let (mut committed, mut failed) = (0u64, 0u64);
     let mut times = Times::default();
     let (mut total_ns, mut closure_ns) = (0u64, 0u64);
-    let (mut deferred, mut slept_ns) = (0u64, 0u64);
+    let (mut deferred, mut slept_ns, mut stopped) = (0u64, 0u64, 0u64);
     let mut parked: Vec<Deferred<W::Input>> = Vec::with_capacity(DEFER_SLOTS);
     let result = loop {
         match phase.load(Ordering::Relaxed) {
@@ -671,7 +683,16 @@ fn worker<W: Workload>(
         let r = if cfg.retry == Retry::Defer && attempts < DEFER_LIMIT {
             attempt(workload, &mut agent, &mut state, &mut undo, input_ref, timing)
         } else {
-            run_one(workload, &mut agent, &mut state, &mut undo, input_ref, timing).map(Some)
+            run_until(
+                workload,
+                &mut agent,
+                &mut state,
+                &mut undo,
+                input_ref,
+                timing,
+                Some(phase),
+            )
+            .map(Some)
         };
         let ns = t0.elapsed().as_nanos() as u64;
         if measuring {
@@ -705,6 +726,13 @@ fn worker<W: Workload>(
             }
             Err(TxError::Storage(e)) => break Err(RunError::Storage(e)),
             Err(TxError::Lock(e)) => break Err(RunError::Lock(e)),
+            // The run is over; the transaction was rolled back.
+            Err(TxError::Stopped) => {
+                if measuring {
+                    stopped += 1;
+                }
+                break Ok(());
+            }
         }
     };
     let stats = agent.stats().since(&base);
@@ -720,6 +748,7 @@ fn worker<W: Workload>(
         in_closure_ns: closure_ns,
         deferred,
         slept_ns,
+        stopped,
     })
 }
 
@@ -794,9 +823,28 @@ pub fn run_one<'d, W: Workload>(
     state: &mut W::Worker,
     undo: &mut UndoLog<'d>,
     input: &W::Input,
-    mut timing: Option<(&mut Times, &mut u64)>,
+    timing: Option<(&mut Times, &mut u64)>,
 ) -> Result<Outcome, TxError> {
-    let r = agent.run(|txn| body(workload, txn, state, undo, input, &mut timing));
+    run_until(workload, agent, state, undo, input, timing, None)
+}
+
+/// [`run_one`], giving up with [`TxError::Stopped`] when `phase` reads
+/// `STOP` before an attempt (the run is over; no restart loop outlives it).
+fn run_until<'d, W: Workload>(
+    workload: &'d W,
+    agent: &mut heirloom::Agent,
+    state: &mut W::Worker,
+    undo: &mut UndoLog<'d>,
+    input: &W::Input,
+    mut timing: Option<(&mut Times, &mut u64)>,
+    phase: Option<&AtomicU8>,
+) -> Result<Outcome, TxError> {
+    let r = agent.run(|txn| {
+        if phase.is_some_and(|p| p.load(Ordering::Relaxed) == STOP) {
+            return Err(TxError::Stopped);
+        }
+        body(workload, txn, state, undo, input, &mut timing)
+    });
     if r.is_ok() {
         undo.committed();
     }

@@ -351,13 +351,18 @@ pub enum TxError {
     /// A storage error (ends the run).
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// The run ended while the transaction was being restarted: the runner
+    /// drops it (a transaction that keeps restarting, say under no-wait
+    /// with no backoff and no exclusive mode, must not hold the run open).
+    #[error("the run ended while the transaction was restarting")]
+    Stopped,
 }
 
 impl heirloom::Restart for TxError {
     fn lock_error(&self) -> Option<&LockError> {
         match self {
             TxError::Lock(e) => Some(e),
-            TxError::Storage(_) => None,
+            TxError::Storage(_) | TxError::Stopped => None,
         }
     }
 }

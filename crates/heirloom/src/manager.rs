@@ -28,6 +28,7 @@ pub struct Builder {
     hot_threshold: u32,
     deadlock_timeout: Duration,
     lock_classes: bool,
+    restart_backoff: bool,
 }
 
 /// The default of [`Builder::deadlock_timeout`]: search as soon as a request
@@ -48,6 +49,7 @@ impl Default for Builder {
             hot_threshold: 2,
             deadlock_timeout: DEFAULT_DEADLOCK_TIMEOUT,
             lock_classes: false,
+            restart_backoff: true,
         }
     }
 }
@@ -116,6 +118,16 @@ impl Builder {
         self
     }
 
+    /// Whether [`Agent::run`] backs off before it restarts an aborted
+    /// transaction (default `true`: a yield for the first two restarts,
+    /// then random sleeps growing to about 1 ms). `false` restarts at once,
+    /// as picotm does; exclusive mode after `max_restarts` still bounds
+    /// the restarts.
+    pub fn restart_backoff(mut self, on: bool) -> Self {
+        self.restart_backoff = on;
+        self
+    }
+
     /// Builds the lock manager.
     pub fn build(self) -> LockManager {
         LockManager {
@@ -127,6 +139,7 @@ impl Builder {
                 sli: Rules::new(self.inheritance, self.hot_threshold),
                 deadlock_timeout: self.deadlock_timeout,
                 lock_classes: self.lock_classes,
+                restart_backoff: self.restart_backoff,
                 registry: Mutex::new(Registry::default()),
                 gate: Gate::new(),
                 exclusive_serial: <parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::INIT,

@@ -106,6 +106,8 @@ pub(crate) struct Inner {
     pub(crate) deadlock_timeout: Duration,
     /// Count requests by class (`Builder::lock_classes`).
     pub(crate) lock_classes: bool,
+    /// `Agent::run` backs off before a restart (`Builder::restart_backoff`).
+    pub(crate) restart_backoff: bool,
     pub(crate) registry: Mutex<Registry>,
     pub(crate) gate: Gate,
     /// Serialises exclusive-mode transactions.

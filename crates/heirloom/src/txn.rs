@@ -104,7 +104,7 @@ impl Agent {
             }
             restarts += 1;
             self.shared.counters.restarts.bump();
-            if !exclusive {
+            if !exclusive && self.lm.restart_backoff {
                 self.backoff(restarts);
             }
         }

@@ -366,3 +366,31 @@ fn lock_requests_are_classified_by_level_mode_and_heat() {
     t.commit().unwrap();
     assert_eq!(a.stats().high_shared_cold + a.stats().row_shared_cold, 0);
 }
+
+/// `restart_backoff(false)`: `Agent::run` restarts at once (picotm's
+/// restarts); the backoff is then never taken, and exclusive mode still
+/// ends the run.
+#[test]
+fn restarts_without_backoff_never_sleep() {
+    for backoff in [true, false] {
+        let lm = LockManager::builder().restart_backoff(backoff).max_restarts(5).build();
+        let mut a = lm.agent();
+        let mut attempts = 0;
+        let r = a.run(|t| {
+            attempts += 1;
+            if t.is_exclusive() {
+                return Ok::<_, LockError>(attempts);
+            }
+            Err(LockError::WouldBlock {
+                txn: t.id(),
+                lock: LockId::row(T, 1),
+                mode: Mode::X,
+                holder: t.id(),
+            })
+        });
+        assert_eq!(r, Ok(6), "five refusals, then the exclusive run");
+        let s = a.stats();
+        assert_eq!(s.restarts, 5);
+        assert_eq!(s.backoff_ns > 0, backoff, "backoff {backoff}: {} ns", s.backoff_ns);
+    }
+}
