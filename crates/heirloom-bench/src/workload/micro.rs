@@ -42,6 +42,17 @@ pub enum Which {
     Batch,
 }
 
+impl Which {
+    /// Its name on the command line and in reports.
+    fn name(self) -> &'static str {
+        match self {
+            Which::HotLock => "hotlock",
+            Which::NullCs => "nullcs",
+            Which::Batch => "batch",
+        }
+    }
+}
+
 /// A micro-benchmark in the registry.
 #[derive(Debug)]
 pub struct MicroBench(Which);
@@ -79,11 +90,7 @@ const MODE: Opt = Opt {
 
 impl Benchmark for MicroBench {
     fn name(&self) -> &'static str {
-        match self.0 {
-            Which::HotLock => "hotlock",
-            Which::NullCs => "nullcs",
-            Which::Batch => "batch",
-        }
+        self.0.name()
     }
     fn about(&self) -> &'static str {
         match self.0 {
@@ -199,11 +206,7 @@ impl Workload for Micro {
     type Worker = Worker;
 
     fn name(&self) -> &'static str {
-        match self.which {
-            Which::HotLock => "hotlock",
-            Which::NullCs => "nullcs",
-            Which::Batch => "batch",
-        }
+        self.which.name()
     }
 
     fn transactions(&self) -> &'static [&'static str] {

@@ -39,9 +39,15 @@ pub struct Input {
     stores: Vec<u32>,
 }
 
-/// Stores made by a worker's committed transactions.
+/// Stores made by a worker's committed transactions, and its scratch for
+/// the repeatable-read check (kept across transactions: no allocation per
+/// transaction).
 #[derive(Debug, Default)]
-pub struct Stores(u64);
+pub struct Stores {
+    committed: u64,
+    seen: Vec<(u32, u64, u64)>,
+    stored: Vec<u32>,
+}
 
 /// The buffer.
 #[derive(Debug)]
@@ -165,7 +171,7 @@ impl Workload for Tm {
     }
 
     fn worker(&self, _index: usize) -> Stores {
-        Stores(0)
+        Stores::default()
     }
 
     fn input(&self, _kind: usize, _w: &Stores, rng: &mut SmallRng) -> Input {
@@ -178,14 +184,19 @@ impl Workload for Tm {
 
     fn execute<'d>(&'d self, tx: &mut Tx<'_, '_, 'd>, w: &mut Stores, i: &Input) -> Result<Outcome, TxError> {
         let t = &self.table;
-        let mut seen = Vec::with_capacity(i.loads.len());
+        let Stores {
+            committed,
+            seen,
+            stored,
+        } = w;
+        seen.clear();
+        stored.clear();
         for &r in &i.loads {
             let slot = tx
                 .find(t, r as u64, self.load_mode)?
                 .expect("buffer records are never deleted");
             seen.push((slot, t.get(slot, 0), t.get(slot, 1)));
         }
-        let mut stored = Vec::with_capacity(i.stores.len());
         for (k, &r) in i.stores.iter().enumerate() {
             let slot = tx
                 .find(t, r as u64, Mode::X)?
@@ -194,13 +205,13 @@ impl Workload for Tm {
             let version = t.get(slot, 1);
             tx.set(t, slot, 0, version.wrapping_mul(31) ^ k as u64);
             tx.set(t, slot, 1, version + 1);
-            w.0 += 1;
+            *committed += 1;
             tx.appended(0);
         }
         // Repeatable reads: what was loaded is still there, unless this
         // transaction stored it since.
         stored.sort_unstable();
-        for &(slot, value, version) in &seen {
+        for &(slot, value, version) in seen.iter() {
             let now = (t.get(slot, 0), t.get(slot, 1));
             if now != (value, version) && stored.binary_search(&slot).is_err() {
                 self.violations.fetch_add(1, Ordering::Relaxed);
@@ -210,11 +221,11 @@ impl Workload for Tm {
     }
 
     fn undo_append(&self, w: &mut Stores, _log: usize) {
-        w.0 -= 1;
+        w.committed -= 1;
     }
 
     fn retire(&self, w: Stores) {
-        *self.committed_stores.lock() += w.0;
+        *self.committed_stores.lock() += w.committed;
     }
 
     fn verify(&self) -> Result<String, String> {

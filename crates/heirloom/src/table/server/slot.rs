@@ -143,18 +143,8 @@ impl<M: Copy> Slot<M> {
     /// Yields until the reply comes or `patience` has passed.
     #[cfg(not(heirloom_loom))]
     fn look_for(&self, patience: std::time::Duration) -> bool {
-        if patience.is_zero() {
-            return false;
-        }
-        let start = std::time::Instant::now();
         // Acquire: as in `spin_until_done`.
-        while self.state.load(Ordering::Acquire) != DONE {
-            if start.elapsed() >= patience {
-                return false;
-            }
-            std::thread::yield_now();
-        }
-        true
+        !patience.is_zero() && yield_until(|| self.state.load(Ordering::Acquire) == DONE, patience)
     }
 
     /// Under loom: no second look.
@@ -247,7 +237,7 @@ pub(crate) fn spin(done: impl Fn() -> bool) -> bool {
         }
         backoff.spin();
     }
-    spin_slow(done)
+    yield_until(done, SPIN_FOR)
 }
 
 /// Under loom: one look.
@@ -256,15 +246,17 @@ pub(crate) fn spin(done: impl Fn() -> bool) -> bool {
     done()
 }
 
+/// Yields until `done()` or `limit` has passed; whether `done()` became
+/// true.
 #[cfg(not(heirloom_loom))]
 #[cold]
-fn spin_slow(done: impl Fn() -> bool) -> bool {
+fn yield_until(done: impl Fn() -> bool, limit: std::time::Duration) -> bool {
     let start = std::time::Instant::now();
     loop {
         if done() {
             return true;
         }
-        if start.elapsed() >= SPIN_FOR {
+        if start.elapsed() >= limit {
             return false;
         }
         std::thread::yield_now();
