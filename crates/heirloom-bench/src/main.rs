@@ -70,12 +70,17 @@ struct BenchArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,2,8")]
     threads: Vec<String>,
     /// Lock table kinds: global, latched, latchfree, server (one lock-server
-    /// thread) or server:N (N partitions, a thread each).
+    /// thread), server:N (N partitions, a thread each), or none (no locking
+    /// at all, the ceiling: one thread, or a mix that only reads).
     #[arg(long = "table", value_delimiter = ',', default_value = "latched")]
     tables: Vec<String>,
     /// Speculative lock inheritance: off, on [default: off,on].
     #[arg(long, value_delimiter = ',')]
     sli: Option<Vec<String>>,
+    /// With SLI on: transactions an inherited lock may stay unused on its
+    /// agent before it is released (0-255; a list runs each) [default: 0].
+    #[arg(long = "sli-keep", value_delimiter = ',', value_name = "K")]
+    sli_keep: Option<Vec<String>>,
     /// Conflict policies: detect, timeout[=MS], nowait, waitdie, woundwait
     /// [default: detect].
     #[arg(long = "policy", value_delimiter = ',')]
@@ -224,6 +229,17 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
         threads,
         tables,
         sli,
+        sli_keep: match &a.sli_keep {
+            None => vec![0],
+            Some(v) => v
+                .iter()
+                .map(|k| {
+                    k.trim()
+                        .parse::<u32>()
+                        .map_err(|_| usage(format!("--sli-keep: {k:?} is not a number of transactions")))
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        },
         policies,
         deadlock_timeout: match a.deadlock_timeout {
             Some(ms) if ms.is_finite() && (0.0..=86_400_000.0).contains(&ms) => Duration::from_secs_f64(ms / 1000.0),
@@ -365,7 +381,7 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>) -> Result<(), BenchE
                 println!(
                     "verified after {} sli={} {} threads: {v}",
                     r.table,
-                    if r.sli { "on" } else { "off" },
+                    r.sli_label(),
                     r.threads
                 );
             }

@@ -67,10 +67,14 @@ pub fn table(runs: &[RunResult]) -> String {
     let repeated = runs.iter().any(|r| !r.tps_runs.is_empty());
     let messages = runs.iter().any(|r| r.per_txn.messages > 0.0);
     let ops = runs.iter().any(|r| r.op.is_some());
-    // The policy column fits its longest label (`nowait+excl@never`).
+    let ceiling = runs.iter().any(|r| r.of_ceiling.is_some());
+    let levels = runs.iter().any(|r| r.sli);
+    // The policy column fits its longest label (`nowait+excl@never`), the
+    // SLI column `on+k16`.
     let pw = runs.iter().map(|r| r.policy.len()).max().unwrap_or(0).max(12);
+    let sw = runs.iter().map(|r| r.sli_label().len()).max().unwrap_or(0).max(4);
     out.push_str(&format!(
-        "{:<9} {:<4} {:<pw$} {:>7} {:>11} {:>11} {:>9} {:>9} {:>7} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "{:<9} {:<sw$} {:<pw$} {:>7} {:>11} {:>11} {:>9} {:>9} {:>7} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "table",
         "sli",
         "policy",
@@ -88,8 +92,14 @@ pub fn table(runs: &[RunResult]) -> String {
         "inh-used",
         "inh-inval"
     ));
+    if levels {
+        out.push_str(&format!(" {:>9}", "hi-ops/tx"));
+    }
     if messages {
         out.push_str(&format!(" {:>8}", "msg/tx"));
+    }
+    if ceiling {
+        out.push_str(&format!(" {:>7}", "of none"));
     }
     if ops {
         out.push_str(&format!(" {:>12} {:>9} {:>13}", "op", "ns/op", "ops/s"));
@@ -108,9 +118,9 @@ pub fn table(runs: &[RunResult]) -> String {
         let done = (r.committed + r.failed).max(1) as f64;
         let secs = r.seconds.max(1e-9);
         out.push_str(&format!(
-            "{:<9} {:<4} {:<pw$} {:>7} {:>11.0} {:>11.0} {:>8.1}% {:>9.0} {:>7.1} {:>8.1} {:>8.1} {:>9.2} {:>9.3} {:>9.3} {:>9.2} {:>9.4}",
+            "{:<9} {:<sw$} {:<pw$} {:>7} {:>11.0} {:>11.0} {:>8.1}% {:>9.0} {:>7.1} {:>8.1} {:>8.1} {:>9.2} {:>9.3} {:>9.3} {:>9.2} {:>9.4}",
             r.table,
-            if r.sli { "on" } else { "off" },
+            r.sli_label(),
             r.policy,
             r.threads,
             r.tps,
@@ -126,8 +136,17 @@ pub fn table(runs: &[RunResult]) -> String {
             r.per_txn.inherited_used,
             r.per_txn.inherited_invalidated,
         ));
+        if levels {
+            out.push_str(&format!(" {:>9.3}", r.per_txn.table_ops_by_level.above_row()));
+        }
         if messages {
             out.push_str(&format!(" {:>8.2}", r.per_txn.messages));
+        }
+        if ceiling {
+            match r.of_ceiling {
+                Some(c) => out.push_str(&format!(" {:>6.1}%", 100.0 * c)),
+                None => out.push_str(&format!(" {:>7}", "-")),
+            }
         }
         if ops {
             match &r.op {
@@ -165,9 +184,9 @@ pub fn class_summary(runs: &[RunResult]) -> Vec<String> {
         .map(|r| {
             let c = &r.per_txn.classes;
             format!(
-                "lock classes per txn, {} sli {} {} {} threads: above row shared hot {:.2} cold {:.2}, exclusive hot {:.2} cold {:.2}; rows shared hot {:.2} cold {:.2}, exclusive hot {:.2} cold {:.2}; inherited used {:.2} discarded {:.2} invalidated {:.2}",
+                "lock classes per txn, {} sli {} {} {} threads: above row shared hot {:.2} cold {:.2}, exclusive hot {:.2} cold {:.2}; rows shared hot {:.2} cold {:.2}, exclusive hot {:.2} cold {:.2}; inherited used {:.2} discarded {:.2} invalidated {:.2}; lock-table ops by level: database {:.3} table {:.3} page {:.3} row {:.3}",
                 r.table,
-                if r.sli { "on" } else { "off" },
+                r.sli_label(),
                 r.policy,
                 r.threads,
                 c.high_shared_hot,
@@ -181,6 +200,10 @@ pub fn class_summary(runs: &[RunResult]) -> Vec<String> {
                 r.per_txn.inherited_used,
                 r.per_txn.inherited_discarded,
                 r.per_txn.inherited_invalidated,
+                r.per_txn.table_ops_by_level.database,
+                r.per_txn.table_ops_by_level.table,
+                r.per_txn.table_ops_by_level.page,
+                r.per_txn.table_ops_by_level.row,
             )
         })
         .collect()
@@ -203,6 +226,7 @@ struct CsvRow<'a> {
     mix: &'a str,
     table: &'a str,
     sli: bool,
+    sli_keep: u32,
     policy: &'a str,
     retry: &'a str,
     pregen: usize,
@@ -223,6 +247,10 @@ struct CsvRow<'a> {
     max_us: f64,
     lock_requests_per_txn: f64,
     table_ops_per_txn: f64,
+    database_table_ops_per_txn: f64,
+    table_table_ops_per_txn: f64,
+    page_table_ops_per_txn: f64,
+    row_table_ops_per_txn: f64,
     latch_contended_per_txn: f64,
     cas_retries_per_txn: f64,
     waits_per_txn: f64,
@@ -247,6 +275,7 @@ struct CsvRow<'a> {
     backoff_share: Option<f64>,
     other_share: Option<f64>,
     other_us_per_txn: Option<f64>,
+    of_ceiling: Option<f64>,
 }
 
 /// Writes one CSV row per run to `path`.
@@ -262,6 +291,7 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             mix: &r.mix,
             table: &r.table,
             sli: r.sli,
+            sli_keep: r.sli_keep,
             policy: &r.policy,
             retry: r.retry.name(),
             pregen: r.pregen,
@@ -282,6 +312,10 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             max_us: r.latency_us.max,
             lock_requests_per_txn: r.per_txn.lock_requests,
             table_ops_per_txn: r.per_txn.table_ops,
+            database_table_ops_per_txn: r.per_txn.table_ops_by_level.database,
+            table_table_ops_per_txn: r.per_txn.table_ops_by_level.table,
+            page_table_ops_per_txn: r.per_txn.table_ops_by_level.page,
+            row_table_ops_per_txn: r.per_txn.table_ops_by_level.row,
             latch_contended_per_txn: r.per_txn.latch_contended,
             cas_retries_per_txn: r.per_txn.cas_retries,
             waits_per_txn: r.per_txn.waits,
@@ -306,6 +340,7 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             backoff_share: r.breakdown.map(|b| b.backoff),
             other_share: r.breakdown.map(|b| b.other),
             other_us_per_txn: r.breakdown.map(|b| b.other_us_per_txn),
+            of_ceiling: r.of_ceiling,
         })
         .map_err(err)?;
     }
@@ -362,7 +397,7 @@ fn draw<DB: DrawingBackend>(
     type Points = Vec<(f64, f64, f64)>;
     let mut series: Vec<(String, Points)> = Vec::new();
     for r in runs {
-        let label = format!("{} sli={} {}", r.table, if r.sli { "on" } else { "off" }, r.policy);
+        let label = format!("{} sli={} {}", r.table, r.sli_label(), r.policy);
         let p = (r.threads as f64, r.tps, r.total_tps);
         match series.iter_mut().find(|s| s.0 == label) {
             Some(s) => s.1.push(p),
@@ -452,13 +487,14 @@ pub fn table_summary(runs: &[RunResult]) -> Vec<String> {
         if let Some(latched) = runs.iter().find(|r| {
             r.table == TableKind::Latched.name()
                 && r.sli == free.sli
+                && r.sli_keep == free.sli_keep
                 && r.policy == free.policy
                 && r.threads == free.threads
         }) {
             out.push(format!(
                 "{} threads, SLI {}, {}: latchfree/latched throughput {:.2}x; contended latches per txn {:.3} (latched) vs CAS retries per txn {:.3} (latchfree)",
                 free.threads,
-                if free.sli { "on" } else { "off" },
+                free.sli_label(),
                 free.policy,
                 free.tps / latched.tps.max(1e-9),
                 latched.per_txn.latch_contended,
@@ -479,14 +515,17 @@ pub fn sli_summary(runs: &[RunResult]) -> Vec<String> {
             .find(|r| !r.sli && r.table == on.table && r.policy == on.policy && r.threads == on.threads)
         {
             out.push(format!(
-                "{} {} {} threads: SLI on/off throughput {:.2}x; lock-table ops per txn {:.2} -> {:.2} ({:.2}x); contended latches per txn {:.3} -> {:.3}",
+                "{} {} {} threads: SLI {}/off throughput {:.2}x; lock-table ops per txn {:.2} -> {:.2} ({:.2}x), above row level {:.3} -> {:.3}; contended latches per txn {:.3} -> {:.3}",
                 on.table,
                 on.policy,
                 on.threads,
+                on.sli_label(),
                 on.tps / off.tps.max(1e-9),
                 off.per_txn.table_ops,
                 on.per_txn.table_ops,
                 on.per_txn.table_ops / off.per_txn.table_ops.max(1e-9),
+                off.per_txn.table_ops_by_level.above_row(),
+                on.per_txn.table_ops_by_level.above_row(),
                 off.per_txn.latch_contended,
                 on.per_txn.latch_contended,
             ));

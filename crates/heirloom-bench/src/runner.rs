@@ -187,6 +187,9 @@ pub struct RunConfig {
     pub table: TableKind,
     /// Speculative lock inheritance on or off.
     pub sli: bool,
+    /// With SLI on: transactions an inherited lock may stay unused on its
+    /// agent (`heirloom::Builder::keep_inherited`).
+    pub sli_keep: u32,
     /// Conflict policy.
     pub policy: ConflictPolicy,
     /// Wait before the first deadlock search (`Detect`).
@@ -249,8 +252,30 @@ pub struct PerTxn {
     pub inherited_invalidated: f64,
     /// Server table: messages to lock servers (round trips).
     pub messages: f64,
+    /// `table_ops` by the level of the lock.
+    pub table_ops_by_level: Levels,
     /// Lock-table requests by class (the SLI paper's Figure 8).
     pub classes: Classes,
+}
+
+/// A per-transaction count split by the level of the lock.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Levels {
+    /// Database locks.
+    pub database: f64,
+    /// Table locks.
+    pub table: f64,
+    /// Page locks.
+    pub page: f64,
+    /// Row locks.
+    pub row: f64,
+}
+
+impl Levels {
+    /// Above row level: what inheritance can save.
+    pub fn above_row(&self) -> f64 {
+        self.database + self.table + self.page
+    }
 }
 
 /// Lock-table acquisitions and conversions per transaction by class, as
@@ -309,6 +334,9 @@ pub struct RunResult {
     pub table: String,
     /// SLI on?
     pub sli: bool,
+    /// With SLI on, transactions an inherited lock may stay unused
+    /// (`--sli-keep`).
+    pub sli_keep: u32,
     /// Conflict policy, and after `+excl@` the restarts before exclusive
     /// mode when they are not the default 10 (`never`: no exclusive mode).
     pub policy: String,
@@ -359,6 +387,28 @@ pub struct RunResult {
     /// A micro-benchmark's operation cost.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub op: Option<OpCost>,
+    /// This run's share of the ceiling: its throughput over that of the
+    /// `none` run (no locking) of the same sweep at the same thread count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub of_ceiling: Option<f64>,
+}
+
+impl RunResult {
+    /// The SLI setting as reports name it: `off`, `on`, or `on+kN` with
+    /// `--sli-keep N`.
+    pub fn sli_label(&self) -> String {
+        sli_label(self.sli, self.sli_keep)
+    }
+}
+
+/// `off`, `on`, or `on+kN` (inherited locks kept through N unused
+/// transactions).
+pub fn sli_label(sli: bool, keep: u32) -> String {
+    match (sli, keep) {
+        (false, _) => "off".into(),
+        (true, 0) => "on".into(),
+        (true, k) => format!("on+k{k}"),
+    }
 }
 
 /// Why a run could not finish.
@@ -421,6 +471,7 @@ pub fn lock_manager(cfg: &RunConfig) -> LockManager {
         .lock_classes(cfg.breakdown)
         .restart_backoff(cfg.retry != Retry::Now)
         .inheritance(if cfg.sli { Inheritance::On } else { Inheritance::Off })
+        .keep_inherited(cfg.sli_keep)
         .build()
 }
 
@@ -542,6 +593,7 @@ pub fn run<W: Workload>(
         mix: mix.name.clone(),
         table: cfg.table.to_string(),
         sli: cfg.sli,
+        sli_keep: if cfg.sli { cfg.sli_keep } else { 0 },
         policy: policy_label(cfg),
         exclusive_after: (cfg.exclusive_after != u32::MAX).then_some(cfg.exclusive_after),
         threads: cfg.threads,
@@ -572,6 +624,12 @@ pub fn run<W: Workload>(
             inherited_discarded: per(stats.inherited_discarded),
             inherited_invalidated: per(stats.inherited_invalidated),
             messages: per(stats.messages),
+            table_ops_by_level: Levels {
+                database: per(stats.table_ops_database),
+                table: per(stats.table_ops_table),
+                page: per(stats.table_ops_page),
+                row: per(stats.table_ops_row),
+            },
             classes: Classes {
                 high_shared_hot: per(stats.high_shared_hot),
                 high_shared_cold: per(stats.high_shared_cold),
@@ -595,6 +653,7 @@ pub fn run<W: Workload>(
         breakdown,
         tps_runs: Vec::new(),
         verified: None,
+        of_ceiling: None,
     })
 }
 

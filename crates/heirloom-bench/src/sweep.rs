@@ -121,6 +121,13 @@ pub trait Benchmark: Sync {
     }
     /// About how many bytes its database takes at `scale`.
     fn estimate_bytes(&self, scale: u64, options: &Options) -> u64;
+    /// Whether every transaction of `mix` under `options` only reads, so
+    /// that runs cannot conflict at any thread count (then `--table none`,
+    /// the no-locking ceiling, is allowed beyond one thread).
+    fn read_only(&self, mix: &Mix, options: &Options) -> bool {
+        let _ = (mix, options);
+        false
+    }
     /// Its named profiles (`--profile`).
     fn profiles(&self) -> &'static [Profile] {
         &[]
@@ -154,6 +161,9 @@ pub struct Spec {
     pub tables: Vec<TableKind>,
     /// SLI settings.
     pub sli: Vec<bool>,
+    /// With SLI on: transactions an inherited lock may stay unused, one
+    /// sweep dimension (`heirloom::Builder::keep_inherited`).
+    pub sli_keep: Vec<u32>,
     /// Conflict policies.
     pub policies: Vec<ConflictPolicy>,
     /// How long a blocked request waits before its first deadlock search
@@ -191,6 +201,7 @@ impl Default for Spec {
             threads: vec![1, 2, 8],
             tables: vec![TableKind::Latched],
             sli: vec![false, true],
+            sli_keep: vec![0],
             policies: vec![ConflictPolicy::Detect],
             deadlock_timeout: heirloom::DEFAULT_DEADLOCK_TIMEOUT,
             exclusive_after: vec![crate::runner::EXCLUSIVE_AFTER],
@@ -273,8 +284,24 @@ pub fn plan(bench: &'static dyn Benchmark, spec: &Spec) -> Result<Plan, BenchErr
         Some(m) => m,
     };
     let mix = bench.mix(mix_name).map_err(BenchError::Usage)?;
-    if spec.threads.is_empty() || spec.tables.is_empty() || spec.sli.is_empty() || spec.policies.is_empty() {
-        return bad("--threads, --table, --sli and --policy need at least one value".into());
+    if spec.threads.is_empty()
+        || spec.tables.is_empty()
+        || spec.sli.is_empty()
+        || spec.sli_keep.is_empty()
+        || spec.policies.is_empty()
+    {
+        return bad("--threads, --table, --sli, --sli-keep and --policy need at least one value".into());
+    }
+    if let Some(&k) = spec.sli_keep.iter().find(|&&k| k > 255) {
+        return bad(format!("--sli-keep: {k} is not between 0 and 255"));
+    }
+    if spec.tables.contains(&TableKind::None) && spec.threads.iter().any(|&t| t > 1) && !bench.read_only(&mix, &options)
+    {
+        return bad(format!(
+            "--table none takes no locks, so it is allowed only where transactions cannot conflict: one thread, or a mix that only reads ({} mix {} writes); run none at --threads 1, or a read-only mix",
+            bench.name(),
+            mix.name
+        ));
     }
     if let Some(&t) = spec.threads.iter().find(|&&t| t == 0 || t > 4096) {
         return bad(format!("--threads: {t} is not between 1 and 4096"));
@@ -335,11 +362,12 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
     for &table in &spec.tables {
         for &policy in &spec.policies {
             for &exclusive_after in &spec.exclusive_after {
-                for &sli in &spec.sli {
+                for (sli, sli_keep) in sli_settings(spec, table) {
                     for &threads in &spec.threads {
                         v.push(RunConfig {
                             table,
                             sli,
+                            sli_keep,
                             policy,
                             deadlock_timeout: spec.deadlock_timeout,
                             exclusive_after,
@@ -360,6 +388,41 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
     v
 }
 
+/// The SLI settings of a sweep on `table`: off once, on once per
+/// `--sli-keep` value (`none` takes no locks: off only).
+fn sli_settings(spec: &Spec, table: TableKind) -> Vec<(bool, u32)> {
+    if table == TableKind::None {
+        return vec![(false, 0)];
+    }
+    let mut v = Vec::new();
+    for &sli in &spec.sli {
+        if !sli {
+            v.push((false, 0));
+        } else {
+            v.extend(spec.sli_keep.iter().map(|&k| (true, k)));
+        }
+    }
+    v.dedup();
+    v
+}
+
+/// Sets each run's share of the ceiling: its throughput over that of the
+/// `none` run (no locking) with the same workload, mix and thread count.
+pub fn set_ceiling_shares(runs: &mut [RunResult]) {
+    let none = TableKind::None.to_string();
+    let ceilings: Vec<(String, String, usize, f64)> = runs
+        .iter()
+        .filter(|r| r.table == none)
+        .map(|r| (r.workload.clone(), r.mix.clone(), r.threads, r.tps))
+        .collect();
+    for r in runs.iter_mut() {
+        r.of_ceiling = ceilings
+            .iter()
+            .find(|c| c.0 == r.workload && c.1 == r.mix && c.2 == r.threads)
+            .map(|c| r.tps / c.3.max(1e-9));
+    }
+}
+
 /// Runs the sweep `plan` of `spec`: the benchmark loads its database and
 /// runs every configuration, `spec.repeat` rounds of the whole cross
 /// product (so that repeats of one configuration are spread over the
@@ -372,7 +435,9 @@ pub fn run(
     progress: &mut dyn FnMut(Option<&RunResult>, Duration),
 ) -> Result<Vec<RunResult>, BenchError> {
     let bench = plan.bench;
-    bench.run(&mut Sweep { spec, plan, progress })
+    let mut runs = bench.run(&mut Sweep { spec, plan, progress })?;
+    set_ceiling_shares(&mut runs);
+    Ok(runs)
 }
 
 type OneRun<'s, 'a> = dyn FnMut(&mut Sweep<'a>, &RunConfig) -> Result<RunResult, BenchError> + 's;
@@ -444,13 +509,7 @@ impl<'a> Sweep<'a> {
         let mut r = runner::run(db, &self.plan.mix, cfg, &mut |d| progress(None, d))?;
         if self.spec.verify {
             let summary = db.verify().map_err(|message| BenchError::Verify {
-                config: format!(
-                    "{} sli={} {} {} threads",
-                    r.table,
-                    if r.sli { "on" } else { "off" },
-                    r.policy,
-                    r.threads
-                ),
+                config: format!("{} sli={} {} {} threads", r.table, r.sli_label(), r.policy, r.threads),
                 message,
             })?;
             r.verified = Some(summary);

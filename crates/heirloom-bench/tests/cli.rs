@@ -65,6 +65,12 @@ fn bad_arguments_exit_2_with_one_line() {
         &["bench", "--workload", "batch", "--scale", "100001"],
         &["bench", "--workload", "nullcs", "--opt", "sections=0"],
         &["bench", "--workload", "batch", "--opt", "mode=six"],
+        &["bench", "--sli-keep", "256"],
+        &["bench", "--sli-keep", "some"],
+        // No locking where transactions can conflict.
+        &["bench", "--table", "none", "--threads", "1,2"],
+        &["bench", "--workload", "ycsb", "--table", "none", "--threads", "2"],
+        &["bench", "--workload", "batch", "--table", "none", "--threads", "2"],
         &["bench", "--no-such-flag"],
         &["frobnicate"],
     ];
@@ -329,5 +335,75 @@ fn micro_benchmarks_report_their_operation_on_the_server_too() {
     }
     let csv_text = std::fs::read_to_string(&csv).unwrap();
     assert!(csv_text.lines().next().unwrap().contains("ns_per_op"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_ceiling_and_kept_inheritance_are_reported() {
+    let dir = std::env::temp_dir().join(format!("heirloom-ceiling-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("c.json");
+    let csv = dir.join("c.csv");
+    // Read-only TM1 transactions: `none` may run at any thread count.
+    let out = heirloom(&[
+        "bench",
+        "--workload",
+        "tm1",
+        "--mix",
+        "get-subscriber-data",
+        "--scale",
+        "1000",
+        "--threads",
+        "1,2",
+        "--table",
+        "none,latched",
+        "--sli",
+        "off,on",
+        "--sli-keep",
+        "0,64",
+        "--duration",
+        "0.05",
+        "--warmup",
+        "0.01",
+        "--verify",
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("of none") && text.contains("on+k64"), "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let runs = doc["runs"].as_array().unwrap();
+    // none once per thread count (no SLI settings), latched off/on/on+k64.
+    assert_eq!(runs.len(), 2 + 3 * 2);
+    for r in runs {
+        let share = r["of_ceiling"].as_f64().unwrap();
+        let levels = &r["per_txn"]["table_ops_by_level"];
+        let sum: f64 = ["database", "table", "page", "row"]
+            .iter()
+            .map(|l| levels[l].as_f64().unwrap())
+            .sum();
+        let total = r["per_txn"]["table_ops"].as_f64().unwrap();
+        assert!((sum - total).abs() < 1e-9, "levels add up to table_ops: {r}");
+        if r["table"] == "none" {
+            assert_eq!(share, 1.0);
+            assert_eq!(total, 0.0);
+        } else {
+            assert!(share > 0.0, "{r}");
+            assert!(total > 0.0, "{r}");
+        }
+        if r["sli_keep"] == 64 {
+            // The database and table locks stay with each agent.
+            assert!(levels["database"].as_f64().unwrap() < 0.5, "{r}");
+        }
+    }
+    let header = std::fs::read_to_string(&csv).unwrap();
+    let header = header.lines().next().unwrap();
+    assert!(
+        header.contains("of_ceiling") && header.contains("database_table_ops_per_txn"),
+        "{header}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

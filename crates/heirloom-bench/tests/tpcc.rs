@@ -292,8 +292,24 @@ fn every_mix_runs_consistently_under_every_policy() {
         }
         let runs = sweep(&s, &mut |_, _| {}).unwrap_or_else(|e| panic!("{mix}: {e}"));
         for r in &runs {
-            assert!(r.committed + r.failed > 0, "{mix}: no progress in {r:?}");
             assert!(r.verified.is_some());
+            if r.committed + r.failed > 0 {
+                continue;
+            }
+            // 80 ms with four clients and the other tests on two cores can
+            // pass in restarts and one exclusive-mode run (no-wait on the
+            // server table, say): that configuration gets a second run,
+            // long enough that it must make progress.
+            let again = Spec {
+                tables: vec![r.table.parse().unwrap()],
+                sli: vec![r.sli],
+                policies: vec![r.policy.parse().unwrap()],
+                duration: Duration::from_secs(1),
+                ..s.clone()
+            };
+            for r in sweep(&again, &mut |_, _| {}).unwrap_or_else(|e| panic!("{mix}: {e}")) {
+                assert!(r.committed + r.failed > 0, "{mix}: no progress in {r:?}");
+            }
         }
     }
 }

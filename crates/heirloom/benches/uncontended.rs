@@ -1,7 +1,10 @@
 //! The cost of one short transaction: `begin; lock(row, S); commit`, which
 //! is three lock-table acquisitions (database IS, table IS, row S) and three
 //! releases. Single thread, and two threads on rows of one table (the table
-//! and database intention locks are shared and hot).
+//! and database intention locks are shared and hot). On one thread also
+//! with SLI on (`/sli`: the agent reclaims its database and table locks,
+//! so only the row goes through the table) and with `none`, which takes
+//! no lock at all (what begin and commit cost by themselves).
 //!
 //! `cargo bench -p heirloom --bench uncontended`
 
@@ -10,17 +13,26 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use heirloom::{LockId, LockManager, Mode, TableId, TableKind};
+use heirloom::{Inheritance, LockId, LockManager, Mode, TableId, TableKind};
 
 const T: TableId = TableId::new(0, 1);
 
 fn one_thread(c: &mut Criterion) {
     let mut g = c.benchmark_group("begin-lock(row,S)-commit/1-thread");
-    for kind in TableKind::ALL {
-        let lm = LockManager::builder().table(kind).build();
+    let configs = TableKind::ALL.iter().map(|&k| (k, Inheritance::Off)).chain([
+        (TableKind::Latched, Inheritance::On),
+        (TableKind::LatchFree, Inheritance::On),
+        (TableKind::None, Inheritance::Off),
+    ]);
+    for (kind, sli) in configs {
+        let lm = LockManager::builder().table(kind).inheritance(sli).build();
         let mut agent = lm.agent();
         let mut k = 0u64;
-        g.bench_function(kind.name(), |b| {
+        let name = match sli {
+            Inheritance::Off => kind.name().to_string(),
+            _ => format!("{}/sli", kind.name()),
+        };
+        g.bench_function(name, |b| {
             b.iter(|| {
                 k = (k + 1) & 1023;
                 let mut t = agent.begin();

@@ -41,6 +41,7 @@ pub(crate) const RECLAIMED: u8 = 3;
 /// The request a transaction is waiting for: linked, not yet decided.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct InFlight {
+    pub(crate) id: LockId,
     pub(crate) head: HeadRef,
     pub(crate) req: ReqPtr,
     /// The mode asked for (for a conversion, the target).
@@ -59,6 +60,9 @@ pub(crate) struct Held {
     pub(crate) req: ReqPtr,
     pub(crate) head: HeadRef,
     pub(crate) state: u8,
+    /// Inherited: the transactions it has stayed unused through
+    /// (`Builder::keep_inherited`); 0 otherwise.
+    pub(crate) idle: u8,
 }
 
 /// A worker thread's handle on a [`LockManager`](crate::LockManager). Create
@@ -90,6 +94,10 @@ pub struct Agent {
     /// Locks passed on by the last transaction (speculative lock
     /// inheritance), root first; the next transaction starts with them.
     pub(crate) inherited: Vec<Held>,
+    /// Locks eligible for inheritance that this agent's transactions
+    /// released, oldest first, at most [`inherit::MAX_RECENT`] (reuse heat,
+    /// `Builder::reuse_heat`).
+    pub(crate) recent: Vec<LockId>,
     /// The request the open transaction is waiting for (see `txn.rs`,
     /// "Panic safety").
     pub(crate) in_flight: Option<InFlight>,
@@ -130,6 +138,7 @@ impl Agent {
             wake: Vec::with_capacity(8),
             blockers: Vec::new(),
             inherited: Vec::new(),
+            recent: Vec::new(),
             in_flight: None,
             open: None,
             releasing: Vec::with_capacity(32),
@@ -154,9 +163,12 @@ impl Agent {
     /// the one latch); the latch-free table pins and runs its insert's
     /// compare-and-swap on the lock's bucket with no change; the server
     /// table sends a null message to the lock's server and waits for the
-    /// reply. No lock is taken and no statistic but the table's own
+    /// reply; `TableKind::None` does nothing. No lock is taken and no statistic but the table's own
     /// (contended latches, messages) changes.
     pub fn null_section(&mut self, id: LockId) {
+        if self.lm.no_locks {
+            return;
+        }
         self.lm.table.null_section(self.shared.caller(), id);
     }
 
@@ -224,20 +236,29 @@ impl Agent {
     }
 
     /// After commit: keep a passed-on lock only if its parent was passed on
-    /// too (criterion 5), release the others, and leave the list root first
-    /// for the next transaction.
+    /// too (criterion 5) and it is among the first [`inherit::MAX_INHERITED`],
+    /// release the others, and leave the list root first for the next
+    /// transaction.
     pub(crate) fn keep_rooted_inheritance(&mut self, txn: TxnId, age: u64) {
         // Root first (the batch may have settled them in any order).
-        self.inherited.sort_by_key(|h| h.id.level() as u8);
+        if !self.inherited.is_sorted_by_key(|h| h.id.level() as u8) {
+            self.inherited.sort_by_key(|h| h.id.level() as u8);
+        }
         let mut i = 0;
         while i < self.inherited.len() {
             let h = self.inherited[i];
-            if inherit::rooted(h.id, |p| self.inherited[..i].iter().any(|x| x.id == p)) {
+            if i < inherit::MAX_INHERITED && inherit::rooted(h.id, |p| self.inherited[..i].iter().any(|x| x.id == p)) {
                 i += 1;
                 continue;
             }
             self.inherited.remove(i);
-            self.shared.counters.inherited.add(u64::MAX); // undo the count (wrapping -1)
+            let c = &self.shared.counters;
+            c.inherited.add(u64::MAX); // undo the count (wrapping -1)
+            if h.idle > 0 {
+                // It was kept unused: count it as discarded instead.
+                c.inherited_idle.add(u64::MAX);
+                c.inherited_discarded.bump();
+            }
             self.take_back_and_release(h, txn, age);
         }
     }
@@ -250,7 +271,7 @@ impl Agent {
         // SAFETY: an inherited entry: this agent's own node.
         let released = inherit::reclaim(unsafe { h.req.get() }, txn, age);
         if released {
-            c.table_ops.bump();
+            c.table_op(h.id.level());
             // SAFETY: reclaimed, so linked where `h.head` says.
             unsafe {
                 self.lm
@@ -298,7 +319,7 @@ impl Agent {
                 }
             }
             (None, Cancel::WasGranted) => {
-                c.table_ops.bump();
+                c.table_op(f.id.level());
                 // SAFETY: as above; granted, so released like any holder.
                 unsafe {
                     self.lm
@@ -319,7 +340,7 @@ impl Agent {
         let old = self.held[k];
         if req != old.req {
             let c = &self.shared.counters;
-            c.table_ops.bump();
+            c.table_op(old.id.level());
             // SAFETY: a cache entry: this agent's own node, linked where
             // `old.head` says; granted, so released like any holder.
             unsafe {
@@ -363,7 +384,7 @@ impl Agent {
                 }
                 _ => {}
             }
-            c.table_ops.bump();
+            c.table_op(h.id.level());
             // SAFETY: a cache entry: this agent's own node, linked where
             // `h.head` says.
             unsafe {
@@ -395,7 +416,11 @@ impl Agent {
 pub(crate) fn settle(inherited: &mut Vec<Held>, nodes: &mut Nodes, c: &AgentCounters, h: Held, out: Option<Handoff>) {
     if out == Some(Handoff::Inherited) {
         c.inherited.bump();
-        inherited.push(Held { state: LIVE, ..h });
+        inherited.push(Held {
+            state: LIVE,
+            idle: 0,
+            ..h
+        });
     } else {
         nodes.give_back(h.req);
     }

@@ -6,17 +6,26 @@
 //! `exclusive` flag that ordinary transactions only read. The protocol is
 //! Dekker's: an ordinary transaction stores `active = true` and then loads
 //! `exclusive`; the exclusive one stores `exclusive = true` and then loads
-//! every `active`. A `SeqCst` fence sits between the store and the load on
-//! both sides, so at least one of the two sees the other's store and they
-//! never both proceed (the loom model in `gate/tests/loom_gate.rs` checks
-//! it; fences rather than `SeqCst` accesses because the fence form is what
-//! the C++ model and loom both guarantee for store-then-load). The ordinary
-//! path costs one store to an agent-private line, one fence and one load of
-//! a read-mostly line per transaction begin and end, and no shared write.
+//! every `active`. A store-load barrier sits between the store and the load
+//! on both sides, so at least one of the two sees the other's store and
+//! they never both proceed.
+//!
+//! The barrier is asymmetric (`sync::AsymmetricFence`): ordinary
+//! transactions, which begin and end millions of times a second, pay only a
+//! compiler fence, and the exclusive transaction, which is rare, pays a
+//! `membarrier` system call that makes every running thread of the process
+//! execute a full barrier (picotm's ordinary transactions likewise pay
+//! nothing until one goes irrevocable). Where `membarrier` is unavailable,
+//! and under loom, both sides are `SeqCst` fences (the loom model in
+//! `gate/tests/loom_gate.rs` checks that form; fences rather than `SeqCst`
+//! accesses because the fence form is what the C++ model and loom both
+//! guarantee for store-then-load). The ordinary path costs one store to an
+//! agent-private line and one load of a read-mostly line per transaction
+//! begin and end, and no shared write.
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{AtomicBool, Ordering, fence, wait_while, wake_all};
+use crate::sync::{AsymmetricFence, AtomicBool, Ordering, wait_while, wake_all};
 
 pub(crate) struct Gate {
     /// Set while an exclusive transaction drains or runs.
@@ -25,6 +34,8 @@ pub(crate) struct Gate {
     open_key: CachePadded<u8>,
     /// Parking key for the exclusive transaction waiting for the drain.
     drain_key: CachePadded<u8>,
+    /// Ordinary transactions take the light side, `close` the heavy one.
+    barrier: AsymmetricFence,
 }
 
 impl Gate {
@@ -33,6 +44,7 @@ impl Gate {
             exclusive: CachePadded::new(AtomicBool::new(false)),
             open_key: CachePadded::new(0),
             drain_key: CachePadded::new(0),
+            barrier: AsymmetricFence::new(),
         }
     }
 
@@ -48,9 +60,9 @@ impl Gate {
     #[inline]
     pub(crate) fn enter(&self, active: &AtomicBool) {
         active.store(true, Ordering::Relaxed);
-        // SeqCst fence between our store of `active` and our load of
-        // `exclusive`; pairs with the fence in `close` (Dekker).
-        fence(Ordering::SeqCst);
+        // Store-load barrier between our store of `active` and our load of
+        // `exclusive`; pairs with the heavy one in `close` (Dekker).
+        self.barrier.light();
         // Acquire: pairs with the Release in `open`, so that what the
         // exclusive transaction did is visible to us.
         if self.exclusive.load(Ordering::Acquire) {
@@ -66,7 +78,7 @@ impl Gate {
             wait_while(self.open_key(), || self.exclusive.load(Ordering::Acquire), None);
             active.store(true, Ordering::Relaxed);
             // As in `enter`.
-            fence(Ordering::SeqCst);
+            self.barrier.light();
             if !self.exclusive.load(Ordering::Acquire) {
                 return;
             }
@@ -79,10 +91,12 @@ impl Gate {
         // Release: pairs with the Acquire load in the drain, so that the
         // exclusive transaction sees everything this one did.
         active.store(false, Ordering::Release);
-        // SeqCst fence: pairs with the fence in `close`. Either the drain
-        // reads `false` above, or we read `exclusive == true` below and wake
-        // it (its park re-checks under the queue lock, so it cannot miss it).
-        fence(Ordering::SeqCst);
+        // Store-load barrier: pairs with the heavy one in `close`. Either
+        // the drain reads `false` above, or we read `exclusive == true` below
+        // and wake it (its park re-checks under the queue lock, so it cannot
+        // miss it). One heavy barrier covers every later leave: `exclusive`
+        // stays set for the whole drain.
+        self.barrier.light();
         if self.exclusive.load(Ordering::Relaxed) {
             wake_all(self.drain_key());
         }
@@ -92,9 +106,10 @@ impl Gate {
     /// caller serialises exclusive transactions and is itself inactive.
     pub(crate) fn close(&self) {
         self.exclusive.store(true, Ordering::Relaxed);
-        // SeqCst fence between this store and the loads of every `active`
-        // in `drain`; pairs with the fences in `enter` and `leave`.
-        fence(Ordering::SeqCst);
+        // Store-load barrier between this store and the loads of every
+        // `active` in `drain`; pairs with the light ones in `enter` and
+        // `leave`.
+        self.barrier.heavy();
     }
 
     /// After [`Gate::close`], waits until `any_active()` (Acquire loads of

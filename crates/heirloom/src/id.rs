@@ -109,7 +109,9 @@ impl LockId {
     /// The level of this lock.
     #[inline]
     pub const fn level(&self) -> Level {
-        match (self.hi >> 8) as u8 {
+        // Every id is made by `make` from a `Level`, so the byte is 0..=3;
+        // the mask lets the compiler turn the match into the byte itself.
+        match (self.hi >> 8) & 3 {
             0 => Level::Database,
             1 => Level::Table,
             2 => Level::Page,

@@ -10,7 +10,12 @@
 //! A lock is passed on when all five criteria of the paper's section 4.2
 //! hold: (1) page level or higher; (2) hot: its latch was found held in a
 //! tunable share of its recent acquisitions (the heat window, 16
-//! acquisitions); (3) held in a shared mode (IS, IX, S); (4) nobody waits
+//! acquisitions), or, with reuse heat (`Builder::reuse_heat`, on by
+//! default), one of the agent's recent transactions released the same lock
+//! (the agent remembers the last [`MAX_RECENT`] it released), so
+//! that an agent keeps the database and table locks it takes in every
+//! transaction whether or not the scheduler lets two agents collide on
+//! their latch; (3) held in a shared mode (IS, IX, S); (4) nobody waits
 //! for it; and (5) its parent is passed on too.
 //!
 //! ## Where each rule is decided
@@ -36,7 +41,9 @@
 //! * Exactly one of reclaim and invalidate succeeds on a request.
 //! * A child is never used under an invalidated parent: the next
 //!   transaction reclaims root first and takes a fresh parent first.
-//! * An inherited lock lives at most one transaction unused (short memory).
+//! * An inherited lock lives at most `1 + keep` transactions unused
+//!   (`Builder::keep_inherited`; short memory with the default 0), and an
+//!   agent keeps at most [`MAX_INHERITED`] of them.
 //!
 //! A requester that finds an incompatible INHERITED request switches it to
 //! INVALID with a compare-and-swap under the lock's latch and unlinks it, as
@@ -48,7 +55,11 @@
 //!
 //! An inherited lock the next transaction does not use is released when that
 //! transaction ends (short memory), so roving hot spots do not clutter the
-//! table. The next transaction walks root to leaf and reclaims a parent
+//! table; with `Builder::keep_inherited(k)` it stays, still INHERITED and
+//! untouched in the table, through up to `k` transactions that do not use
+//! it (the hysteresis of the paper's section 4.4, for workloads whose
+//! transaction types alternate), and a conflicting requester invalidates it
+//! as any other. The next transaction walks root to leaf and reclaims a parent
 //! before a child; if the parent was invalidated it takes a fresh parent
 //! request (and may wait) before it touches the child, so a child is never
 //! used under an invalidated parent (section 4.3, the Figure 4 deadlock).
@@ -110,7 +121,22 @@ impl std::str::FromStr for Inheritance {
 pub(crate) struct Rules {
     setting: Inheritance,
     threshold: u32,
+    /// Transactions an inherited lock may stay unused on its agent before it
+    /// is released (`Builder::keep_inherited`; 0: released by the first
+    /// transaction that does not use it).
+    keep: u8,
+    /// A lock the agent's previous transaction released and this one took
+    /// again counts as hot (`Builder::reuse_heat`).
+    reuse: bool,
 }
+
+/// The most locks an agent keeps inherited (root first: the deepest go
+/// first when there are more). Enough for a database and the tables of
+/// TPC-C, few enough that the lock cache's scan stays short.
+pub(crate) const MAX_INHERITED: usize = 16;
+
+/// The most locks an agent remembers as released, for reuse heat.
+pub(crate) const MAX_RECENT: usize = 16;
 
 /// How much heat (criterion 2) a table must see before it passes a lock on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,12 +173,28 @@ pub(crate) fn note_heat(window: u16, contended: bool) -> u16 {
 }
 
 impl Rules {
-    /// `threshold` is clamped to 1..=16 (the window's length).
-    pub(crate) fn new(setting: Inheritance, threshold: u32) -> Self {
+    /// `threshold` is clamped to 1..=16 (the window's length), `keep` to
+    /// 0..=255.
+    pub(crate) fn new(setting: Inheritance, threshold: u32, keep: u32, reuse: bool) -> Self {
         Rules {
             setting,
             threshold: threshold.clamp(1, 16),
+            keep: keep.min(u8::MAX as u32) as u8,
+            reuse,
         }
+    }
+
+    /// Whether an inherited lock that has stayed unused through `idle`
+    /// transactions may stay with its agent for one more (hysteresis).
+    #[inline]
+    pub(crate) fn keeps_unused(&self, idle: u8) -> bool {
+        idle < self.keep
+    }
+
+    /// Whether reuse counts as heat.
+    #[inline]
+    pub(crate) fn reuse_heat(&self) -> bool {
+        self.reuse
     }
 
     /// The setting.

@@ -26,6 +26,8 @@ pub struct Builder {
     max_restarts: u32,
     inheritance: Inheritance,
     hot_threshold: u32,
+    keep_inherited: u32,
+    reuse_heat: bool,
     deadlock_timeout: Duration,
     lock_classes: bool,
     restart_backoff: bool,
@@ -47,6 +49,8 @@ impl Default for Builder {
             max_restarts: 10,
             inheritance: Inheritance::Off,
             hot_threshold: 2,
+            keep_inherited: 0,
+            reuse_heat: true,
             deadlock_timeout: DEFAULT_DEADLOCK_TIMEOUT,
             lock_classes: false,
             restart_backoff: true,
@@ -97,6 +101,32 @@ impl Builder {
         self
     }
 
+    /// With inheritance on, an inherited lock that the agent's next
+    /// transaction does not use stays with the agent (still passed on, with
+    /// no lock-table operation) through up to `k` such transactions, and is
+    /// released when the `k+1`-th ends without it, when a conflicting
+    /// request invalidates it, or when its agent is dropped. 0 (the
+    /// default) releases it at the end of the first transaction that does
+    /// not use it. For workloads whose transaction types use different
+    /// tables (TM1's seven types) a few transactions of memory keep every
+    /// table's intention lock with the agent.
+    pub fn keep_inherited(mut self, k: u32) -> Self {
+        self.keep_inherited = k;
+        self
+    }
+
+    /// With inheritance `On`, a lock also counts as hot when one of the
+    /// agent's recent transactions released it (reuse: the agent remembers
+    /// the last 16 such locks), not only when its latch was found held
+    /// (default true). Without it, whether two agents
+    /// happen to collide on the latch decides what is passed on, so on a
+    /// lightly loaded machine the database and table locks of every
+    /// transaction go through the table; `false` keeps the paper's rule.
+    pub fn reuse_heat(mut self, on: bool) -> Self {
+        self.reuse_heat = on;
+        self
+    }
+
     /// Under [`ConflictPolicy::Detect`], how long a blocked request waits
     /// before it searches for a deadlock (PostgreSQL's `deadlock_timeout`;
     /// default [`DEFAULT_DEADLOCK_TIMEOUT`], zero: at once). With a delay,
@@ -134,9 +164,17 @@ impl Builder {
             inner: Arc::new(Inner {
                 table: Table::new(self.table, self.buckets),
                 kind: self.table,
+                may_wait: !matches!(self.policy, ConflictPolicy::NoWait),
+                wound_wait: matches!(self.policy, ConflictPolicy::WoundWait),
+                no_locks: self.table == TableKind::None,
                 policy: self.policy,
                 max_restarts: self.max_restarts,
-                sli: Rules::new(self.inheritance, self.hot_threshold),
+                sli: Rules::new(
+                    self.inheritance,
+                    self.hot_threshold,
+                    self.keep_inherited,
+                    self.reuse_heat,
+                ),
                 deadlock_timeout: self.deadlock_timeout,
                 lock_classes: self.lock_classes,
                 restart_backoff: self.restart_backoff,

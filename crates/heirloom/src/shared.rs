@@ -99,7 +99,14 @@ impl Registry {
 pub(crate) struct Inner {
     pub(crate) table: Table,
     pub(crate) kind: TableKind,
+    /// `TableKind::None`: no lock is ever taken.
+    pub(crate) no_locks: bool,
     pub(crate) policy: ConflictPolicy,
+    /// `policy` is not `NoWait` (asked on every acquisition: a bool, not a
+    /// match on the enum and its payload).
+    pub(crate) may_wait: bool,
+    /// `policy` is `WoundWait` (asked on every lock call).
+    pub(crate) wound_wait: bool,
     pub(crate) max_restarts: u32,
     /// Speculative lock inheritance's rules (`inherit.rs`).
     pub(crate) sli: Rules,

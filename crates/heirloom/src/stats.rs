@@ -5,6 +5,7 @@
 //! lives in the agent's own cache-padded block: no shared cache line is
 //! written per operation. Readers see each counter at some recent value.
 
+use crate::id::Level;
 use crate::sync::{AtomicU64, Ordering};
 
 /// A counter written by one thread and read by any.
@@ -32,16 +33,26 @@ impl Counter {
 }
 
 macro_rules! stats {
-    ($($(#[$doc:meta])* $name:ident,)*) => {
+    ($($(#[$doc:meta])* $name:ident,)* ; levels: $($(#[$ldoc:meta])* $level:ident,)*) => {
         /// The counters of one agent (live, single-writer).
         #[derive(Default, Debug)]
         pub(crate) struct AgentCounters {
             $(pub(crate) $name: Counter,)*
+            /// Lock-table operations by the level of their lock
+            /// (`Level as usize`): the `levels` fields of [`Stats`].
+            by_level: [Counter; 4],
         }
 
         impl AgentCounters {
             pub(crate) fn read(&self) -> Stats {
-                Stats { $($name: self.$name.get(),)* }
+                let mut l = self.by_level.iter();
+                let mut s = Stats {
+                    table_ops: 0,
+                    $($name: self.$name.get(),)*
+                    $($level: l.next().map_or(0, Counter::get),)*
+                };
+                s.table_ops = 0 $(+ s.$level)*;
+                s
             }
         }
 
@@ -49,23 +60,33 @@ macro_rules! stats {
         #[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
         #[non_exhaustive]
         pub struct Stats {
+            /// Operations on the lock table: acquisitions, conversions,
+            /// releases (the sum of the `table_ops_*` levels).
+            pub table_ops: u64,
             $($(#[$doc])* pub $name: u64,)*
+            $($(#[$ldoc])* pub $level: u64,)*
         }
 
         impl Stats {
             /// Adds `other` into `self`.
             pub fn merge(&mut self, other: &Stats) {
+                self.table_ops += other.table_ops;
                 $(self.$name += other.$name;)*
+                $(self.$level += other.$level;)*
             }
 
             /// `self - earlier`, counter by counter (for measuring an interval).
             pub fn since(&self, earlier: &Stats) -> Stats {
-                Stats { $($name: self.$name.wrapping_sub(earlier.$name),)* }
+                Stats {
+                    table_ops: self.table_ops.wrapping_sub(earlier.table_ops),
+                    $($name: self.$name.wrapping_sub(earlier.$name),)*
+                    $($level: self.$level.wrapping_sub(earlier.$level),)*
+                }
             }
 
             /// Every counter with its name, in declaration order.
             pub fn fields(&self) -> Vec<(&'static str, u64)> {
-                vec![$((stringify!($name), self.$name),)*]
+                vec![("table_ops", self.table_ops), $((stringify!($name), self.$name),)* $((stringify!($level), self.$level),)*]
             }
         }
     };
@@ -83,8 +104,6 @@ stats! {
     /// Requests answered by the transaction's lock cache (already held, or
     /// covered by an ancestor's S/SIX/X) without touching the lock table.
     cache_hits,
-    /// Operations on the lock table: acquisitions, conversions, releases.
-    table_ops,
     /// Acquisitions and conversions granted without waiting.
     immediate_grants,
     /// Requests that had to wait.
@@ -127,6 +146,10 @@ stats! {
     inherited_discarded,
     /// Inherited locks a conflicting requester invalidated first.
     inherited_invalidated,
+    /// Inherited locks the next transaction did not use that stayed with
+    /// the agent for the one after (`Builder::keep_inherited`; they count in
+    /// `inherited` again).
+    inherited_idle,
     /// Lock-table acquisitions and conversions, classified as the SLI
     /// paper's Figure 8 classifies lock requests: above row level (`high`)
     /// or a row, in a shared mode (IS, IX, S: what inheritance can pass on)
@@ -153,9 +176,31 @@ stats! {
     /// by a transaction that reclaimed an inherited lock, and a release not
     /// done by a commit that passed a lock on again without the latch.
     table_ops_avoided,
+    ;
+    levels:
+    /// The part of `table_ops` on database locks (in the order of `Level`).
+    table_ops_database,
+    /// The part of `table_ops` on table locks.
+    table_ops_table,
+    /// The part of `table_ops` on page locks.
+    table_ops_page,
+    /// The part of `table_ops` on row locks.
+    table_ops_row,
 }
 
 impl AgentCounters {
+    /// Counts one lock-table operation on a lock of `level`.
+    #[inline]
+    pub(crate) fn table_op(&self, level: Level) {
+        self.table_ops_at(level, 1);
+    }
+
+    /// Counts `n` lock-table operations on locks of `level`.
+    #[inline]
+    pub(crate) fn table_ops_at(&self, level: Level, n: u64) {
+        self.by_level[level as usize].add(n);
+    }
+
     /// The contention this agent has met so far (latches found held, CAS
     /// retries): a request is hot if it changes during the request.
     #[inline]
@@ -182,6 +227,16 @@ impl AgentCounters {
 }
 
 impl Stats {
+    /// Lock-table operations on locks of `level` (a part of `table_ops`).
+    pub fn table_ops_at(&self, level: Level) -> u64 {
+        match level {
+            Level::Database => self.table_ops_database,
+            Level::Table => self.table_ops_table,
+            Level::Page => self.table_ops_page,
+            Level::Row => self.table_ops_row,
+        }
+    }
+
     /// Lock-table operations per committed transaction.
     pub fn table_ops_per_commit(&self) -> f64 {
         self.table_ops as f64 / self.committed.max(1) as f64

@@ -125,3 +125,100 @@ pub(crate) fn wait_while(_key: usize, cond: impl Fn() -> bool, deadline: Option<
 /// Loom stand-in: waiters poll, so waking is a no-op.
 #[cfg(heirloom_loom)]
 pub(crate) fn wake_all(_key: usize) {}
+
+/// Asymmetric fences: a cheap fence for the side of a Dekker handshake that
+/// runs on every transaction and an expensive one for the side that runs
+/// rarely, together as strong as a `SeqCst` fence on both sides.
+///
+/// On Linux the heavy side is `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`:
+/// the kernel makes every running thread of the process execute a full
+/// memory barrier (a thread that is not running passed one when it was
+/// switched out), so a light side that only keeps the compiler from
+/// reordering its store and load is enough (the scheme of liburcu's and
+/// folly's asymmetric fences). Where the call is missing or refused (older
+/// kernels, seccomp), and under loom, which cannot model it, both sides
+/// are `SeqCst` fences, the form the loom models check.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AsymmetricFence {
+    /// The kernel's barrier is registered and works for this process.
+    asymmetric: bool,
+}
+
+impl AsymmetricFence {
+    /// Registers the process for expedited barriers once (later calls reuse
+    /// the answer).
+    pub(crate) fn new() -> Self {
+        AsymmetricFence {
+            asymmetric: membarrier::available(),
+        }
+    }
+
+    /// Whether the light side is only a compiler fence.
+    #[allow(dead_code)] // read by tests
+    pub(crate) fn is_asymmetric(&self) -> bool {
+        self.asymmetric
+    }
+
+    /// The frequent side: between its store and its load.
+    #[inline]
+    pub(crate) fn light(&self) {
+        if self.asymmetric {
+            std::sync::atomic::compiler_fence(Ordering::SeqCst);
+        } else {
+            fence(Ordering::SeqCst);
+        }
+    }
+
+    /// The rare side: between its store and its loads.
+    pub(crate) fn heavy(&self) {
+        if self.asymmetric {
+            membarrier::private_expedited();
+        } else {
+            fence(Ordering::SeqCst);
+        }
+    }
+}
+
+#[cfg(all(target_os = "linux", not(heirloom_loom)))]
+mod membarrier {
+    use std::sync::OnceLock;
+
+    // linux/membarrier.h
+    const CMD_PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
+    const CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
+
+    fn call(cmd: libc::c_long) -> bool {
+        // SAFETY: membarrier(cmd, flags = 0, cpu_id = 0) reads and writes no
+        // memory of ours; an unknown command only fails with an error code.
+        unsafe { libc::syscall(libc::SYS_membarrier, cmd, 0 as libc::c_long, 0 as libc::c_long) == 0 }
+    }
+
+    /// Registered, and one expedited barrier went through (so later ones
+    /// will: the call fails only for unregistered processes or unknown
+    /// commands).
+    pub(super) fn available() -> bool {
+        static AVAILABLE: OnceLock<bool> = OnceLock::new();
+        *AVAILABLE.get_or_init(|| call(CMD_REGISTER_PRIVATE_EXPEDITED) && call(CMD_PRIVATE_EXPEDITED))
+    }
+
+    pub(super) fn private_expedited() {
+        let ok = call(CMD_PRIVATE_EXPEDITED);
+        // Cannot fail once `available` said yes (see there); were it to, a
+        // full fence here would not make the light side safe, so stop.
+        assert!(
+            ok,
+            "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed after registration"
+        );
+    }
+}
+
+#[cfg(not(all(target_os = "linux", not(heirloom_loom))))]
+mod membarrier {
+    pub(super) fn available() -> bool {
+        false
+    }
+
+    pub(super) fn private_expedited() {
+        unreachable!("asymmetric fences are used only where membarrier is available")
+    }
+}

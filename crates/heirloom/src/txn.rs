@@ -37,7 +37,7 @@ use crate::deadlock;
 use crate::error::{LockError, Restart, TxnId};
 use crate::fault::{self, Point};
 use crate::id::{Level, LockId};
-use crate::inherit;
+use crate::inherit::{self, Heat};
 use crate::misuse;
 use crate::mode::Mode;
 use crate::policy::ConflictPolicy;
@@ -209,13 +209,21 @@ impl<'a> Transaction<'a> {
 
     /// Starts with the locks the agent's previous transaction passed on, in
     /// the lock cache as PENDING (not yet reclaimed).
-    #[cold]
+    #[inline]
     fn adopt_inherited(&mut self) {
-        let mut list = std::mem::take(&mut self.agent.inherited);
-        for h in list.drain(..) {
-            self.push_held(Held { state: PENDING, ..h });
+        let a = &mut *self.agent;
+        debug_assert!(a.held.is_empty() && a.index.is_empty());
+        // The list becomes the cache (the cache's empty vector becomes the
+        // list; both keep their capacity).
+        std::mem::swap(&mut a.held, &mut a.inherited);
+        for h in a.held.iter_mut() {
+            h.state = PENDING;
         }
-        self.agent.inherited = list; // empty, keeps its capacity
+        if a.held.len() > Agent::SCAN_LIMIT {
+            for (i, x) in a.held.iter().enumerate() {
+                a.index.insert(x.id, i as u32);
+            }
+        }
     }
 
     /// This transaction's id.
@@ -272,11 +280,16 @@ impl<'a> Transaction<'a> {
             });
         }
         self.check_alive()?;
+        if self.agent.lm.no_locks {
+            return self.no_lock(id);
+        }
         let path = id.path();
         let ids = path.as_slice();
         let last = ids.len() - 1;
+        // Every level of the path counts as a request (one counter update
+        // for all; a covering ancestor takes back the levels below it).
+        self.agent.shared.counters.lock_requests.add(ids.len() as u64);
         for (i, &lid) in ids.iter().enumerate() {
-            self.agent.shared.counters.lock_requests.bump();
             let want = if i == last { mode } else { mode.intention() };
             match self.lookup(lid) {
                 Some(k) => {
@@ -284,6 +297,8 @@ impl<'a> Transaction<'a> {
                     let held = self.agent.held[k].mode;
                     if i < last && held.covers_descendants(mode) {
                         c.cache_hits.bump();
+                        // Minus the `last - i` levels below (wrapping add).
+                        c.lock_requests.add((i as u64).wrapping_sub(last as u64));
                         return Ok(());
                     }
                     if held.covers(want) {
@@ -295,6 +310,15 @@ impl<'a> Transaction<'a> {
                 None => self.acquire(lid, want)?,
             }
         }
+        Ok(())
+    }
+
+    /// `TableKind::None`: the request is counted (with its ancestors, as
+    /// `lock` counts them) and nothing else happens.
+    #[cold]
+    fn no_lock(&mut self, id: LockId) -> Result<(), LockError> {
+        let n = id.path().as_slice().len() as u64;
+        self.agent.shared.counters.lock_requests.add(n);
         Ok(())
     }
 
@@ -317,6 +341,9 @@ impl<'a> Transaction<'a> {
             });
         }
         self.check_alive()?;
+        if self.agent.lm.no_locks {
+            return reqs.iter().try_for_each(|&(id, _)| self.no_lock(id));
+        }
         let mut batch = std::mem::take(&mut self.agent.acquiring);
         let mut done = std::mem::take(&mut self.agent.covered);
         done.clear();
@@ -421,7 +448,9 @@ impl<'a> Transaction<'a> {
             q.ts.store(self.age, Ordering::Relaxed);
         }
         let c = &a.shared.counters;
-        c.table_ops.add(batch.len() as u64);
+        for it in batch.iter() {
+            c.table_op(it.id.level());
+        }
         let before = if a.lm.lock_classes { c.contention() } else { 0 };
         // SAFETY: the agent's own nodes, linked nowhere (the contract on
         // `Table`).
@@ -445,6 +474,7 @@ impl<'a> Transaction<'a> {
                         req: it.req,
                         head: it.head,
                         state: LIVE,
+                        idle: 0,
                     });
                 }
                 Outcome::Refused(b) => {
@@ -569,7 +599,7 @@ impl<'a> Transaction<'a> {
         if let Some(cause) = self.doomed {
             return Err(LockError::Doomed { txn: self.id, cause });
         }
-        if matches!(self.agent.lm.policy, ConflictPolicy::WoundWait)
+        if self.agent.lm.wound_wait
             && let Some(by) = self.wounded_by()
         {
             self.agent.shared.counters.wounded.bump();
@@ -592,7 +622,7 @@ impl<'a> Transaction<'a> {
     }
 
     fn may_wait(&self) -> bool {
-        !matches!(self.agent.lm.policy, ConflictPolicy::NoWait)
+        self.agent.lm.may_wait
     }
 
     #[inline]
@@ -604,6 +634,7 @@ impl<'a> Transaction<'a> {
             req,
             head,
             state: LIVE,
+            idle: 0,
         });
         Ok(())
     }
@@ -621,7 +652,7 @@ impl<'a> Transaction<'a> {
         q.txn.store(self.id.0, Ordering::Relaxed);
         q.ts.store(self.age, Ordering::Relaxed);
         let c = &a.shared.counters;
-        c.table_ops.bump();
+        c.table_op(id.level());
         let before = if a.lm.lock_classes { c.contention() } else { 0 };
         // SAFETY: `r` is this agent's own node, linked nowhere (see the
         // contract on `Table`).
@@ -648,6 +679,7 @@ impl<'a> Transaction<'a> {
             }
             Outcome::Waiting => {
                 let f = InFlight {
+                    id,
                     head,
                     req: r,
                     mode,
@@ -668,7 +700,7 @@ impl<'a> Transaction<'a> {
         let may_wait = self.may_wait();
         let a = &mut *self.agent;
         let c = &a.shared.counters;
-        c.table_ops.bump();
+        c.table_op(h.id.level());
         // A conversion that waits wakes the waiters behind it to judge their
         // new edge, except under `Detect` (see `Queue::convert`).
         let wake_behind = !matches!(a.lm.policy, ConflictPolicy::Detect);
@@ -709,6 +741,7 @@ impl<'a> Transaction<'a> {
             }
             Outcome::Waiting => match self.wait(
                 InFlight {
+                    id: h.id,
                     head: conv.head,
                     req: conv.req,
                     mode: to,
@@ -985,14 +1018,26 @@ impl<'a> Transaction<'a> {
             match h.state {
                 DEAD => continue,
                 PENDING => {
-                    // Not used: take it back and release it (short memory).
+                    // Not used: keep it for the next transaction if the
+                    // hysteresis allows (it stays INHERITED in the table,
+                    // untouched), else take it back and release it.
+                    if lm.sli.keeps_unused(h.idle) {
+                        c.inherited.bump();
+                        c.inherited_idle.bump();
+                        a.inherited.push(Held {
+                            state: LIVE,
+                            idle: h.idle + 1,
+                            ..h
+                        });
+                        continue;
+                    }
                     if !inherit::reclaim(unsafe { h.req.get() }, self.id, self.age) {
                         c.inherited_invalidated.bump();
                         a.nodes.give_back(h.req);
                         continue;
                     }
                     c.inherited_discarded.bump();
-                    c.table_ops.bump();
+                    c.table_op(h.id.level());
                 }
                 _ => match lm.sli.candidate(h.id, h.mode) {
                     Some(hot) => {
@@ -1010,16 +1055,20 @@ impl<'a> Transaction<'a> {
                                 out = Some(Handoff::Inherited);
                             }
                             Reinherit::Released => {
-                                c.table_ops.bump();
+                                c.table_op(h.id.level());
                                 out = Some(Handoff::Released);
                             }
                             Reinherit::Declined => {
-                                c.table_ops.bump();
-                                heat = Some(hot);
+                                c.table_op(h.id.level());
+                                heat = Some(if lm.sli.reuse_heat() {
+                                    reuse_heat(&mut a.recent, h.id, hot)
+                                } else {
+                                    hot
+                                });
                             }
                         }
                     }
-                    None => c.table_ops.bump(),
+                    None => c.table_op(h.id.level()),
                 },
             }
             let mut it = Releasing {
@@ -1042,6 +1091,7 @@ impl<'a> Transaction<'a> {
         if !a.inherited.is_empty() {
             a.keep_rooted_inheritance(self.id, self.age);
         }
+
         a.index.clear();
         let c = &a.shared.counters;
         if committed {
@@ -1054,6 +1104,23 @@ impl<'a> Transaction<'a> {
         misuse::closed(a.lm_addr(), self.id);
         a.lm.gate.leave(&a.shared.active);
     }
+}
+
+/// Criterion 2 with reuse heat, for a lock released by a transaction that
+/// took it from the table: hot if one of the agent's earlier transactions
+/// released it too (it is in `recent`), else as hot as its table says
+/// (`hot`), and remembered in `recent` (the oldest forgotten when it is
+/// full).
+#[inline]
+fn reuse_heat(recent: &mut Vec<LockId>, id: LockId, hot: Heat) -> Heat {
+    if recent.contains(&id) {
+        return Heat::Any;
+    }
+    if recent.len() == inherit::MAX_RECENT {
+        recent.remove(0);
+    }
+    recent.push(id);
+    hot
 }
 
 /// Runs [`Transaction::finish`] again if the run it guards unwinds.

@@ -394,3 +394,36 @@ fn restarts_without_backoff_never_sleep() {
         assert_eq!(s.backoff_ns > 0, backoff, "backoff {backoff}: {} ns", s.backoff_ns);
     }
 }
+
+#[test]
+fn the_none_kind_takes_no_lock() {
+    let lm = LockManager::builder().table(TableKind::None).build();
+    assert_eq!("none".parse::<TableKind>(), Ok(TableKind::None));
+    assert_eq!(TableKind::None.to_string(), "none");
+    assert!(!TableKind::ALL.contains(&TableKind::None), "ALL lists lock tables only");
+    let mut a = lm.agent();
+    let mut b = lm.agent();
+    let mut t = a.begin();
+    let mut u = b.begin();
+    // Two X locks on one row, both "granted": nothing is taken.
+    t.lock(LockId::row(T, 1), Mode::X).unwrap();
+    u.lock(LockId::row(T, 1), Mode::X).unwrap();
+    u.lock_all(&[(LockId::row(T, 2), Mode::S), (LockId::table(T), Mode::X)])
+        .unwrap();
+    assert_eq!(t.held_mode(LockId::row(T, 1)), None);
+    assert_eq!(t.lock_count(), 0);
+    assert!(lm.snapshot().is_empty());
+    // An invalid request is still refused.
+    assert!(matches!(
+        t.lock(LockId::row(T, 3), Mode::NL),
+        Err(LockError::InvalidRequest { .. })
+    ));
+    t.abort();
+    u.commit().unwrap();
+    a.null_section(LockId::row(T, 1));
+    let s = lm.stats();
+    assert_eq!(s.table_ops, 0);
+    // Requests count with their ancestors: 3 + 3 + 3 + 2.
+    assert_eq!(s.lock_requests, 11);
+    assert_eq!((s.committed, s.aborted), (1, 1));
+}

@@ -139,6 +139,11 @@ impl Benchmark for MicroBench {
             Which::Batch => &[BATCHED, MODE],
         }
     }
+    fn read_only(&self, _mix: &Mix, options: &Options) -> bool {
+        // hotlock takes S, nullcs no lock; batch takes its records in
+        // `mode`.
+        self.0 != Which::Batch || options.choice("mode") == "s"
+    }
     fn estimate_bytes(&self, _scale: u64, _options: &Options) -> u64 {
         1 << 12
     }

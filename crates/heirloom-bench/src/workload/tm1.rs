@@ -329,6 +329,12 @@ impl Benchmark for Tm1Bench {
     fn mix(&self, name: &str) -> Result<Mix, String> {
         Mix::choose("tm1", name, MIXES, TRANSACTIONS)
     }
+    fn read_only(&self, mix: &Mix, _options: &Options) -> bool {
+        use kind::*;
+        mix.weights
+            .iter()
+            .all(|&(t, _)| matches!(t, GET_SUBSCRIBER_DATA | GET_NEW_DESTINATION | GET_ACCESS_DATA))
+    }
     fn options(&self) -> &'static [Opt] {
         &[
             Opt {

@@ -126,6 +126,9 @@ impl Benchmark for TxBenchBench {
     fn transactions(&self) -> &'static [&'static str] {
         &["range", "update"]
     }
+    fn read_only(&self, mix: &Mix, _options: &Options) -> bool {
+        mix.weights.iter().all(|&(t, _)| t == RANGE)
+    }
     fn mix(&self, name: &str) -> Result<Mix, String> {
         Mix::choose(
             self.name(),

@@ -152,6 +152,9 @@ impl Benchmark for YcsbBench {
         Mix::choose("ycsb", name, &[("requests", &[(0, 1)])], &[])
             .map_err(|e| format!("{e}; the read share and skew are options: --opt read-share=X --opt theta=X"))
     }
+    fn read_only(&self, _mix: &Mix, options: &Options) -> bool {
+        options.real("read-share") >= 1.0
+    }
     fn options(&self) -> &'static [Opt] {
         &[
             Opt {

@@ -47,6 +47,13 @@ pub enum TableKind {
         /// Partitions, one server thread each.
         partitions: u16,
     },
+    /// No lock table and no locking at all: `lock` and `lock_all` return at
+    /// once and nothing is held, so transactions are not isolated. Not a
+    /// lock manager but the ceiling one is measured against ("no
+    /// concurrency control" in the TSX paper): use it only where
+    /// transactions cannot conflict (one thread, or work that only reads).
+    /// Begin and commit still run (the exclusive-mode gate, statistics).
+    None,
 }
 
 impl TableKind {
@@ -70,6 +77,7 @@ impl TableKind {
             TableKind::Latched => "latched",
             TableKind::LatchFree => "latchfree",
             TableKind::Server { .. } => "server",
+            TableKind::None => "none",
         }
     }
 }
@@ -91,7 +99,7 @@ impl std::str::FromStr for TableKind {
     fn from_str(s: &str) -> Result<Self, String> {
         let bad = || {
             format!(
-                "unknown lock table `{s}` (expected global, latched, latchfree, server or server:N with N from 1 to {})",
+                "unknown lock table `{s}` (expected global, latched, latchfree, server, server:N with N from 1 to {}, or none)",
                 server::MAX_PARTITIONS
             )
         };
@@ -100,6 +108,7 @@ impl std::str::FromStr for TableKind {
             "latched" => Ok(TableKind::Latched),
             "latchfree" => Ok(TableKind::LatchFree),
             "server" => Ok(TableKind::Server { partitions: 1 }),
+            "none" => Ok(TableKind::None),
             _ => match s.strip_prefix("server:").map(str::parse::<u16>) {
                 Some(Ok(n)) if (1..=server::MAX_PARTITIONS).contains(&n) => Ok(TableKind::Server { partitions: n }),
                 _ => Err(bad()),
@@ -206,6 +215,9 @@ impl Table {
             TableKind::Latched => Table::Latched(latched::Latched::new(buckets)),
             TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(buckets)),
             TableKind::Server { partitions } => Table::Server(server::Server::new(partitions)),
+            // Never asked (the transaction takes no lock): the smallest
+            // table, so that the interface stays total.
+            TableKind::None => Table::Latched(latched::Latched::new(1)),
         }
     }
 
