@@ -240,9 +240,15 @@ impl Agent {
     /// release the others, and leave the list root first for the next
     /// transaction.
     pub(crate) fn keep_rooted_inheritance(&mut self, txn: TxnId, age: u64) {
-        // Root first (the batch may have settled them in any order).
-        if !self.inherited.is_sorted_by_key(|h| h.id.level() as u8) {
-            self.inherited.sort_by_key(|h| h.id.level() as u8);
+        // Root first. The commit pushed them leaf first (it pops the cache,
+        // which is in acquisition order, root first), so reversing usually
+        // does it; a batch may have settled them in any order.
+        let level = |h: &Held| h.id.level() as u8;
+        if !self.inherited.is_sorted_by_key(level) {
+            self.inherited.reverse();
+            if !self.inherited.is_sorted_by_key(level) {
+                self.inherited.sort_by_key(level);
+            }
         }
         let mut i = 0;
         while i < self.inherited.len() {
