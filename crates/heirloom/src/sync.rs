@@ -153,12 +153,6 @@ impl AsymmetricFence {
         }
     }
 
-    /// Whether the light side is only a compiler fence.
-    #[allow(dead_code)] // read by tests
-    pub(crate) fn is_asymmetric(&self) -> bool {
-        self.asymmetric
-    }
-
     /// The frequent side: between its store and its load.
     #[inline]
     pub(crate) fn light(&self) {

@@ -305,12 +305,27 @@ impl<'a> Transaction<'a> {
                         c.cache_hits.bump();
                         continue;
                     }
-                    self.convert(k, held.join(want))?;
+                    let r = self.convert(k, held.join(want));
+                    self.uncount_below(r, i, last)?;
                 }
-                None => self.acquire(lid, want)?,
+                None => {
+                    let r = self.acquire(lid, want);
+                    self.uncount_below(r, i, last)?;
+                }
             }
         }
         Ok(())
+    }
+
+    /// After a failed request at level `i` of a path of `last + 1`: the
+    /// levels below it were counted as requests but never made.
+    #[inline]
+    fn uncount_below(&self, r: Result<(), LockError>, i: usize, last: usize) -> Result<(), LockError> {
+        if r.is_err() {
+            let c = &self.agent.shared.counters;
+            c.lock_requests.add((i as u64).wrapping_sub(last as u64));
+        }
+        r
     }
 
     /// `TableKind::None`: the request is counted (with its ancestors, as
@@ -1091,7 +1106,6 @@ impl<'a> Transaction<'a> {
         if !a.inherited.is_empty() {
             a.keep_rooted_inheritance(self.id, self.age);
         }
-
         a.index.clear();
         let c = &a.shared.counters;
         if committed {

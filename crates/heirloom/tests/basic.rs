@@ -427,3 +427,29 @@ fn the_none_kind_takes_no_lock() {
     assert_eq!(s.lock_requests, 11);
     assert_eq!((s.committed, s.aborted), (1, 1));
 }
+
+#[test]
+fn a_refused_request_counts_only_the_levels_it_reached() {
+    for lm in managers(ConflictPolicy::NoWait) {
+        let mut a = lm.agent();
+        let mut b = lm.agent();
+        let mut holder = b.begin();
+        holder.lock(LockId::table(T), Mode::X).unwrap();
+        let mut t = a.begin();
+        // Refused at the table (IS against X): database and table were
+        // requested, the row never was.
+        assert!(matches!(
+            t.lock(LockId::row(T, 1), Mode::S),
+            Err(LockError::WouldBlock { .. })
+        ));
+        t.abort();
+        holder.commit().unwrap();
+        assert_eq!(a.stats().lock_requests, 2, "{}", lm.table_kind());
+        // Covered by an ancestor: S on the table covers its rows.
+        let mut t = a.begin();
+        t.lock(LockId::table(T), Mode::S).unwrap();
+        t.lock(LockId::row(T, 1), Mode::S).unwrap();
+        t.commit().unwrap();
+        assert_eq!(a.stats().lock_requests, 2 + 2 + 2, "{}", lm.table_kind());
+    }
+}
