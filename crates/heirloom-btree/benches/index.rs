@@ -12,6 +12,9 @@
 //! Prints operations per second, the ratio to `global-rw` from the same
 //! cell, and (optimistic) failed validations and pessimistic fallbacks per
 //! operation. With `--repeat N` each figure is the median of N runs.
+//! Read-only cells (`--inserts 0`) also run `none`, the same lookups on a
+//! frozen tree with no latch and no version check (the TSX paper's "no
+//! concurrency control"), and show every protocol's share of it.
 
 use heirloom_btree::{BTree, Coupling, GlobalRw, Optimistic, Protocol, Spin};
 use rand::rngs::SmallRng;
@@ -95,18 +98,29 @@ struct Sample {
     fallbacks_per_op: f64,
 }
 
-fn run<P: Protocol>(args: &Args, threads: usize, insert_pct: u32, seed: u64) -> Sample {
+/// Preloads a tree with `args.keys` entries.
+fn preload<P: Protocol>(args: &Args) -> BTree<P> {
     let tree = BTree::<P>::new();
     for i in 0..args.keys {
         tree.insert(key(i), i);
     }
-    let before = tree.stats();
+    tree
+}
+
+/// Runs `threads` workers for `args.seconds`: each operation is an insert
+/// of a fresh random key with probability `insert_pct`%, else a lookup of a
+/// preloaded key. Returns the operations done and the time they took.
+fn drive<G, I>(args: &Args, threads: usize, insert_pct: u32, seed: u64, get: G, insert: I) -> (u64, Duration)
+where
+    G: Fn(u64) -> Option<u64> + Sync,
+    I: Fn(u64, u64) -> bool + Sync,
+{
     let stop = AtomicBool::new(false);
     let barrier = Barrier::new(threads + 1);
-    let (ops, elapsed) = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let (tree, stop, barrier) = (&tree, &stop, &barrier);
+                let (get, insert, stop, barrier) = (&get, &insert, &stop, &barrier);
                 s.spawn(move || {
                     let mut rng = SmallRng::seed_from_u64(seed ^ ((t as u64 + 1) * 0x1000_0001));
                     let mut ops = 0u64;
@@ -117,9 +131,9 @@ fn run<P: Protocol>(args: &Args, threads: usize, insert_pct: u32, seed: u64) -> 
                             if rng.random_range(0..100) < insert_pct {
                                 // Fresh random keys: collisions with the
                                 // preloaded set are rare and merely fail.
-                                tree.insert(rng.random::<u64>(), ops);
+                                insert(rng.random::<u64>(), ops);
                             } else {
-                                found += tree.get(key(rng.random_range(0..args.keys))).is_some() as u64;
+                                found += get(key(rng.random_range(0..args.keys))).is_some() as u64;
                             }
                         }
                         ops += 64;
@@ -135,13 +149,46 @@ fn run<P: Protocol>(args: &Args, threads: usize, insert_pct: u32, seed: u64) -> 
         stop.store(true, Ordering::Relaxed);
         let ops: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
         (ops, start.elapsed())
-    });
+    })
+}
+
+fn run<P: Protocol>(args: &Args, threads: usize, insert_pct: u32, seed: u64) -> Sample {
+    let tree = preload::<P>(args);
+    let before = tree.stats();
+    let (ops, elapsed) = drive(
+        args,
+        threads,
+        insert_pct,
+        seed,
+        |k| tree.get(k),
+        |k, v| tree.insert(k, v),
+    );
     let st = tree.stats();
     let ops_f = ops.max(1) as f64;
     Sample {
         ops_per_sec: ops as f64 / elapsed.as_secs_f64(),
         restarts_per_op: (st.restarts - before.restarts) as f64 / ops_f,
         fallbacks_per_op: (st.fallbacks - before.fallbacks) as f64 / ops_f,
+    }
+}
+
+/// The ceiling of a read-only cell: the same lookups on a frozen tree, with
+/// no latch and no version check (`BTree::freeze`).
+fn run_none(args: &Args, threads: usize, seed: u64) -> Sample {
+    let mut tree = preload::<Optimistic>(args);
+    let frozen = tree.freeze();
+    let (ops, elapsed) = drive(
+        args,
+        threads,
+        0,
+        seed,
+        |k| frozen.get(k),
+        |_, _| unreachable!("read-only"),
+    );
+    Sample {
+        ops_per_sec: ops as f64 / elapsed.as_secs_f64(),
+        restarts_per_op: 0.0,
+        fallbacks_per_op: 0.0,
     }
 }
 
@@ -179,6 +226,9 @@ fn line_costs() -> (f64, f64) {
 
 const PROTOCOLS: [&str; 4] = ["global-rw", "coupling", "spin", "optimistic"];
 
+/// The row of a read-only cell that takes no latch at all (see `run_none`).
+const NONE: &str = "none";
+
 fn main() {
     let args = parse();
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
@@ -186,55 +236,74 @@ fn main() {
         "# heirloom-btree index benchmark: {} keys, {} s per run, median of {}, {} cores, lookups of present keys + inserts of fresh keys",
         args.keys, args.seconds, args.repeat, cores
     );
+    println!(
+        "# read-only cells also run `none` (a frozen tree: no latch, no version check); `of none` is each protocol's share of it"
+    );
     let (shared, private) = line_costs();
     println!("# 2 threads, fetch_add: {shared:.1} ns on one shared line, {private:.1} ns on private lines");
     println!(
-        "{:>7} {:>7} {:>11} {:>12} {:>12} {:>11} {:>12}",
-        "inserts", "threads", "protocol", "ops/s", "vs global-rw", "restarts/op", "fallbacks/op"
+        "{:>7} {:>7} {:>11} {:>12} {:>12} {:>8} {:>11} {:>12}",
+        "inserts", "threads", "protocol", "ops/s", "vs global-rw", "of none", "restarts/op", "fallbacks/op"
     );
     let mut seed = 1;
     let mut summary = Vec::new();
     for &pct in &args.inserts {
         for &threads in &args.threads {
-            let mut cell: Vec<(usize, Sample)> = Vec::new();
-            for (i, name) in PROTOCOLS.iter().enumerate() {
+            let mut names: Vec<&str> = PROTOCOLS.to_vec();
+            if pct == 0 {
+                names.push(NONE);
+            }
+            let mut cell: Vec<(&str, Sample)> = Vec::new();
+            for name in names {
                 let samples = (0..args.repeat)
                     .map(|_| {
                         seed += 1;
-                        match *name {
+                        match name {
                             "global-rw" => run::<GlobalRw>(&args, threads, pct, seed),
                             "coupling" => run::<Coupling>(&args, threads, pct, seed),
                             "spin" => run::<Spin>(&args, threads, pct, seed),
-                            _ => run::<Optimistic>(&args, threads, pct, seed),
+                            "optimistic" => run::<Optimistic>(&args, threads, pct, seed),
+                            _ => run_none(&args, threads, seed),
                         }
                     })
                     .collect();
-                cell.push((i, median(samples)));
+                cell.push((name, median(samples)));
             }
-            let base = cell[0].1.ops_per_sec;
-            for (i, s) in &cell {
+            let ops = |name: &str| cell.iter().find(|(n, _)| *n == name).map(|(_, s)| s.ops_per_sec);
+            let base = ops("global-rw").unwrap_or(f64::NAN);
+            let ceiling = ops(NONE);
+            for (name, s) in &cell {
+                let of_none = match ceiling {
+                    Some(c) => format!("{:.2}", s.ops_per_sec / c),
+                    None => "-".to_string(),
+                };
                 println!(
-                    "{:>6}% {:>7} {:>11} {:>12.0} {:>11.2}x {:>11.4} {:>12.5}",
+                    "{:>6}% {:>7} {:>11} {:>12.0} {:>11.2}x {:>8} {:>11.4} {:>12.5}",
                     pct,
                     threads,
-                    PROTOCOLS[*i],
+                    name,
                     s.ops_per_sec,
                     s.ops_per_sec / base,
+                    of_none,
                     s.restarts_per_op,
                     s.fallbacks_per_op
                 );
             }
-            let ops = |name: &str| cell[PROTOCOLS.iter().position(|p| *p == name).unwrap()].1.ops_per_sec;
+            let optimistic = ops("optimistic").unwrap_or(f64::NAN);
             summary.push((
                 pct,
                 threads,
-                ops("optimistic") / ops("coupling"),
-                ops("optimistic") / ops("global-rw"),
+                optimistic / ops("coupling").unwrap_or(f64::NAN),
+                optimistic / base,
+                ceiling.map(|c| optimistic / c),
             ));
         }
     }
-    println!("\n# optimistic relative to coupling and to global-rw (same cell)");
-    for (pct, threads, vs_coupling, vs_global) in summary {
-        println!("{pct:>6}% inserts, {threads} threads: {vs_coupling:.2}x coupling, {vs_global:.2}x global-rw");
+    println!("\n# optimistic relative to coupling, to global-rw and (read-only cells) to none (same cell)");
+    for (pct, threads, vs_coupling, vs_global, of_none) in summary {
+        let of_none = of_none.map(|r| format!(", {r:.2} of none")).unwrap_or_default();
+        println!(
+            "{pct:>6}% inserts, {threads} threads: {vs_coupling:.2}x coupling, {vs_global:.2}x global-rw{of_none}"
+        );
     }
 }

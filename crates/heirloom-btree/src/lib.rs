@@ -45,7 +45,7 @@ mod tree;
 #[cfg(not(heirloom_loom))]
 pub use optimistic::OPTIMISTIC_ATTEMPTS;
 #[cfg(not(heirloom_loom))]
-pub use tree::{BTree, Shape, TreeStats};
+pub use tree::{BTree, Frozen, Shape, TreeStats};
 
 pub use hash::HashIndex;
 

@@ -71,6 +71,35 @@ pub struct Shape {
     pub height: usize,
 }
 
+/// A tree that nobody can change while this view lives; see
+/// [`BTree::freeze`].
+pub struct Frozen<'a, P: Protocol> {
+    tree: &'a BTree<P>,
+}
+
+impl<P: Protocol> std::fmt::Debug for Frozen<'_, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Frozen")
+            .field("protocol", &P::NAME)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<P: Protocol> Frozen<'_, P> {
+    /// The value stored under `key`, found without latches: the view's
+    /// mutable borrow keeps every writer out.
+    #[inline]
+    pub fn get(&self, key: u64) -> Option<u64> {
+        let mut n = self.tree.root.load(Ordering::Acquire);
+        while !BTree::<P>::node(n).is_leaf() {
+            let inner = BTree::<P>::inner(n);
+            n = inner.child(inner.child_index(key));
+        }
+        let leaf = BTree::<P>::leaf(n);
+        leaf.search(key).ok().map(|i| leaf.value(i))
+    }
+}
+
 impl<P: Protocol> Default for BTree<P> {
     fn default() -> Self {
         Self::new()
@@ -193,6 +222,27 @@ impl<P: Protocol> BTree<P> {
             true
         });
         n
+    }
+
+    /// A read-only view for as long as it lives: it borrows the tree
+    /// mutably, so no thread can change the tree meanwhile, and its lookups
+    /// take no latch and check no version. This is the "no concurrency
+    /// control" ceiling that the index bench measures read-only runs
+    /// against; share `&Frozen` between threads (e.g. with
+    /// `std::thread::scope`).
+    ///
+    /// ```
+    /// use heirloom_btree::{BTree, Coupling};
+    /// let mut tree = BTree::<Coupling>::new();
+    /// tree.insert(1, 10);
+    /// let frozen = tree.freeze();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert_eq!(frozen.get(1), Some(10)));
+    ///     s.spawn(|| assert_eq!(frozen.get(2), None));
+    /// });
+    /// ```
+    pub fn freeze(&mut self) -> Frozen<'_, P> {
+        Frozen { tree: self }
     }
 
     /// Optimistic restarts and fallbacks so far.

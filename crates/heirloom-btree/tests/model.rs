@@ -65,6 +65,12 @@ fn run<P: Protocol>(ops: &[Op]) -> Result<(), TestCaseError> {
     prop_assert_eq!(shape.keys, model.len());
     let all: Vec<_> = model.iter().map(|(&k, &v)| (k, v)).collect();
     prop_assert_eq!(tree.range(..), all);
+    // The frozen (latch-free, read-only) view answers every key the same,
+    // present or not (keys are drawn below 1500; one beyond).
+    let frozen = tree.freeze();
+    for k in 0..=1500 {
+        prop_assert_eq!(frozen.get(k), model.get(&k).copied(), "frozen get {}", k);
+    }
     Ok(())
 }
 
