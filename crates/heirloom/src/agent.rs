@@ -12,7 +12,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::error::TxnId;
 use crate::fault::{self, Point};
-use crate::id::{IdBuildHasher, LockId};
+use crate::id::{IdBuildHasher, LockId, TableId};
 use crate::inherit;
 use crate::misuse;
 use crate::mode::Mode;
@@ -115,6 +115,19 @@ pub struct Agent {
     pub(crate) paths: Vec<crate::id::Path>,
     /// `releasing` went to the table; what is left is bookkeeping.
     pub(crate) releases_sent: bool,
+    /// Row and page locks the open transaction holds under each table
+    /// (kept only with `Builder::escalate_after`).
+    pub(crate) below: Vec<(TableId, u32)>,
+    /// A table whose row locks reached the escalation threshold.
+    pub(crate) escalate_due: Option<TableId>,
+    /// Scratch for an escalation's releases.
+    pub(crate) escalating: Vec<Held>,
+    /// Lock requests this agent has reserved of `Builder::max_locks`.
+    pub(crate) reserved: usize,
+    /// Granted requests that a conversion replaced (the latch-free table),
+    /// each released right after its lock's current request, oldest last;
+    /// see `Agent::converted`.
+    pub(crate) superseded: Vec<Held>,
     /// Jitter for restart backoff (xorshift64*; a dependency for three lines
     /// of arithmetic is not worth it).
     rng: u64,
@@ -144,6 +157,11 @@ impl Agent {
             releasing: Vec::with_capacity(32),
             released: Vec::with_capacity(32),
             releases_sent: false,
+            below: Vec::new(),
+            escalate_due: None,
+            escalating: Vec::new(),
+            reserved: 0,
+            superseded: Vec::new(),
             acquiring: Vec::new(),
             covered: Vec::new(),
             paths: Vec::new(),
@@ -292,6 +310,97 @@ impl Agent {
         released
     }
 
+    /// Rebuilds the cache's index after entries left the middle of `held`
+    /// (empty again at or below [`Agent::SCAN_LIMIT`] entries, so that
+    /// `push_held` rebuilds it from scratch when it is needed again).
+    pub(crate) fn reindex(&mut self) {
+        self.index.clear();
+        if self.held.len() > Agent::SCAN_LIMIT {
+            for (i, x) in self.held.iter().enumerate() {
+                self.index.insert(x.id, i as u32);
+            }
+        }
+    }
+
+    /// Releases the granted request of cache entry `h` (already out of
+    /// the cache) now, and gives its node back.
+    pub(crate) fn release_now(&mut self, h: Held) {
+        self.shared.counters.table_op(h.id.level());
+        // SAFETY: a live cache entry: this agent's own node, linked where
+        // `h.head` says, granted.
+        unsafe {
+            self.lm
+                .table
+                .release(self.shared.caller(), h.head, h.req, &mut self.wake)
+        };
+        wake_granted(&mut self.wake);
+        self.nodes.give_back(h.req);
+    }
+
+    /// Releases the requests that conversions of `id` replaced (`None`:
+    /// of every lock), newest first; call it after the lock's current
+    /// request was released.
+    pub(crate) fn release_superseded(&mut self, id: Option<LockId>) {
+        let mut i = self.superseded.len();
+        while i > 0 {
+            i -= 1;
+            if id.is_none_or(|id| self.superseded[i].id == id) {
+                let h = self.superseded.remove(i);
+                self.release_now(h);
+            }
+        }
+    }
+
+    /// Does `id` have replaced requests still granted (so that its lock
+    /// must not be passed on by inheritance)?
+    #[inline]
+    pub(crate) fn has_superseded(&self, id: LockId) -> bool {
+        !self.superseded.is_empty() && self.superseded.iter().any(|h| h.id == id)
+    }
+
+    /// Escalation bookkeeping: one more row or page lock under `id`'s
+    /// table; the table is due when the count reaches the threshold, and
+    /// again every further quarter of it (an escalation that found the
+    /// table busy under `Wait::Skip` is tried again then).
+    pub(crate) fn count_below(&mut self, id: LockId) {
+        let Some(t) = id.table_id() else { return };
+        let n = match self.below.iter_mut().find(|e| e.0 == t) {
+            Some(e) => {
+                e.1 += 1;
+                e.1
+            }
+            None => {
+                self.below.push((t, 1));
+                1
+            }
+        };
+        let at = self.lm.escalate_after;
+        if n >= at && (n - at).is_multiple_of((at / 4).max(1)) {
+            self.escalate_due = Some(t);
+        }
+    }
+
+    /// Escalation bookkeeping: `n` fewer row or page locks under table `t`.
+    pub(crate) fn forget_below(&mut self, t: TableId, n: u32) {
+        if let Some(e) = self.below.iter_mut().find(|e| e.0 == t) {
+            e.1 = e.1.saturating_sub(n);
+        }
+    }
+
+    /// After a transaction: keeps at most two chunks of lock-memory budget
+    /// beyond the requests still in use (inherited ones), giving the rest
+    /// back to the manager.
+    pub(crate) fn shrink_reservation(&mut self) {
+        let Some(mem) = self.lm.lock_memory.as_ref() else {
+            return;
+        };
+        let keep = self.nodes.out + crate::shared::LockMemory::CHUNK;
+        if self.reserved > keep + crate::shared::LockMemory::CHUNK {
+            mem.give_back(self.reserved - keep);
+            self.reserved = keep;
+        }
+    }
+
     /// The manager's address (identifies it in thread-local bookkeeping).
     #[inline]
     pub(crate) fn lm_addr(&self) -> usize {
@@ -341,21 +450,14 @@ impl Agent {
 
     /// Completes the granted conversion of cache entry `k` to `to`: `req`
     /// is the entry's request (converted in place) or one the table linked
-    /// to replace it, and then the old one is released now.
+    /// to replace it (the latch-free table). The replaced one stays granted
+    /// in `superseded` until the new one is released: waiters behind it
+    /// that the new request did not wait for stay shut out by it (see
+    /// `table/latchfree.rs`, "Upgrades").
     pub(crate) fn converted(&mut self, k: usize, req: ReqPtr, head: HeadRef, to: Mode) {
         let old = self.held[k];
         if req != old.req {
-            let c = &self.shared.counters;
-            c.table_op(old.id.level());
-            // SAFETY: a cache entry: this agent's own node, linked where
-            // `old.head` says; granted, so released like any holder.
-            unsafe {
-                self.lm
-                    .table
-                    .release(self.shared.caller(), old.head, old.req, &mut self.wake)
-            };
-            wake_granted(&mut self.wake);
-            self.nodes.give_back(old.req);
+            self.superseded.push(old);
             let e = &mut self.held[k];
             e.req = req;
             e.head = head;
@@ -401,6 +503,7 @@ impl Agent {
             wake_granted(&mut self.wake);
             self.nodes.give_back(h.req);
         }
+        self.release_superseded(None);
         self.index.clear();
         self.shared.counters.aborted.bump();
         self.shared.counters.forgotten.bump();
@@ -444,6 +547,9 @@ impl Drop for Agent {
             if self.take_back_and_release(h, txn, 0) {
                 self.shared.counters.inherited_discarded.bump();
             }
+        }
+        if let Some(mem) = self.lm.lock_memory.as_ref() {
+            mem.give_back(self.reserved);
         }
         self.lm.unregister(self.shared.index, self.seq);
     }

@@ -4,51 +4,8 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::id::LockId;
+pub use crate::id::TxnId;
 use crate::mode::Mode;
-
-/// A transaction's id: the agent that ran it and that agent's sequence number.
-/// Unique for the life of a lock manager; no shared counter is touched to
-/// make one.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TxnId(pub(crate) u64);
-
-const SEQ_BITS: u32 = 40;
-
-impl TxnId {
-    pub(crate) fn new(agent: u32, seq: u64) -> Self {
-        TxnId(((agent as u64 + 1) << SEQ_BITS) | (seq & ((1 << SEQ_BITS) - 1)))
-    }
-
-    /// The index of the agent that runs this transaction.
-    pub fn agent(&self) -> u32 {
-        ((self.0 >> SEQ_BITS).wrapping_sub(1)) as u32
-    }
-
-    /// The transaction's sequence number on its agent.
-    pub fn seq(&self) -> u64 {
-        self.0 & ((1 << SEQ_BITS) - 1)
-    }
-
-    /// The raw value (for maps and output).
-    pub fn as_u64(&self) -> u64 {
-        self.0
-    }
-}
-
-impl fmt::Debug for TxnId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0 >> SEQ_BITS == 0 {
-            return f.write_str("T-"); // no transaction
-        }
-        write!(f, "T{}.{}", self.agent(), self.seq())
-    }
-}
-
-impl fmt::Display for TxnId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self, f)
-    }
-}
 
 /// One edge of a waits-for cycle: `waiter` asks for `lock` in `mode` and
 /// waits for `holder`.
@@ -143,6 +100,54 @@ pub enum LockError {
         /// A short name of the first error.
         cause: &'static str,
     },
+    /// [`Wait::Skip`](crate::Wait::Skip): the lock is held or awaited in a
+    /// conflicting mode, so the request returned at once. The transaction
+    /// is not doomed and goes on (the lock is not held).
+    #[error("{txn} skipped {lock} ({mode}): held or awaited by {holder}")]
+    Busy {
+        /// The requester.
+        txn: TxnId,
+        /// The lock.
+        lock: LockId,
+        /// The mode asked for.
+        mode: Mode,
+        /// One transaction in the way.
+        holder: TxnId,
+    },
+    /// [`Transaction::unlock`](crate::Transaction::unlock) of a lock this
+    /// transaction does not hold explicitly (never taken, covered by an
+    /// ancestor, or only inherited and not used). Nothing changed.
+    #[error("{txn} cannot unlock {lock}: not held")]
+    NotHeld {
+        /// The transaction.
+        txn: TxnId,
+        /// The lock.
+        lock: LockId,
+    },
+    /// [`Transaction::unlock`](crate::Transaction::unlock) of a lock whose
+    /// descendant is still held: release the descendants first. Nothing
+    /// changed.
+    #[error("{txn} cannot unlock {lock}: it still holds {child} below it")]
+    ChildrenHeld {
+        /// The transaction.
+        txn: TxnId,
+        /// The lock.
+        lock: LockId,
+        /// A descendant still held.
+        child: LockId,
+    },
+    /// The manager's cap on lock memory
+    /// ([`Builder::max_locks`](crate::Builder::max_locks)) is reached and
+    /// escalating this transaction's row locks freed nothing.
+    #[error("{txn} is out of lock memory requesting {lock}: all {limit} lock requests are in use")]
+    OutOfLockMemory {
+        /// The requester.
+        txn: TxnId,
+        /// The lock asked for.
+        lock: LockId,
+        /// The cap, in lock requests.
+        limit: usize,
+    },
     /// The request makes no sense (for instance a lock in mode NL).
     #[error("invalid request by {txn} on {lock}: {reason}")]
     InvalidRequest {
@@ -156,9 +161,16 @@ pub enum LockError {
 }
 
 impl LockError {
-    /// Is this a concurrency abort that a retry may get past?
+    /// Is this a concurrency abort that a retry may get past? (Not: an
+    /// invalid request, an unlock refused, or lock memory exhausted.)
     pub fn is_restartable(&self) -> bool {
-        !matches!(self, LockError::InvalidRequest { .. })
+        !matches!(
+            self,
+            LockError::InvalidRequest { .. }
+                | LockError::NotHeld { .. }
+                | LockError::ChildrenHeld { .. }
+                | LockError::OutOfLockMemory { .. }
+        )
     }
 
     /// A short, stable name of the variant.
@@ -170,6 +182,10 @@ impl LockError {
             LockError::Died { .. } => "died",
             LockError::Wounded { .. } => "wounded",
             LockError::Doomed { .. } => "doomed",
+            LockError::Busy { .. } => "busy",
+            LockError::NotHeld { .. } => "not-held",
+            LockError::ChildrenHeld { .. } => "children-held",
+            LockError::OutOfLockMemory { .. } => "out-of-lock-memory",
             LockError::InvalidRequest { .. } => "invalid-request",
         }
     }

@@ -1,4 +1,5 @@
-//! Lock ids: database > table > page > row.
+//! Lock ids (database > table > page > row, and transaction locks outside
+//! the hierarchy) and transaction ids.
 //!
 //! A [`LockId`] is 16 bytes, `Copy`, and names its parent implicitly: a row's
 //! parent is its page when the row was named by page and slot (the engine has
@@ -40,6 +41,9 @@ impl TableId {
 
 /// `flags` bit: a row named by (page, slot); its parent is the page.
 const PAGED: u8 = 1;
+/// `flags` bit: a transaction's own lock ([`LockId::transaction`]), a root
+/// outside the hierarchy.
+const TXN: u8 = 2;
 
 /// The name of a lockable thing. See the module docs.
 ///
@@ -104,6 +108,40 @@ impl LockId {
     /// Row in `slot` of page `page` of table `t`; its parent is the page.
     pub const fn paged_row(t: TableId, page: u32, slot: u32) -> Self {
         LockId::make(((page as u64) << 32) | slot as u64, t.table, t.db, Level::Row, PAGED)
+    }
+
+    /// The lock of transaction `t` itself, outside the hierarchy (no
+    /// parent, no children): PostgreSQL's transaction lock. `t` holds it in
+    /// X from [`Transaction::publish_id`](crate::Transaction::publish_id)
+    /// to its end, and [`Transaction::wait_for_txn`](crate::Transaction::wait_for_txn)
+    /// waits for it, so waiting for a transaction to end is an ordinary
+    /// lock wait that deadlock detection and every policy see. Counted at
+    /// the database level.
+    pub const fn transaction(t: TxnId) -> Self {
+        LockId::make(t.0, u32::MAX, u16::MAX, Level::Database, TXN)
+    }
+
+    /// The transaction whose lock this is, if it is a
+    /// [`LockId::transaction`].
+    pub const fn transaction_of(&self) -> Option<TxnId> {
+        if self.flags() & TXN != 0 {
+            Some(TxnId(self.key))
+        } else {
+            None
+        }
+    }
+
+    /// Is `self` a proper ancestor of `other` in the hierarchy?
+    pub const fn is_ancestor_of(&self, other: &LockId) -> bool {
+        let mut cur = other.parent();
+        while let Some(p) = cur {
+            let (a, b) = (p.words(), self.words());
+            if a.0 == b.0 && a.1 == b.1 {
+                return true;
+            }
+            cur = p.parent();
+        }
+        false
     }
 
     /// The level of this lock.
@@ -238,6 +276,9 @@ impl fmt::Debug for LockId {
 
 impl fmt::Display for LockId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(t) = self.transaction_of() {
+            return write!(f, "txn:{t}");
+        }
         match self.level() {
             Level::Database => write!(f, "db{}", self.db_no()),
             Level::Table => write!(f, "db{}.t{}", self.db_no(), self.table_no()),
@@ -252,6 +293,50 @@ impl fmt::Display for LockId {
             ),
             Level::Row => write!(f, "db{}.t{}.r{}", self.db_no(), self.table_no(), self.key),
         }
+    }
+}
+
+/// A transaction's id: the agent that ran it and that agent's sequence number.
+/// Unique for the life of a lock manager; no shared counter is touched to
+/// make one.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TxnId(pub(crate) u64);
+
+const SEQ_BITS: u32 = 40;
+
+impl TxnId {
+    pub(crate) fn new(agent: u32, seq: u64) -> Self {
+        TxnId(((agent as u64 + 1) << SEQ_BITS) | (seq & ((1 << SEQ_BITS) - 1)))
+    }
+
+    /// The index of the agent that runs this transaction.
+    pub fn agent(&self) -> u32 {
+        ((self.0 >> SEQ_BITS).wrapping_sub(1)) as u32
+    }
+
+    /// The transaction's sequence number on its agent.
+    pub fn seq(&self) -> u64 {
+        self.0 & ((1 << SEQ_BITS) - 1)
+    }
+
+    /// The raw value (for maps and output).
+    pub fn as_u64(&self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Debug for TxnId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 >> SEQ_BITS == 0 {
+            return f.write_str("T-"); // no transaction
+        }
+        write!(f, "T{}.{}", self.agent(), self.seq())
+    }
+}
+
+impl fmt::Display for TxnId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
     }
 }
 
@@ -330,6 +415,24 @@ mod tests {
         assert_ne!(LockId::row(T, 9 << 32 | 5), LockId::paged_row(T, 9, 5));
         assert_ne!(LockId::row(T, 1).hash64(), LockId::row(T, 2).hash64());
         assert_eq!(LockId::paged_row(T, 9, 5).to_string(), "db3.t7.p9.s5");
+    }
+
+    #[test]
+    fn transaction_locks_stand_outside_the_hierarchy() {
+        let t = TxnId::new(3, 9);
+        let l = LockId::transaction(t);
+        assert_eq!(l.parent(), None);
+        assert_eq!(l.path().as_slice(), &[l]);
+        assert_eq!(l.transaction_of(), Some(t));
+        assert_eq!(LockId::database(u16::MAX).transaction_of(), None);
+        assert_ne!(l, LockId::database(u16::MAX));
+        assert_ne!(l, LockId::transaction(TxnId::new(3, 10)));
+        assert_eq!(l.table_id(), None);
+        assert_eq!(l.to_string(), "txn:T3.9");
+        let row = LockId::row(T, 1);
+        assert!(!l.is_ancestor_of(&row) && !LockId::database(u16::MAX).is_ancestor_of(&l));
+        assert!(LockId::database(3).is_ancestor_of(&row) && LockId::table(T).is_ancestor_of(&row));
+        assert!(!row.is_ancestor_of(&row) && !LockId::database(4).is_ancestor_of(&row));
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! heirloom: a lock manager for multicore OLTP engines.
 //!
-//! Hierarchical two-phase locking (IS, IX, S, SIX, X) over a lock table of
-//! your choice, with upgrades, waiting, deadlock handling and conflict
-//! policies, monitoring and per-agent statistics.
+//! Hierarchical two-phase locking (IS, IX, S, SIX, X, and U for
+//! read-then-write) over a lock table of your choice, with upgrades,
+//! waiting, deadlock handling and conflict policies, per-call waiting
+//! (no-wait, timeouts, skip-locked), early release, lock escalation under a
+//! memory cap, transaction locks, monitoring and per-agent statistics.
 //!
 //! ```
 //! use heirloom::{LockId, LockManager, Mode, TableId, TableKind, ConflictPolicy};
@@ -59,7 +61,7 @@ pub use inherit::Inheritance;
 pub use manager::{Builder, DEFAULT_DEADLOCK_TIMEOUT, LockManager};
 pub use mode::{ALL_MODES, COMPATIBLE, MODE_COUNT, Mode, SUPREMUM};
 pub use monitor::{Holder, LockInfo, Snapshot, Waiter};
-pub use policy::ConflictPolicy;
+pub use policy::{ConflictPolicy, Wait};
 pub use stats::Stats;
 pub use table::TableKind;
 pub use txn::Transaction;

@@ -12,9 +12,9 @@ use crate::gate::Gate;
 use crate::inherit::{Inheritance, Rules};
 use crate::monitor::Snapshot;
 use crate::policy::ConflictPolicy;
-use crate::shared::{Inner, Registry};
+use crate::shared::{Inner, LockMemory, Registry};
 use crate::stats::Stats;
-use crate::sync::{Arc, AtomicU64, Ordering};
+use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
 use crate::table::{Table, TableKind};
 
 /// Builds a [`LockManager`].
@@ -31,6 +31,8 @@ pub struct Builder {
     deadlock_timeout: Duration,
     lock_classes: bool,
     restart_backoff: bool,
+    escalate_after: u32,
+    max_locks: usize,
 }
 
 /// The default of [`Builder::deadlock_timeout`]: search as soon as a request
@@ -54,6 +56,8 @@ impl Default for Builder {
             deadlock_timeout: DEFAULT_DEADLOCK_TIMEOUT,
             lock_classes: false,
             restart_backoff: true,
+            escalate_after: 0,
+            max_locks: 0,
         }
     }
 }
@@ -158,6 +162,35 @@ impl Builder {
         self
     }
 
+    /// Lock escalation: once a transaction holds `n` row and page locks
+    /// under one table, they become one lock on the table (S if all of
+    /// them are shared, else X; joined with the table's intention lock,
+    /// so IX + S = SIX) and the row and page locks the table lock now
+    /// covers are released. The table conversion waits under the conflict
+    /// policy like any conversion (a deadlock it closes is detected and
+    /// its transaction is the victim); under `Wait::Skip` it is tried
+    /// without waiting and, if busy, tried again after every further
+    /// quarter of `n`. 0 (the default) never escalates; SQL Server and DB2
+    /// escalate at 5,000. Counted in `Stats::escalations`.
+    pub fn escalate_after(mut self, n: u32) -> Self {
+        self.escalate_after = n;
+        self
+    }
+
+    /// A cap on lock memory, in lock requests held or awaited by all
+    /// transactions together (inherited ones included; each is one request
+    /// node of about 128 bytes). A request that would pass it first
+    /// escalates its transaction's largest group of row locks under one
+    /// table (as `escalate_after` does); if that frees nothing it fails with
+    /// [`LockError::OutOfLockMemory`](crate::LockError::OutOfLockMemory),
+    /// like PostgreSQL's "out of shared memory", instead of growing without
+    /// bound. Agents reserve the budget in chunks of 32, so a few chunks
+    /// may sit unused with idle agents. 0 (the default) is no cap.
+    pub fn max_locks(mut self, n: usize) -> Self {
+        self.max_locks = n;
+        self
+    }
+
     /// Builds the lock manager.
     pub fn build(self) -> LockManager {
         LockManager {
@@ -184,6 +217,11 @@ impl Builder {
                 detector: Mutex::new(()),
                 clock: CachePadded::new(AtomicU64::new(1)),
                 base: Instant::now(),
+                escalate_after: self.escalate_after,
+                lock_memory: (self.max_locks > 0).then(|| LockMemory {
+                    limit: self.max_locks,
+                    reserved: CachePadded::new(AtomicUsize::new(0)),
+                }),
             }),
         }
     }
@@ -268,6 +306,16 @@ impl LockManager {
             ));
         }
         out
+    }
+
+    /// Lock memory: `(in use, cap)` in lock requests, with `in use` the
+    /// budget agents have reserved (their requests plus at most a few
+    /// chunks of 32); `None` without [`Builder::max_locks`].
+    pub fn lock_memory(&self) -> Option<(usize, usize)> {
+        self.inner
+            .lock_memory
+            .as_ref()
+            .map(|m| (m.reserved.load(Ordering::Relaxed), m.limit))
     }
 
     /// Statistics of every agent, live and gone, merged now.

@@ -2,7 +2,11 @@
 //!
 //! Hierarchical locking (Gray et al.): intention modes IS and IX announce
 //! S or X locks further down the hierarchy; SIX is S on the whole subtree plus
-//! the intention to X-lock parts of it.
+//! the intention to X-lock parts of it. U (update) is the SQL Server and DB2
+//! mode for read-then-write: it reads like S and admits other readers, but
+//! only one U (or X) holder at a time, so two transactions that read a row
+//! before updating it queue at the read instead of deadlocking at the
+//! write (the S-to-X conversion deadlock).
 
 use std::fmt;
 
@@ -22,10 +26,14 @@ pub enum Mode {
     SIX = 4,
     /// Exclusive.
     X = 5,
+    /// Update: S now and X later. Compatible with IS and S only; one holder
+    /// at a time; converts to X. Between S and X in strength
+    /// (S < U < SIX < X).
+    U = 6,
 }
 
 /// Number of modes, the side of the tables below.
-pub const MODE_COUNT: usize = 6;
+pub const MODE_COUNT: usize = 7;
 
 use Mode::*;
 
@@ -33,31 +41,35 @@ use Mode::*;
 /// Symmetric (tested).
 #[rustfmt::skip]
 pub const COMPATIBLE: [[bool; MODE_COUNT]; MODE_COUNT] = [
-    //          NL     IS     IX     S      SIX    X
-    /* NL  */ [true,  true,  true,  true,  true,  true ], // NL conflicts with nothing
-    /* IS  */ [true,  true,  true,  true,  true,  false], // IS conflicts only with X
-    /* IX  */ [true,  true,  true,  false, false, false], // IX: readers of the whole subtree block it
-    /* S   */ [true,  true,  false, true,  false, false], // S: any writer below blocks it
-    /* SIX */ [true,  true,  false, false, false, false], // SIX: only IS may join it
-    /* X   */ [true,  false, false, false, false, false], // X: nothing but NL
+    //          NL     IS     IX     S      SIX    X      U
+    /* NL  */ [true,  true,  true,  true,  true,  true,  true ], // NL conflicts with nothing
+    /* IS  */ [true,  true,  true,  true,  true,  false, true ], // IS conflicts only with X
+    /* IX  */ [true,  true,  true,  false, false, false, false], // IX: readers of the whole subtree block it
+    /* S   */ [true,  true,  false, true,  false, false, true ], // S: any writer below blocks it
+    /* SIX */ [true,  true,  false, false, false, false, false], // SIX: only IS may join it
+    /* X   */ [true,  false, false, false, false, false, false], // X: nothing but NL
+    /* U   */ [true,  true,  false, true,  false, false, false], // U: readers only, one updater
 ];
 
 /// `SUPREMUM[a][b]`: the weakest mode at least as strong as both (the join in
-/// the mode lattice NL < IS < {IX, S} < SIX < X). Used for conversions:
-/// holding IX and asking for S yields SIX.
+/// the mode lattice NL < IS < {IX, S}, S < U, {IX, U} < SIX < X). Used for
+/// conversions: holding IX and asking for S yields SIX; holding S and
+/// asking for U yields U. (U + IX = SIX: SIX admits exactly the modes both
+/// admit, IS.)
 #[rustfmt::skip]
 pub const SUPREMUM: [[Mode; MODE_COUNT]; MODE_COUNT] = [
-    //          NL   IS   IX   S    SIX  X
-    /* NL  */ [NL,  IS,  IX,  S,   SIX, X],
-    /* IS  */ [IS,  IS,  IX,  S,   SIX, X],
-    /* IX  */ [IX,  IX,  IX,  SIX, SIX, X],
-    /* S   */ [S,   S,   SIX, S,   SIX, X],
-    /* SIX */ [SIX, SIX, SIX, SIX, SIX, X],
-    /* X   */ [X,   X,   X,   X,   X,   X],
+    //          NL   IS   IX   S    SIX  X  U
+    /* NL  */ [NL,  IS,  IX,  S,   SIX, X, U  ],
+    /* IS  */ [IS,  IS,  IX,  S,   SIX, X, U  ],
+    /* IX  */ [IX,  IX,  IX,  SIX, SIX, X, SIX],
+    /* S   */ [S,   S,   SIX, S,   SIX, X, U  ],
+    /* SIX */ [SIX, SIX, SIX, SIX, SIX, X, SIX],
+    /* X   */ [X,   X,   X,   X,   X,   X, X  ],
+    /* U   */ [U,   U,   SIX, U,   SIX, X, U  ],
 ];
 
 /// Every mode, in declaration order.
-pub const ALL_MODES: [Mode; MODE_COUNT] = [NL, IS, IX, S, SIX, X];
+pub const ALL_MODES: [Mode; MODE_COUNT] = [NL, IS, IX, S, SIX, X, U];
 
 impl Mode {
     /// May this mode be held by one transaction while another holds `other`?
@@ -79,29 +91,33 @@ impl Mode {
     }
 
     /// The intention mode a parent must hold before a child is locked in `self`.
+    /// U announces a write, so its parents hold IX (SQL Server takes IX
+    /// above a U row too): the conversion to X then needs nothing above.
     #[inline]
     pub const fn intention(self) -> Mode {
         match self {
             NL => NL,
             IS | S => IS,
-            IX | SIX | X => IX,
+            IX | SIX | X | U => IX,
         }
     }
 
     /// Does holding `self` on a lock implicitly grant `child` on every
-    /// descendant (so no descendant lock need be taken)? S and SIX cover
-    /// shared descendants, X covers all.
+    /// descendant (so no descendant lock need be taken)? S covers shared
+    /// descendants; SIX and U cover shared and update descendants (nobody
+    /// else can write or update below them); X covers all.
     #[inline]
     pub const fn covers_descendants(self, child: Mode) -> bool {
         match self {
             X => true,
-            S | SIX => matches!(child, IS | S),
+            S => matches!(child, IS | S),
+            SIX | U => matches!(child, IS | S | U),
             _ => false,
         }
     }
 
     /// Is this a shared mode (IS, IX, S): the modes speculative lock
-    /// inheritance may pass on.
+    /// inheritance may pass on (not U: one holder at a time).
     #[inline]
     pub const fn is_shared(self) -> bool {
         matches!(self, IS | IX | S)
@@ -115,6 +131,7 @@ impl Mode {
             3 => S,
             4 => SIX,
             5 => X,
+            6 => U,
             _ => NL,
         }
     }
@@ -128,6 +145,7 @@ impl Mode {
             S => "S",
             SIX => "SIX",
             X => "X",
+            U => "U",
         }
     }
 }
@@ -265,6 +283,43 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A covering ancestor must shut out every request that could conflict
+    /// with the lock it stands in for: each such request of another
+    /// transaction needs an intention on the ancestor, and that intention
+    /// must conflict with the ancestor's mode.
+    #[test]
+    fn covering_ancestors_exclude_what_the_child_would() {
+        for p in ALL_MODES {
+            for c in ALL_MODES {
+                if !p.covers_descendants(c) {
+                    continue;
+                }
+                for d in ALL_MODES {
+                    if d != NL && !c.compatible(d) {
+                        assert!(
+                            !p.compatible(d.intention()),
+                            "{p} covers {c} below, yet admits {d} below"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn update_mode() {
+        assert!(U.compatible(S) && S.compatible(U) && U.compatible(IS));
+        assert!(!U.compatible(U) && !U.compatible(X) && !U.compatible(IX) && !U.compatible(SIX));
+        assert_eq!(S.join(U), U, "S then U converts to U");
+        assert_eq!(U.join(X), X);
+        assert_eq!(U.join(IX), SIX);
+        assert!(U.covers(S) && !U.covers(X) && X.covers(U) && SIX.covers(U));
+        assert_eq!(U.intention(), IX);
+        assert!(!U.is_shared());
+        assert_eq!(Mode::from_u8(U as u8), U);
+        assert_eq!(U.to_string(), "U");
     }
 
     #[test]

@@ -26,7 +26,10 @@ pub(crate) enum Reuse {
 /// An agent's request nodes that no transaction uses.
 pub(crate) struct Nodes {
     /// Free nodes.
-    pub(crate) pool: Vec<ReqPtr>,
+    pool: Vec<ReqPtr>,
+    /// Nodes taken and not yet given back or put back: the agent's lock
+    /// requests in use (what `Builder::max_locks` caps).
+    pub(crate) out: usize,
     /// Latch-free table: nodes left OBSOLETE or INVALID in a list, reusable
     /// once the epoch collector returns them (see `take`).
     limbo: VecDeque<ReqPtr>,
@@ -88,6 +91,7 @@ impl Nodes {
     pub(crate) fn new(reuse: Reuse, agent: u32) -> Self {
         Nodes {
             pool: Vec::new(),
+            out: 0,
             limbo: VecDeque::new(),
             reuse,
             agent,
@@ -101,6 +105,7 @@ impl Nodes {
     /// epoch collector returned, else a new one. No allocation once warm.
     #[inline]
     pub(crate) fn take(&mut self) -> ReqPtr {
+        self.out += 1;
         match self.pool.pop() {
             Some(r) => r,
             None => self.take_slow(),
@@ -180,6 +185,7 @@ impl Nodes {
     /// the epoch collector returns it).
     #[inline]
     pub(crate) fn give_back(&mut self, r: ReqPtr) {
+        self.out -= 1;
         if self.reuse == Reuse::Unlinked {
             self.pool.push(r);
         // SAFETY: given back by its own agent: its own node (contract 1).
@@ -188,6 +194,14 @@ impl Nodes {
         } else {
             self.limbo.push_back(r);
         }
+    }
+
+    /// Puts back a node taken with [`Nodes::take`] that was never linked
+    /// (a refused request, a spare of a batch): reusable at once.
+    #[inline]
+    pub(crate) fn put(&mut self, r: ReqPtr) {
+        self.out -= 1;
+        self.pool.push(r);
     }
 
     /// Adds a node we unlinked ourselves to the filling batch; a full batch

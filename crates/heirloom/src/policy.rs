@@ -63,3 +63,30 @@ impl std::str::FromStr for ConflictPolicy {
         }
     }
 }
+
+/// How one request waits when it cannot be granted at once
+/// ([`Transaction::lock_with`](crate::Transaction::lock_with)): the
+/// manager's policy, or an override for this call only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Wait {
+    /// As the manager's [`ConflictPolicy`] says (bounded by the
+    /// transaction's lock timeout, if it has one). What `lock` does.
+    #[default]
+    Policy,
+    /// Never wait: fail at once with
+    /// [`LockError::WouldBlock`](crate::LockError::WouldBlock), which dooms
+    /// the transaction (SQL's `FOR UPDATE NOWAIT`).
+    NoWait,
+    /// Wait at most this long, then fail with
+    /// [`LockError::Timeout`](crate::LockError::Timeout). Deadlock
+    /// handling keeps running while it waits (detection, wait-die,
+    /// wound-wait); under the `NoWait` and `Timeout` policies the timeout
+    /// alone ends the wait. Also waits under a `NoWait` manager.
+    Timeout(Duration),
+    /// Never wait and do not fail the transaction: return
+    /// [`LockError::Busy`](crate::LockError::Busy) and go on without the
+    /// lock (SQL's `SKIP LOCKED`). Counted in `Stats::skipped`, not as a
+    /// conflict abort. [`Transaction::try_lock`](crate::Transaction::try_lock)
+    /// is this with a `bool`.
+    Skip,
+}

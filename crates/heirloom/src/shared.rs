@@ -124,6 +124,48 @@ pub(crate) struct Inner {
     /// Ages for wait-die and wound-wait; touched only under those policies.
     pub(crate) clock: CachePadded<AtomicU64>,
     pub(crate) base: Instant,
+    /// `Builder::escalate_after` (0: never).
+    pub(crate) escalate_after: u32,
+    /// `Builder::max_locks`: the cap on lock requests in use, if any.
+    pub(crate) lock_memory: Option<LockMemory>,
+}
+
+/// The manager-wide budget of lock requests (`Builder::max_locks`). Agents
+/// reserve it in chunks of [`LockMemory::CHUNK`], so the shared counter is
+/// written about once per chunk of requests, not once per request; an
+/// agent keeps at most two chunks it does not use between transactions.
+pub(crate) struct LockMemory {
+    pub(crate) limit: usize,
+    /// Requests reserved by agents (at most `limit`).
+    pub(crate) reserved: CachePadded<AtomicUsize>,
+}
+
+impl LockMemory {
+    pub(crate) const CHUNK: usize = 32;
+
+    /// Reserves `n` more requests if that stays within the limit.
+    pub(crate) fn reserve(&self, n: usize) -> bool {
+        // Relaxed: a budget, not a synchronisation point; the CAS alone
+        // keeps the sum within the limit.
+        let mut cur = self.reserved.load(Ordering::Relaxed);
+        loop {
+            if cur + n > self.limit {
+                return false;
+            }
+            match self
+                .reserved
+                .compare_exchange_weak(cur, cur + n, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// Gives `n` reserved requests back.
+    pub(crate) fn give_back(&self, n: usize) {
+        self.reserved.fetch_sub(n, Ordering::Relaxed);
+    }
 }
 
 impl Inner {

@@ -122,6 +122,23 @@ stats! {
     timeouts,
     /// Requests refused at once by the no-wait policy.
     would_block,
+    /// Requests made with `Wait::Skip` that returned `LockError::Busy`
+    /// (not aborts: the transaction went on).
+    skipped,
+    /// Locks released before the end of their transaction
+    /// (`Transaction::unlock`, and the release in `wait_for_txn`).
+    unlocks,
+    /// Lock escalations: a transaction's row and page locks under one
+    /// table replaced by one table lock (`Builder::escalate_after`, or
+    /// forced by `Builder::max_locks`).
+    escalations,
+    /// Row and page locks that escalations released.
+    escalated_locks,
+    /// Requests refused with `LockError::OutOfLockMemory`.
+    out_of_lock_memory,
+    /// `Transaction::wait_for_txn` calls (waits for another transaction to
+    /// end).
+    txn_waits,
     /// Wait-die: requests that died.
     died,
     /// Wound-wait: transactions of this agent that were wounded.

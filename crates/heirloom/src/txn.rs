@@ -28,7 +28,7 @@
 //! (`mem::forget`) is finished by its agent's next `begin`, or by the
 //! agent's drop.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use parking_lot::lock_api::RawMutex as _;
 
@@ -36,14 +36,14 @@ use crate::agent::{Agent, DEAD, Held, InFlight, LIVE, PENDING, RECLAIMED, settle
 use crate::deadlock;
 use crate::error::{LockError, Restart, TxnId};
 use crate::fault::{self, Point};
-use crate::id::{Level, LockId};
+use crate::id::{Level, LockId, TableId};
 use crate::inherit::{self, Heat};
 use crate::misuse;
 use crate::mode::Mode;
-use crate::policy::ConflictPolicy;
+use crate::policy::{ConflictPolicy, Wait};
 use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING, wake_granted};
-use crate::shared::{Inner, WaitInfo};
+use crate::shared::{Inner, LockMemory, WaitInfo};
 use crate::sync::{Arc, Ordering, Wake, fence, wait_while};
 use crate::table::{Acquiring, HeadRef, Reinherit, Releasing};
 
@@ -161,6 +161,10 @@ pub struct Transaction<'a> {
     doomed: Option<&'static str>,
     exclusive: bool,
     done: bool,
+    /// How the request being made waits (`lock_with`; `Policy` otherwise).
+    call: Wait,
+    /// The bound on every wait of this transaction (`set_lock_timeout`).
+    lock_timeout: Option<Duration>,
 }
 
 impl std::fmt::Debug for Transaction<'_> {
@@ -200,6 +204,8 @@ impl<'a> Transaction<'a> {
             doomed: None,
             exclusive,
             done: false,
+            call: Wait::Policy,
+            lock_timeout: None,
         };
         if !t.agent.inherited.is_empty() {
             t.adopt_inherited();
@@ -286,6 +292,9 @@ impl<'a> Transaction<'a> {
         let path = id.path();
         let ids = path.as_slice();
         let last = ids.len() - 1;
+        // Under a lock-memory cap: room for every level, and one more for a
+        // conversion's replacement request (the latch-free table).
+        self.make_room(id, ids.len() + 1)?;
         // Every level of the path counts as a request (one counter update
         // for all; a covering ancestor takes back the levels below it).
         self.agent.shared.counters.lock_requests.add(ids.len() as u64);
@@ -314,7 +323,327 @@ impl<'a> Transaction<'a> {
                 }
             }
         }
+        if self.agent.escalate_due.is_some() {
+            self.escalate_due()?;
+        }
         Ok(())
+    }
+
+    /// Locks `id` in `mode` as [`Transaction::lock`] does, but waits as
+    /// `wait` says instead of as the manager's policy says (every level of
+    /// the path: under [`Wait::Skip`] a busy ancestor is skipped too, and
+    /// the ancestors already granted stay held).
+    ///
+    /// ```
+    /// use heirloom::{LockError, LockId, LockManager, Mode, TableId, Wait};
+    /// use std::time::Duration;
+    /// const QUEUE: TableId = TableId::new(0, 1);
+    /// let lm = LockManager::default();
+    /// let (mut a, mut b) = (lm.agent(), lm.agent());
+    /// let mut ta = a.begin();
+    /// ta.lock(LockId::row(QUEUE, 1), Mode::X)?;
+    /// let mut tb = b.begin();
+    /// // SKIP LOCKED: row 1 is taken, so take row 2; tb goes on.
+    /// assert!(!tb.try_lock(LockId::row(QUEUE, 1), Mode::X)?);
+    /// assert!(tb.try_lock(LockId::row(QUEUE, 2), Mode::X)?);
+    /// // A timeout for this call only.
+    /// let e = tb.lock_with(LockId::row(QUEUE, 1), Mode::S, Wait::Timeout(Duration::from_millis(1)));
+    /// assert!(matches!(e, Err(LockError::Timeout { .. })));
+    /// # Ok::<(), LockError>(())
+    /// ```
+    pub fn lock_with(&mut self, id: LockId, mode: Mode, wait: Wait) -> Result<(), LockError> {
+        let saved = std::mem::replace(&mut self.call, wait);
+        let r = self.lock(id, mode);
+        self.call = saved;
+        r
+    }
+
+    /// Skip-locked: locks `id` in `mode` if that needs no wait and returns
+    /// `true`, or returns `false` at once and goes on without the lock (the
+    /// transaction is not doomed; counted in `Stats::skipped`).
+    /// [`Transaction::lock_with`] with [`Wait::Skip`].
+    pub fn try_lock(&mut self, id: LockId, mode: Mode) -> Result<bool, LockError> {
+        match self.lock_with(id, mode, Wait::Skip) {
+            Ok(()) => Ok(true),
+            Err(LockError::Busy { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Bounds every later wait of this transaction (SQL's `SET
+    /// lock_timeout`): a request that waits longer fails with
+    /// [`LockError::Timeout`], whatever the policy; with the `Timeout`
+    /// policy or [`Wait::Timeout`] the shorter bound wins. `None` (the
+    /// default) removes the bound.
+    pub fn set_lock_timeout(&mut self, timeout: Option<Duration>) {
+        self.lock_timeout = timeout;
+    }
+
+    /// The bound set by [`Transaction::set_lock_timeout`].
+    pub fn lock_timeout(&self) -> Option<Duration> {
+        self.lock_timeout
+    }
+
+    /// Releases `id` before the transaction ends (read committed, cursor
+    /// stability, index-node or metadata locks): two-phase locking is the
+    /// caller's to keep or give up. Refused with
+    /// [`LockError::ChildrenHeld`] while a descendant is held (release
+    /// those first) and [`LockError::NotHeld`] for a lock this transaction
+    /// does not hold explicitly (never taken, implied by an ancestor, or
+    /// passed on by inheritance and not used); neither dooms the
+    /// transaction. A lock released early is not passed on to the agent's
+    /// next transaction. The lock cache forgets it: locking it again is a
+    /// new request.
+    ///
+    /// ```
+    /// use heirloom::{LockError, LockId, LockManager, Mode, TableId};
+    /// const T: TableId = TableId::new(0, 1);
+    /// let lm = LockManager::default();
+    /// let mut agent = lm.agent();
+    /// let mut txn = agent.begin();
+    /// txn.lock(LockId::row(T, 1), Mode::S)?;
+    /// assert!(matches!(txn.unlock(LockId::table(T)), Err(LockError::ChildrenHeld { .. })));
+    /// txn.unlock(LockId::row(T, 1))?; // cursor stability: done with the row
+    /// assert_eq!(txn.held_mode(LockId::row(T, 1)), None);
+    /// txn.commit()?;
+    /// # Ok::<(), LockError>(())
+    /// ```
+    pub fn unlock(&mut self, id: LockId) -> Result<(), LockError> {
+        self.check_alive()?;
+        if self.agent.lm.no_locks {
+            return Ok(());
+        }
+        let held = |h: &Held| matches!(h.state, LIVE | RECLAIMED);
+        let Some(k) = self.find(id).filter(|&k| held(&self.agent.held[k])) else {
+            return Err(LockError::NotHeld { txn: self.id, lock: id });
+        };
+        if let Some(child) = self.agent.held.iter().find(|h| held(h) && id.is_ancestor_of(&h.id)) {
+            return Err(LockError::ChildrenHeld {
+                txn: self.id,
+                lock: id,
+                child: child.id,
+            });
+        }
+        let a = &mut *self.agent;
+        let h = a.held.remove(k);
+        if k == a.held.len() && a.held.len() > Agent::SCAN_LIMIT {
+            a.index.remove(&h.id);
+        } else {
+            a.reindex();
+        }
+        if a.lm.escalate_after != 0
+            && h.id.level() >= Level::Page
+            && let Some(t) = h.id.table_id()
+        {
+            a.forget_below(t, 1);
+        }
+        a.shared.counters.unlocks.bump();
+        a.release_now(h);
+        if !a.superseded.is_empty() {
+            a.release_superseded(Some(h.id));
+        }
+        Ok(())
+    }
+
+    /// Takes X on this transaction's own lock, [`LockId::transaction`] of
+    /// its id, until it ends, so that others can wait for it to end with
+    /// [`Transaction::wait_for_txn`] (PostgreSQL's `XactLockTableInsert`,
+    /// which engines do when a transaction first writes a row version).
+    pub fn publish_id(&mut self) -> Result<(), LockError> {
+        self.lock(LockId::transaction(self.id), Mode::X)
+    }
+
+    /// Waits until transaction `other` ends, if it published its id
+    /// ([`Transaction::publish_id`]); returns at once if it did not or has
+    /// ended (PostgreSQL's `XactLockTableWait`, for row-version conflicts).
+    /// The wait is an S request on `other`'s transaction lock, released as
+    /// soon as it is granted, so deadlock detection and every policy see
+    /// it; `wait` says how long to wait, as for
+    /// [`Transaction::lock_with`]. Counted in `Stats::txn_waits`.
+    ///
+    /// ```
+    /// use heirloom::{LockId, LockManager, Mode, TableId, Wait};
+    /// let lm = LockManager::default();
+    /// let (mut a, mut b) = (lm.agent(), lm.agent());
+    /// let mut writer = a.begin();
+    /// writer.publish_id()?;
+    /// let writer_id = writer.id();
+    /// let mut reader = b.begin();
+    /// assert!(!reader.try_wait_for_txn(writer_id)?, "still running");
+    /// writer.commit()?;
+    /// reader.wait_for_txn(writer_id, Wait::Policy)?; // ended: at once
+    /// # Ok::<(), heirloom::LockError>(())
+    /// ```
+    pub fn wait_for_txn(&mut self, other: TxnId, wait: Wait) -> Result<(), LockError> {
+        let id = LockId::transaction(other);
+        if other == self.id {
+            return Err(LockError::InvalidRequest {
+                txn: self.id,
+                lock: id,
+                reason: "a transaction cannot wait for itself",
+            });
+        }
+        self.agent.shared.counters.txn_waits.bump();
+        self.lock_with(id, Mode::S, wait)?;
+        if self.agent.lm.no_locks {
+            return Ok(());
+        }
+        self.unlock(id)
+    }
+
+    /// Has transaction `other` ended (or never published its id)? Does not
+    /// wait: [`Transaction::wait_for_txn`] with [`Wait::Skip`], as a
+    /// `bool`.
+    pub fn try_wait_for_txn(&mut self, other: TxnId) -> Result<bool, LockError> {
+        match self.wait_for_txn(other, Wait::Skip) {
+            Ok(()) => Ok(true),
+            Err(LockError::Busy { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Under [`Builder::max_locks`](crate::Builder::max_locks): makes sure
+    /// this agent may have `need` more requests in use, reserving budget,
+    /// and if the manager has none left, escalating this transaction's
+    /// largest group of row locks; fails with `OutOfLockMemory` if that
+    /// frees nothing.
+    #[inline]
+    fn make_room(&mut self, lock: LockId, need: usize) -> Result<(), LockError> {
+        let a = &*self.agent;
+        match &a.lm.lock_memory {
+            Some(_) if a.nodes.out + need > a.reserved => self.grow_room(lock, need),
+            _ => Ok(()),
+        }
+    }
+
+    #[cold]
+    fn grow_room(&mut self, lock: LockId, need: usize) -> Result<(), LockError> {
+        let lm = self.agent.lm.clone();
+        let Some(mem) = lm.lock_memory.as_ref() else {
+            return Ok(());
+        };
+        loop {
+            let a = &mut *self.agent;
+            let short = (a.nodes.out + need).saturating_sub(a.reserved);
+            if short == 0 {
+                return Ok(());
+            }
+            let chunk = short.div_ceil(LockMemory::CHUNK) * LockMemory::CHUNK;
+            if mem.reserve(chunk) {
+                a.reserved += chunk;
+                return Ok(());
+            }
+            if mem.reserve(short) {
+                a.reserved += short;
+                return Ok(());
+            }
+            // The manager is full: escalate, largest group first, while
+            // that frees anything.
+            match self.largest_group() {
+                Some(t) if self.escalate(t)? => continue,
+                _ => {}
+            }
+            self.agent.shared.counters.out_of_lock_memory.bump();
+            return Err(self.doom(LockError::OutOfLockMemory {
+                txn: self.id,
+                lock,
+                limit: mem.limit,
+            }));
+        }
+    }
+
+    /// The table under which this transaction holds the most row and page
+    /// locks (at least one).
+    fn largest_group(&self) -> Option<TableId> {
+        let mut groups: Vec<(TableId, usize)> = Vec::new();
+        for h in self.agent.held.iter().filter(|h| matches!(h.state, LIVE | RECLAIMED)) {
+            if h.id.level() < Level::Page {
+                continue;
+            }
+            let Some(t) = h.id.table_id() else { continue };
+            match groups.iter_mut().find(|g| g.0 == t) {
+                Some(g) => g.1 += 1,
+                None => groups.push((t, 1)),
+            }
+        }
+        groups.into_iter().max_by_key(|g| g.1).map(|g| g.0)
+    }
+
+    /// The escalation `push_held` found due (`Builder::escalate_after`).
+    /// Under `Wait::Skip` a busy table is left for a later try.
+    #[cold]
+    fn escalate_due(&mut self) -> Result<(), LockError> {
+        let Some(t) = self.agent.escalate_due.take() else {
+            return Ok(());
+        };
+        match self.escalate(t) {
+            Ok(_) | Err(LockError::Busy { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Lock escalation: converts the lock on table `t` to cover this
+    /// transaction's row and page locks under it (S if they are all
+    /// shared, else X, joined with what the table already holds), waiting
+    /// as the current call waits, then releases those it covers, leaf
+    /// first. Returns whether anything was released.
+    fn escalate(&mut self, t: TableId) -> Result<bool, LockError> {
+        let table = LockId::table(t);
+        let mut esc = Mode::S;
+        let mut below = 0usize;
+        for h in self.agent.held.iter() {
+            if matches!(h.state, LIVE | RECLAIMED) && table.is_ancestor_of(&h.id) {
+                below += 1;
+                if !matches!(h.mode, Mode::IS | Mode::S) {
+                    esc = Mode::X;
+                }
+            }
+        }
+        if below == 0 {
+            return Ok(false);
+        }
+        // Held: a row or page lock below it needed its intention lock.
+        let Some(k) = self.lookup(table) else { return Ok(false) };
+        let held = self.agent.held[k].mode;
+        let to = held.join(esc);
+        if !held.covers(to) {
+            self.agent.shared.counters.lock_requests.bump();
+            self.convert(k, to)?;
+        }
+        let a = &mut *self.agent;
+        let mut gone = std::mem::take(&mut a.escalating);
+        a.held.retain(|h| {
+            let covered = table.is_ancestor_of(&h.id)
+                && match h.state {
+                    LIVE | RECLAIMED => to.covers_descendants(h.mode),
+                    DEAD => true,
+                    _ => false,
+                };
+            if covered {
+                gone.push(*h);
+            }
+            !covered
+        });
+        a.reindex();
+        let mut released = 0u64;
+        // Acquisition order is root first: release leaf first.
+        for h in gone.drain(..).rev() {
+            if h.state != DEAD {
+                released += 1;
+                a.release_now(h);
+                if !a.superseded.is_empty() {
+                    a.release_superseded(Some(h.id));
+                }
+            }
+        }
+        a.escalating = gone;
+        if a.lm.escalate_after != 0 {
+            a.forget_below(t, released as u32);
+        }
+        let c = &a.shared.counters;
+        c.escalations.bump();
+        c.escalated_locks.add(released);
+        Ok(released > 0)
     }
 
     /// After a failed request at level `i` of a path of `last + 1`: the
@@ -359,6 +688,10 @@ impl<'a> Transaction<'a> {
         if self.agent.lm.no_locks {
             return reqs.iter().try_for_each(|&(id, _)| self.no_lock(id));
         }
+        if let Some(&(first, _)) = reqs.first() {
+            let need: usize = reqs.iter().map(|r| r.0.path().as_slice().len()).sum();
+            self.make_room(first, need + 1)?;
+        }
         let mut batch = std::mem::take(&mut self.agent.acquiring);
         let mut done = std::mem::take(&mut self.agent.covered);
         done.clear();
@@ -372,7 +705,11 @@ impl<'a> Transaction<'a> {
         self.agent.acquiring = batch;
         self.agent.covered = done;
         self.agent.paths = paths;
-        out
+        out?;
+        if self.agent.escalate_due.is_some() {
+            self.escalate_due()?;
+        }
+        Ok(())
     }
 
     /// [`Transaction::lock_all`] at one depth of the lock hierarchy.
@@ -424,7 +761,7 @@ impl<'a> Transaction<'a> {
                     } else if let Err(e) = self.convert(k, held.join(want)) {
                         // The nodes taken for this level go back unused.
                         for it in batch.drain(..) {
-                            self.agent.nodes.pool.push(it.req);
+                            self.agent.nodes.put(it.req);
                         }
                         return Err(e);
                     }
@@ -448,7 +785,7 @@ impl<'a> Transaction<'a> {
             if batch[r].id == batch[w].id {
                 batch[w].mode = batch[w].mode.join(batch[r].mode);
                 let spare = batch[r].req;
-                self.agent.nodes.pool.push(spare);
+                self.agent.nodes.put(spare);
             } else {
                 w += 1;
                 batch[w] = batch[r];
@@ -494,7 +831,7 @@ impl<'a> Transaction<'a> {
                 }
                 Outcome::Refused(b) => {
                     // Not linked: back to the pool, and asked again below.
-                    self.agent.nodes.pool.push(it.req);
+                    self.agent.nodes.put(it.req);
                     first_refused.get_or_insert(b);
                     it.out = Outcome::Waiting; // marks it for the second pass
                 }
@@ -505,13 +842,7 @@ impl<'a> Transaction<'a> {
         if !self.may_wait() {
             let it = batch.iter().find(|it| matches!(it.out, Outcome::Waiting)).copied();
             let (lock, mode) = it.map_or((LockId::database(0), Mode::NL), |it| (it.id, it.mode));
-            self.agent.shared.counters.would_block.bump();
-            return Err(self.doom(LockError::WouldBlock {
-                txn: self.id,
-                lock,
-                mode,
-                holder: b.txn,
-            }));
+            return Err(self.refused(lock, mode, b.txn));
         }
         for it in batch.iter().filter(|it| matches!(it.out, Outcome::Waiting)) {
             self.acquire(it.id, it.mode)?;
@@ -597,6 +928,9 @@ impl<'a> Transaction<'a> {
     #[inline]
     fn push_held(&mut self, h: Held) {
         let a = &mut *self.agent;
+        if a.lm.escalate_after != 0 && h.id.level() >= Level::Page {
+            a.count_below(h.id);
+        }
         a.held.push(h);
         let n = a.held.len();
         if n > Agent::SCAN_LIMIT {
@@ -636,8 +970,53 @@ impl<'a> Transaction<'a> {
         e
     }
 
+    /// May the request being made wait (the call's `Wait`, else the
+    /// policy)?
+    #[inline]
     fn may_wait(&self) -> bool {
-        self.agent.lm.may_wait
+        match self.call {
+            Wait::Policy => self.agent.lm.may_wait,
+            Wait::Timeout(_) => true,
+            Wait::NoWait | Wait::Skip => false,
+        }
+    }
+
+    /// The error of a request refused because it may not wait: under
+    /// `Wait::Skip` `Busy` (the transaction goes on), else `WouldBlock`
+    /// (the transaction is doomed).
+    fn refused(&mut self, lock: LockId, mode: Mode, holder: TxnId) -> LockError {
+        let c = &self.agent.shared.counters;
+        if self.call == Wait::Skip {
+            c.skipped.bump();
+            return LockError::Busy {
+                txn: self.id,
+                lock,
+                mode,
+                holder,
+            };
+        }
+        c.would_block.bump();
+        self.doom(LockError::WouldBlock {
+            txn: self.id,
+            lock,
+            mode,
+            holder,
+        })
+    }
+
+    /// How long the request being made may wait: the call's own timeout or
+    /// the `Timeout` policy's, and the transaction's lock timeout, the
+    /// shorter of them (`None`: no bound).
+    fn wait_limit(&self) -> Option<Duration> {
+        let own = match (self.call, self.agent.lm.policy) {
+            (Wait::Timeout(d), _) => Some(d),
+            (_, ConflictPolicy::Timeout(d)) => Some(d),
+            _ => None,
+        };
+        match (own, self.lock_timeout) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     #[inline]
@@ -683,14 +1062,8 @@ impl<'a> Transaction<'a> {
             Outcome::Granted => a.shared.counters.immediate_grants.bump(),
             Outcome::Refused(b) => {
                 // Not linked: straight back to the pool.
-                a.shared.counters.would_block.bump();
-                a.nodes.pool.push(r);
-                return Err(self.doom(LockError::WouldBlock {
-                    txn: self.id,
-                    lock: id,
-                    mode,
-                    holder: b.txn,
-                }));
+                a.nodes.put(r);
+                return Err(self.refused(id, mode, b.txn));
             }
             Outcome::Waiting => {
                 let f = InFlight {
@@ -745,15 +1118,7 @@ impl<'a> Transaction<'a> {
                 self.agent.converted(k, conv.req, conv.head, to);
                 Ok(())
             }
-            Outcome::Refused(b) => {
-                c.would_block.bump();
-                Err(self.doom(LockError::WouldBlock {
-                    txn: self.id,
-                    lock: h.id,
-                    mode: to,
-                    holder: b.txn,
-                }))
-            }
+            Outcome::Refused(b) => Err(self.refused(h.id, to, b.txn)),
             Outcome::Waiting => match self.wait(
                 InFlight {
                     id: h.id,
@@ -821,10 +1186,7 @@ impl<'a> Transaction<'a> {
         fence(Ordering::SeqCst);
         fault::hit(Point::Wait);
         // A time that overflows `Instant` (say `Duration::MAX`) means never.
-        let deadline = match lm.policy {
-            ConflictPolicy::Timeout(d) => start.checked_add(d),
-            _ => None,
-        };
+        let deadline = self.wait_limit().and_then(|d| start.checked_add(d));
         let detect = matches!(lm.policy, ConflictPolicy::Detect);
         // Detect: when the first search is due (`None`: never).
         let first_search = if detect {
@@ -1054,7 +1416,7 @@ impl<'a> Transaction<'a> {
                     c.inherited_discarded.bump();
                     c.table_op(h.id.level());
                 }
-                _ => match lm.sli.candidate(h.id, h.mode) {
+                _ => match lm.sli.candidate(h.id, h.mode).filter(|_| !a.has_superseded(h.id)) {
                     Some(hot) => {
                         // Used after being inherited: pass it on again
                         // without the latch if nobody waits.
@@ -1103,10 +1465,18 @@ impl<'a> Transaction<'a> {
             a.released.push(h);
         }
         a.settle_releases();
+        if !a.superseded.is_empty() {
+            a.release_superseded(None);
+        }
         if !a.inherited.is_empty() {
             a.keep_rooted_inheritance(self.id, self.age);
         }
         a.index.clear();
+        a.below.clear();
+        a.escalate_due = None;
+        if a.lm.lock_memory.is_some() {
+            a.shrink_reservation();
+        }
         let c = &a.shared.counters;
         if committed {
             c.committed.bump();

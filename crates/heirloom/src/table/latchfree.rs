@@ -61,12 +61,16 @@
 //!
 //! A conversion appends a new request for the stronger mode
 //! (`LatchFree::convert`); requests of the same transaction are never in
-//! each other's way. Once the new request is granted the old one is
-//! released (`Agent::converted`): everything between them was compatible
-//! with the new (stronger) mode, so with the old one too. A conversion waits
-//! behind earlier waiters like any request, so two upgraders (or an
-//! upgrader behind a waiting X) form a waits-for cycle that every conflict
-//! policy resolves, as the deadlock tests check.
+//! each other's way. The old one stays granted until the new one is
+//! released, and is released right after it (`Agent::converted` keeps it
+//! aside; such a lock is never passed on by inheritance). A conversion waits
+//! behind earlier waiters, except those that its own older request is in
+//! the way of (`shut_out_by_own`): they cannot be granted before the older
+//! request goes, and it goes only after the new one is released
+//! (`Agent::converted` keeps it until then). So a U-to-X conversion does
+//! not wait for the U requests queued behind its U; two upgraders from S
+//! still form a waits-for cycle that every conflict policy resolves, as the
+//! deadlock tests check.
 //!
 //! ## Reclamation
 //!
@@ -201,6 +205,30 @@ fn in_way(n: &Request, mode: Mode, g: &Guard) -> bool {
             }
         }
         _ => false,
+    }
+}
+
+/// Is the request `x` (of another transaction, same lock) a waiter that
+/// the walker's own granted requests ahead of it (joined in `own`) are in
+/// the way of? Then it is not in the walker's way. Only a conversion's
+/// new request has own requests ahead (`LatchFree::convert`), and it need
+/// not wait for such a waiter: the waiter cannot be granted while the
+/// older request stays granted (it is ahead of the waiter and in its
+/// way), and the owner releases the older request only after the new one
+/// (`Agent::converted`). So an updater's U-to-X conversion does not
+/// deadlock with the U requests queued behind its U, as on the queue
+/// tables, where a conversion waits for granted requests only.
+#[inline]
+fn shut_out_by_own(x: &Request, own: Mode) -> bool {
+    // Acquire: as in `in_way`.
+    own != Mode::NL && x.status.load(Ordering::Acquire) == WAITING && !own.compatible(x.mode())
+}
+
+/// Notes the walker's own request `x` in `own` if it is granted.
+#[inline]
+fn note_own(x: &Request, own: &mut Mode) {
+    if x.status.load(Ordering::Acquire) == GRANTED {
+        *own = own.join(x.mode());
     }
 }
 
@@ -429,7 +457,7 @@ impl LatchFree {
         match outcome {
             Outcome::Refused(_) => {
                 // Never linked: reusable at once.
-                nodes.pool.push(n);
+                nodes.put(n);
                 Converting {
                     outcome,
                     req: r,
@@ -478,15 +506,19 @@ impl LatchFree {
         let waiting = loop {
             let mut first: Option<&Request> = None;
             let mut shared = false;
+            let mut own = Mode::NL;
             let last = Self::walk(b, c, &g, |n| {
                 match n {
                     None => {
                         first = None;
                         shared = false;
+                        own = Mode::NL;
                     }
                     Some((_, x)) => {
-                        if same_lock(x, words) && x.txn.load(Ordering::Relaxed) != me {
-                            if in_way(x, mode, &g) {
+                        if same_lock(x, words) {
+                            if x.txn.load(Ordering::Relaxed) == me {
+                                note_own(x, &mut own);
+                            } else if !shut_out_by_own(x, own) && in_way(x, mode, &g) {
                                 first.get_or_insert(x);
                             } else {
                                 shared = true;
@@ -564,9 +596,11 @@ impl LatchFree {
         let (mode, txn) = (q.mode(), q.txn.load(Ordering::Relaxed));
         let target: *const Request = q;
         let mut found = None;
+        let mut own = Mode::NL;
         Self::walk(b, c, g, |n| match n {
             None => {
                 found = None;
+                own = Mode::NL;
                 Visit::Next
             }
             Some((n, _)) if n.as_raw() == target => {
@@ -574,7 +608,13 @@ impl LatchFree {
                 Visit::Stop
             }
             Some((_, x)) => {
-                if same_lock(x, words) && x.txn.load(Ordering::Relaxed) != txn && in_way(x, mode, g) {
+                if !same_lock(x, words) {
+                    return Visit::Next;
+                }
+                if x.txn.load(Ordering::Relaxed) == txn {
+                    note_own(x, &mut own);
+                    Visit::Next
+                } else if !shut_out_by_own(x, own) && in_way(x, mode, g) {
                     found = Some(false);
                     Visit::Stop
                 } else {
@@ -845,17 +885,23 @@ impl LatchFree {
         let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
         let (mode, txn) = (q.mode(), q.txn.load(Ordering::Relaxed));
         let start = out.len();
+        let mut own = Mode::NL;
         Self::walk(b, c, &g, |n| match n {
             None => {
                 out.truncate(start);
+                own = Mode::NL;
                 Visit::Next
             }
             Some((n, _)) if n.as_raw() == target => Visit::Stop,
             Some((_, x)) => {
-                if same_lock(x, words) && x.txn.load(Ordering::Relaxed) != txn {
-                    let s = x.status.load(Ordering::Acquire);
-                    if (s == GRANTED || s == WAITING) && !mode.compatible(x.mode()) {
-                        out.push(Blocker::of(x));
+                if same_lock(x, words) {
+                    if x.txn.load(Ordering::Relaxed) == txn {
+                        note_own(x, &mut own);
+                    } else if !shut_out_by_own(x, own) {
+                        let s = x.status.load(Ordering::Acquire);
+                        if (s == GRANTED || s == WAITING) && !mode.compatible(x.mode()) {
+                            out.push(Blocker::of(x));
+                        }
                     }
                 }
                 Visit::Next
@@ -932,11 +978,18 @@ impl LatchFree {
                     });
                 } else {
                     info.group = info.group.join(mode);
-                    info.holders.push(Holder {
-                        txn,
-                        mode,
-                        inherited: status == INHERITED,
-                    });
+                    let inherited = status == INHERITED;
+                    // A converted lock's older request stays granted until
+                    // the newer one goes (see "Upgrades"): one holder, in
+                    // the join of the two modes.
+                    match info
+                        .holders
+                        .iter_mut()
+                        .find(|h| h.txn == txn && h.inherited == inherited)
+                    {
+                        Some(h) => h.mode = h.mode.join(mode),
+                        None => info.holders.push(Holder { txn, mode, inherited }),
+                    }
                     held.push((id, txn.0, mode));
                 }
                 Visit::Next

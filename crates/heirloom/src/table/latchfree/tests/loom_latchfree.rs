@@ -165,6 +165,54 @@ fn release_racing_with_wait_never_loses_the_wake_up() {
     });
 }
 
+/// An updater converts U to X while another transaction's U request
+/// links behind its U and waits (the read-after-write step racing with the
+/// conversion's append): the conversion never waits for that waiter (its
+/// own U shuts it out), and the waiter is granted only after both of the
+/// updater's requests are gone — the new one released first, then the old
+/// one, as `Agent::converted` orders them.
+#[test]
+fn a_conversion_passes_the_waiters_its_own_request_shuts_out() {
+    loom::model(|| {
+        let t = Arc::new(LatchFree::new(1));
+        let id = LockId::row(T, 3);
+        let (old, new, w) = (request(1), request(1), request(2));
+        let c = AgentCounters::default();
+        assert!(matches!(acquire(&t, &c, id, old, Mode::U, true).0, Outcome::Granted));
+        let waiter = {
+            let t = t.clone();
+            loom::thread::spawn(move || {
+                let c = AgentCounters::default();
+                let (out, _) = acquire(&t, &c, id, w, Mode::U, true);
+                if matches!(out, Outcome::Waiting) {
+                    wait_granted(w);
+                }
+                assert_eq!(node(&w).status.load(Ordering::Acquire), GRANTED);
+                for r in [old, new] {
+                    assert_eq!(
+                        node(&r).status.load(Ordering::Acquire),
+                        OBSOLETE,
+                        "granted U beside the updater"
+                    );
+                }
+            })
+        };
+        let (out, _) = acquire(&t, &c, id, new, Mode::X, true);
+        assert!(
+            matches!(out, Outcome::Granted),
+            "the conversion waited for a shut-out waiter"
+        );
+        let mut wake = Vec::new();
+        release(&t, &c, new, &mut wake);
+        release(&t, &c, old, &mut wake);
+        waiter.join().unwrap();
+        release(&t, &c, w, &mut wake);
+        assert_eq!(t.buckets[0].waiting.load(Ordering::Relaxed), 0);
+        drop(t);
+        orphan(&[old, new, w]);
+    });
+}
+
 /// A waiter cancels (timeout) while the holder releases: exactly one of
 /// grant and cancel wins, and the bucket's waiting count ends at zero.
 #[test]
