@@ -387,15 +387,24 @@ impl Agent {
         }
     }
 
-    /// After a transaction: keeps at most two chunks of lock-memory budget
-    /// beyond the requests still in use (inherited ones), giving the rest
-    /// back to the manager.
+    /// After a transaction: gives the lock-memory budget beyond the requests
+    /// still in use (inherited ones) back to the manager, keeping up to two
+    /// chunks while the manager has more than half its budget free (so a
+    /// steady agent does not write the shared counter per transaction) and
+    /// nothing once it is tighter (so idle agents do not starve busy ones).
     pub(crate) fn shrink_reservation(&mut self) {
         let Some(mem) = self.lm.lock_memory.as_ref() else {
             return;
         };
-        let keep = self.nodes.out + crate::shared::LockMemory::CHUNK;
-        if self.reserved > keep + crate::shared::LockMemory::CHUNK {
+        let chunk = mem.chunk;
+        let out = self.nodes.out;
+        if self.reserved <= out {
+            return;
+        }
+        // Relaxed: a heuristic read of the budget.
+        let tight = mem.reserved.load(Ordering::Relaxed) > mem.limit / 2;
+        let keep = if tight { out } else { out + chunk };
+        if tight || self.reserved > out + 2 * chunk {
             mem.give_back(self.reserved - keep);
             self.reserved = keep;
         }

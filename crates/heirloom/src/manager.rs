@@ -14,7 +14,7 @@ use crate::monitor::Snapshot;
 use crate::policy::ConflictPolicy;
 use crate::shared::{Inner, LockMemory, Registry};
 use crate::stats::Stats;
-use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{Arc, AtomicU64, Ordering};
 use crate::table::{Table, TableKind};
 
 /// Builds a [`LockManager`].
@@ -184,8 +184,9 @@ impl Builder {
     /// table (as `escalate_after` does); if that frees nothing it fails with
     /// [`LockError::OutOfLockMemory`](crate::LockError::OutOfLockMemory),
     /// like PostgreSQL's "out of shared memory", instead of growing without
-    /// bound. Agents reserve the budget in chunks of 32, so a few chunks
-    /// may sit unused with idle agents. 0 (the default) is no cap.
+    /// bound. Agents reserve the budget in chunks (a 64th of `n`, at most
+    /// 32), so while less than half of it is in use a few chunks may sit
+    /// with idle agents. 0 (the default) is no cap.
     pub fn max_locks(mut self, n: usize) -> Self {
         self.max_locks = n;
         self
@@ -218,10 +219,7 @@ impl Builder {
                 clock: CachePadded::new(AtomicU64::new(1)),
                 base: Instant::now(),
                 escalate_after: self.escalate_after,
-                lock_memory: (self.max_locks > 0).then(|| LockMemory {
-                    limit: self.max_locks,
-                    reserved: CachePadded::new(AtomicUsize::new(0)),
-                }),
+                lock_memory: (self.max_locks > 0).then(|| LockMemory::new(self.max_locks)),
             }),
         }
     }

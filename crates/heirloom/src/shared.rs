@@ -131,17 +131,26 @@ pub(crate) struct Inner {
 }
 
 /// The manager-wide budget of lock requests (`Builder::max_locks`). Agents
-/// reserve it in chunks of [`LockMemory::CHUNK`], so the shared counter is
-/// written about once per chunk of requests, not once per request; an
-/// agent keeps at most two chunks it does not use between transactions.
+/// reserve it in chunks (`chunk`: a 64th of the limit, from 1 to 32), so
+/// the shared counter is written about once per chunk of requests, not
+/// once per request; between transactions an agent keeps at most two
+/// chunks it does not use, and none once the budget is more than half
+/// reserved (`Agent::shrink_reservation`).
 pub(crate) struct LockMemory {
     pub(crate) limit: usize,
+    pub(crate) chunk: usize,
     /// Requests reserved by agents (at most `limit`).
     pub(crate) reserved: CachePadded<AtomicUsize>,
 }
 
 impl LockMemory {
-    pub(crate) const CHUNK: usize = 32;
+    pub(crate) fn new(limit: usize) -> Self {
+        LockMemory {
+            limit,
+            chunk: (limit / 64).clamp(1, 32),
+            reserved: CachePadded::new(AtomicUsize::new(0)),
+        }
+    }
 
     /// Reserves `n` more requests if that stays within the limit.
     pub(crate) fn reserve(&self, n: usize) -> bool {

@@ -43,7 +43,7 @@ use crate::mode::Mode;
 use crate::policy::{ConflictPolicy, Wait};
 use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING, wake_granted};
-use crate::shared::{Inner, LockMemory, WaitInfo};
+use crate::shared::{Inner, WaitInfo};
 use crate::sync::{Arc, Ordering, Wake, fence, wait_while};
 use crate::table::{Acquiring, HeadRef, Reinherit, Releasing};
 
@@ -528,7 +528,7 @@ impl<'a> Transaction<'a> {
             if short == 0 {
                 return Ok(());
             }
-            let chunk = short.div_ceil(LockMemory::CHUNK) * LockMemory::CHUNK;
+            let chunk = short.div_ceil(mem.chunk) * mem.chunk;
             if mem.reserve(chunk) {
                 a.reserved += chunk;
                 return Ok(());

@@ -9,7 +9,7 @@ use std::thread;
 use std::time::Duration;
 
 use common::{Ghost, Rng};
-use heirloom::{ConflictPolicy, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind};
+use heirloom::{ConflictPolicy, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind, TxnId, Wait};
 
 fn policies() -> Vec<ConflictPolicy> {
     vec![
@@ -159,6 +159,146 @@ fn two_threads_long_run() {
     }
 }
 
+/// The engine controls under load, checked by the same ghost: U for
+/// read-then-write, skip-locked tries, early unlock, waits for other
+/// transactions to end, escalation at 4 rows per table, and a lock-memory
+/// cap that forces escalation (or refuses with `OutOfLockMemory`).
+fn stress_engine(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, threads: usize, txns: usize) {
+    const CAP: usize = 64;
+    let lm = LockManager::builder()
+        .table(kind)
+        .conflicts(policy)
+        .inheritance(sli)
+        .escalate_after(4)
+        .max_locks(CAP)
+        .buckets(64)
+        .build();
+    let ghost = Arc::new(Ghost::default());
+    let published: Arc<std::sync::Mutex<Vec<TxnId>>> = Arc::default();
+    let handles: Vec<_> = (0..threads)
+        .map(|i| {
+            let (lm, ghost, published) = (lm.clone(), ghost.clone(), published.clone());
+            thread::spawn(move || {
+                let mut rng = Rng::new(i as u64 + 77);
+                let mut agent = lm.agent();
+                let mut out_of_memory = 0;
+                for _ in 0..txns {
+                    let steps = 1 + rng.below(8);
+                    let seed = rng.next();
+                    let r = agent.run(|t| {
+                        let mut rng = Rng::new(seed);
+                        let mut mine: Vec<LockId> = Vec::new();
+                        let mut res = Ok(());
+                        if rng.below(4) == 0 {
+                            res = t.publish_id();
+                            if res.is_ok() {
+                                published.lock().unwrap().push(t.id());
+                            }
+                        }
+                        for _ in 0..steps {
+                            if res.is_err() {
+                                break;
+                            }
+                            let row = LockId::row(TableId::new(0, rng.below(3) as u32), rng.below(12));
+                            let mode = [Mode::S, Mode::S, Mode::U, Mode::X][rng.below(4) as usize];
+                            match rng.below(10) {
+                                0..=4 => {
+                                    res = t.lock(row, mode);
+                                    if res.is_ok() {
+                                        ghost.register(t.id(), row, mode);
+                                        mine.push(row);
+                                    }
+                                }
+                                5 | 6 => match t.try_lock(row, mode) {
+                                    Ok(true) => {
+                                        ghost.register(t.id(), row, mode);
+                                        mine.push(row);
+                                    }
+                                    Ok(false) => {}
+                                    Err(e) => res = Err(e),
+                                },
+                                7 | 8 if !mine.is_empty() => {
+                                    let row = mine.swap_remove(rng.below(mine.len() as u64) as usize);
+                                    ghost.unregister(t.id(), row);
+                                    match t.unlock(row) {
+                                        // Escalated away, or still locked
+                                        // under another entry: fine.
+                                        Ok(()) | Err(LockError::NotHeld { .. }) => {}
+                                        Err(e) => res = Err(e),
+                                    }
+                                }
+                                _ => {
+                                    let other = {
+                                        let p = published.lock().unwrap();
+                                        (!p.is_empty()).then(|| p[rng.below(p.len() as u64) as usize])
+                                    };
+                                    if let Some(o) = other.filter(|&o| o != t.id()) {
+                                        res = t.wait_for_txn(o, Wait::Timeout(Duration::from_millis(2)));
+                                    }
+                                }
+                            }
+                        }
+                        ghost.unregister_all(t.id());
+                        res
+                    });
+                    match r {
+                        Ok(()) => {}
+                        Err(LockError::OutOfLockMemory { .. }) => out_of_memory += 1,
+                        Err(e) => panic!("{kind:?} {policy:?}: {e}"),
+                    }
+                    let (used, cap) = lm.lock_memory().unwrap();
+                    assert!(used <= cap, "{used} of {cap}");
+                }
+                (out_of_memory, agent.stats())
+            })
+        })
+        .collect();
+    let mut last = (lm.stats().committed, std::time::Instant::now());
+    while !handles.iter().all(|h| h.is_finished()) {
+        let now = lm.stats().committed;
+        if now != last.0 {
+            last = (now, std::time::Instant::now());
+        } else if last.1.elapsed() > Duration::from_secs(30) {
+            panic!(
+                "{kind:?} {policy:?} {sli:?}: workers stuck; lock table:\n{}\n{}",
+                lm.snapshot(),
+                lm.agents_report()
+            );
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+    let mut ended = 0;
+    for h in handles {
+        let (oom, s) = h.join().expect("worker panicked");
+        assert_eq!(s.begun, s.committed + s.aborted, "every transaction ends");
+        ended += s.committed as usize + oom;
+    }
+    ghost.assert_clean();
+    assert!(ended >= threads * txns, "{ended} of {}", threads * txns);
+    assert!(
+        lm.snapshot().is_empty(),
+        "{kind:?} {policy:?} left locks: {}",
+        lm.snapshot()
+    );
+    assert_eq!(lm.lock_memory(), Some((0, CAP)), "budget given back");
+    let s = lm.stats();
+    assert!(
+        s.escalations > 0 && s.unlocks > 0,
+        "{kind:?} {policy:?}: the controls ran: {s:?}"
+    );
+}
+
+#[test]
+fn engine_controls_under_every_policy_keep_grants_compatible() {
+    for kind in TableKind::ALL {
+        for policy in policies() {
+            for sli in [Inheritance::Off, Inheritance::Always] {
+                stress_engine(kind, policy, sli, 8, 200);
+            }
+        }
+    }
+}
+
 /// A longer soak: `cargo test --release -p heirloom --test stress -- --ignored`.
 #[test]
 #[ignore]
@@ -168,6 +308,7 @@ fn soak_oversubscribed() {
             for sli in [Inheritance::Off, Inheritance::On, Inheritance::Always] {
                 stress(kind, policy, sli, 32, 1000);
             }
+            stress_engine(kind, policy, Inheritance::Always, 32, 500);
         }
     }
 }

@@ -69,6 +69,18 @@ impl Ghost {
         }
     }
 
+    /// Forgets `txn`'s entry on `id` alone (before it unlocks `id`; its
+    /// intention entries on the ancestors stay, as its locks there do).
+    pub fn unregister(&self, txn: TxnId, id: LockId) {
+        let mut map = self.locks.lock().unwrap();
+        if let Some(v) = map.get_mut(&id) {
+            v.retain(|(t, _)| *t != txn);
+            if v.is_empty() {
+                map.remove(&id);
+            }
+        }
+    }
+
     pub fn unregister_all(&self, txn: TxnId) {
         let mut map = self.locks.lock().unwrap();
         map.retain(|_, v| {
