@@ -69,6 +69,7 @@ pub fn table(runs: &[RunResult]) -> String {
     let ops = runs.iter().any(|r| r.op.is_some());
     let ceiling = runs.iter().any(|r| r.of_ceiling.is_some());
     let levels = runs.iter().any(|r| r.sli);
+    let deadlocks = runs.iter().any(|r| r.abort_causes.deadlock > 0);
     // The policy column fits its longest label (`nowait+excl@never`), the
     // SLI column `on+k16`.
     let pw = runs.iter().map(|r| r.policy.len()).max().unwrap_or(0).max(12);
@@ -97,6 +98,9 @@ pub fn table(runs: &[RunResult]) -> String {
     }
     if messages {
         out.push_str(&format!(" {:>8}", "msg/tx"));
+    }
+    if deadlocks {
+        out.push_str(&format!(" {:>9}", "dlocks/s"));
     }
     if ceiling {
         out.push_str(&format!(" {:>7}", "of none"));
@@ -141,6 +145,9 @@ pub fn table(runs: &[RunResult]) -> String {
         }
         if messages {
             out.push_str(&format!(" {:>8.2}", r.per_txn.messages));
+        }
+        if deadlocks {
+            out.push_str(&format!(" {:>9.0}", r.abort_causes.deadlock as f64 / secs));
         }
         if ceiling {
             match r.of_ceiling {
@@ -241,6 +248,7 @@ struct CsvRow<'a> {
     tps: f64,
     total_tps: f64,
     aborts_per_s: f64,
+    deadlocks_per_s: f64,
     p50_us: f64,
     p99_us: f64,
     p999_us: f64,
@@ -306,6 +314,7 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             tps: r.tps,
             total_tps: r.total_tps,
             aborts_per_s: r.aborted as f64 / r.seconds.max(1e-9),
+            deadlocks_per_s: r.abort_causes.deadlock as f64 / r.seconds.max(1e-9),
             p50_us: r.latency_us.p50,
             p99_us: r.latency_us.p99,
             p999_us: r.latency_us.p999,

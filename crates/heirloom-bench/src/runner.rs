@@ -230,6 +230,21 @@ pub struct Latency {
     pub max: f64,
 }
 
+/// Concurrency failures over a run, by cause (the lock manager's counters).
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct AbortCauses {
+    /// Deadlock victims (`detect`).
+    pub deadlock: u64,
+    /// Waits that timed out.
+    pub timeout: u64,
+    /// Requests refused at once (`nowait`).
+    pub would_block: u64,
+    /// Wait-die deaths.
+    pub died: u64,
+    /// Wound-wait wounds.
+    pub wounded: u64,
+}
+
 /// Lock manager events per completed (committed or failed) transaction.
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
 pub struct PerTxn {
@@ -365,6 +380,9 @@ pub struct RunResult {
     /// Transactions `Agent::run` ran in exclusive mode (after too many
     /// restarts).
     pub exclusive_runs: u64,
+    /// Why requests failed, counted over the run (each such failure aborts
+    /// its transaction).
+    pub abort_causes: AbortCauses,
     /// Committed (successful) transactions per second: the headline, as
     /// TATP's MQTh and DBx1000 count.
     pub tps: f64,
@@ -606,6 +624,13 @@ pub fn run<W: Workload>(
         retry: cfg.retry,
         pregen: cfg.pregen,
         exclusive_runs: stats.exclusive_runs,
+        abort_causes: AbortCauses {
+            deadlock: stats.deadlocks,
+            timeout: stats.timeouts,
+            would_block: stats.would_block,
+            died: stats.died,
+            wounded: stats.wounded,
+        },
         tps: committed as f64 / measured.as_secs_f64(),
         total_tps: (committed + failed) as f64 / measured.as_secs_f64(),
         latency_us: Latency {

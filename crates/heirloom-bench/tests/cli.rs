@@ -48,6 +48,7 @@ fn bad_arguments_exit_2_with_one_line() {
         &["bench", "--workload", "tpcc", "--scale", "1/threads"],
         &["bench", "--workload", "tpcc", "--scale", "0/thread"],
         &["bench", "--workload", "ycsb", "--opt", "index=skiplist"],
+        &["bench", "--workload", "ycsb", "--opt", "rmw=x"],
         &["bench", "--workload", "tm1", "--profile", "dbx1000"],
         &["bench", "--workload", "ycsb", "--profile", "postgres"],
         &["bench", "--retry", "later"],
@@ -405,5 +406,50 @@ fn the_ceiling_and_kept_inheritance_are_reported() {
         header.contains("of_ceiling") && header.contains("database_table_ops_per_txn"),
         "{header}"
     );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// YCSB's read-modify-write writes (S or U before X) run verified on the
+/// queue, latch-free and server tables; the JSON counts aborts by cause.
+#[test]
+fn update_mode_read_modify_write_runs_verified() {
+    let dir = std::env::temp_dir().join(format!("heirloom-rmw-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for rmw in ["s", "u"] {
+        let json = dir.join(format!("{rmw}.json"));
+        let out = heirloom(&[
+            "bench",
+            "--workload",
+            "ycsb",
+            "--scale",
+            "2000",
+            "--opt",
+            "theta=0.9",
+            "--opt",
+            &format!("rmw={rmw}"),
+            "--opt",
+            "order-keys",
+            "--threads",
+            "4",
+            "--table",
+            "latched,latchfree,server:2",
+            "--sli",
+            "off",
+            "--duration",
+            "0.1",
+            "--warmup",
+            "0.02",
+            "--verify",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        for r in doc["runs"].as_array().unwrap() {
+            let causes = &r["abort_causes"];
+            assert!(causes["deadlock"].is_u64(), "{r}");
+            assert!(r["committed"].as_u64().unwrap() > 0, "{r}");
+        }
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

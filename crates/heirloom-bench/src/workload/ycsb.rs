@@ -57,6 +57,9 @@ pub struct Ycsb {
     read_share: f64,
     draw: Draw,
     zipf: Option<Zipf<f64>>,
+    /// Writes read the row first, locking it in this mode (S or U), then
+    /// lock it X (`--opt rmw`); `None`: writes lock X at once.
+    rmw: Option<Mode>,
     /// The table.
     pub table: Table,
     committed_writes: Mutex<u64>,
@@ -113,9 +116,19 @@ impl Ycsb {
             read_share,
             draw,
             zipf,
+            rmw: None,
             table,
             committed_writes: Mutex::new(0),
         })
+    }
+
+    /// Makes every write a read-modify-write: the row is read under `read`
+    /// (S: the S-to-X conversion that two writers of one row deadlock on;
+    /// U: update mode, which queues the second writer at the read), then
+    /// locked X and written. `None` (the default) locks X at once.
+    pub fn read_modify_write(mut self, read: Option<Mode>) -> Self {
+        self.rmw = read;
+        self
     }
 
     /// Writes committed by retired workers.
@@ -187,6 +200,13 @@ impl Benchmark for YcsbBench {
                 alias: None,
             },
             Opt {
+                name: "rmw",
+                help: "writes read first: off (X at once), s (S then X: conversion deadlocks) or u (U then X)",
+                kind: Kind::Choice(&["off", "s", "u"]),
+                default: "off",
+                alias: None,
+            },
+            Opt {
                 name: "order-keys",
                 help: "make each transaction's requests in key order (no wait cycles)",
                 kind: Kind::Flag,
@@ -220,7 +240,12 @@ impl Benchmark for YcsbBench {
             order_keys: o.flag("order-keys"),
         };
         let index = index_kind(o);
-        sweep.on_one_db(&|n| Ycsb::new(n, theta, read_share, draw, index))
+        let rmw = match o.choice("rmw") {
+            "s" => Some(Mode::S),
+            "u" => Some(Mode::U),
+            _ => None,
+        };
+        sweep.on_one_db(&|n| Ycsb::new(n, theta, read_share, draw, index).map(|y| y.read_modify_write(rmw)))
     }
 }
 
@@ -267,6 +292,10 @@ impl Workload for Ycsb {
         let mut sum = 0u64;
         for &(key, write) in &i.requests {
             let mode = if write { Mode::X } else { Mode::S };
+            if write && let Some(read) = self.rmw {
+                let slot = tx.find(t, key, read)?.expect("YCSB rows are never deleted");
+                sum = sum.wrapping_add(t.get(slot, 0));
+            }
             let slot = tx.find(t, key, mode)?.expect("YCSB rows are never deleted");
             if write {
                 let c = t.get(slot, 0);
