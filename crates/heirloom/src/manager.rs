@@ -201,6 +201,7 @@ impl Builder {
                 may_wait: !matches!(self.policy, ConflictPolicy::NoWait),
                 wound_wait: matches!(self.policy, ConflictPolicy::WoundWait),
                 no_locks: self.table == TableKind::None,
+                special: self.table == TableKind::None || self.escalate_after > 0 || self.max_locks > 0,
                 policy: self.policy,
                 max_restarts: self.max_restarts,
                 sli: Rules::new(

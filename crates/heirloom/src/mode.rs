@@ -71,17 +71,51 @@ pub const SUPREMUM: [[Mode; MODE_COUNT]; MODE_COUNT] = [
 /// Every mode, in declaration order.
 pub const ALL_MODES: [Mode; MODE_COUNT] = [NL, IS, IX, S, SIX, X, U];
 
+/// `COMPATIBLE` as one byte per mode (bit `b` of `COMPAT_BITS[a]`: `a`
+/// and `b` are compatible), padded to 8 entries: a test is a load, a shift
+/// and a mask, with no multiply by the row length.
+const COMPAT_BITS: [u8; 8] = {
+    let mut t = [0u8; 8];
+    let mut a = 0;
+    while a < MODE_COUNT {
+        let mut b = 0;
+        while b < MODE_COUNT {
+            if COMPATIBLE[a][b] {
+                t[a] |= 1 << b;
+            }
+            b += 1;
+        }
+        a += 1;
+    }
+    t
+};
+
+/// `SUPREMUM` with rows padded to 8 entries (index `a << 3 | b`).
+const JOIN_FLAT: [Mode; 64] = {
+    let mut t = [NL; 64];
+    let mut a = 0;
+    while a < MODE_COUNT {
+        let mut b = 0;
+        while b < MODE_COUNT {
+            t[a << 3 | b] = SUPREMUM[a][b];
+            b += 1;
+        }
+        a += 1;
+    }
+    t
+};
+
 impl Mode {
     /// May this mode be held by one transaction while another holds `other`?
     #[inline]
     pub const fn compatible(self, other: Mode) -> bool {
-        COMPATIBLE[self as usize][other as usize]
+        COMPAT_BITS[self as usize] >> (other as u8) & 1 != 0
     }
 
     /// The weakest mode that is at least as strong as both.
     #[inline]
     pub const fn join(self, other: Mode) -> Mode {
-        SUPREMUM[self as usize][other as usize]
+        JOIN_FLAT[(self as usize) << 3 | other as usize]
     }
 
     /// Does holding `self` already give everything `other` asks for?
@@ -304,6 +338,16 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn fast_forms_agree_with_the_tables() {
+        for a in ALL_MODES {
+            for b in ALL_MODES {
+                assert_eq!(a.compatible(b), COMPATIBLE[a as usize][b as usize], "{a} {b}");
+                assert_eq!(a.join(b), SUPREMUM[a as usize][b as usize], "{a} {b}");
             }
         }
     }

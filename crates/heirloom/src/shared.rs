@@ -101,6 +101,9 @@ pub(crate) struct Inner {
     pub(crate) kind: TableKind,
     /// `TableKind::None`: no lock is ever taken.
     pub(crate) no_locks: bool,
+    /// `no_locks`, or escalation or a lock-memory cap is configured: `lock`
+    /// takes its cold path (one test on the hot path for all three).
+    pub(crate) special: bool,
     pub(crate) policy: ConflictPolicy,
     /// `policy` is not `NoWait` (asked on every acquisition: a bool, not a
     /// match on the enum and its payload).

@@ -161,10 +161,19 @@ pub struct Transaction<'a> {
     doomed: Option<&'static str>,
     exclusive: bool,
     done: bool,
-    /// How the request being made waits (`lock_with`; `Policy` otherwise).
-    call: Wait,
-    /// The bound on every wait of this transaction (`set_lock_timeout`).
-    lock_timeout: Option<Duration>,
+    /// May the request being made wait (`lock_with`'s `Wait`, else the
+    /// policy), decided once per call.
+    may_wait: bool,
+    /// The request being made is `Wait::Skip`.
+    skip: bool,
+    /// `Wait::Timeout` of the request being made, in nanoseconds
+    /// (`NO_BOUND`: none). Kept as two words, not a `Wait` and an
+    /// `Option<Duration>`, so that a transaction stays small: `begin`
+    /// returns it by value.
+    call_timeout_ns: u64,
+    /// The bound on every wait of this transaction (`set_lock_timeout`),
+    /// in nanoseconds (`NO_BOUND`: none).
+    lock_timeout_ns: u64,
 }
 
 impl std::fmt::Debug for Transaction<'_> {
@@ -196,6 +205,7 @@ impl<'a> Transaction<'a> {
         };
         agent.shared.counters.begun.bump();
         agent.open = Some(id);
+        let agent_may_wait = agent.lm.may_wait;
         misuse::opened(agent.lm_addr(), id);
         let mut t = Transaction {
             agent,
@@ -204,8 +214,10 @@ impl<'a> Transaction<'a> {
             doomed: None,
             exclusive,
             done: false,
-            call: Wait::Policy,
-            lock_timeout: None,
+            may_wait: agent_may_wait,
+            skip: false,
+            call_timeout_ns: NO_BOUND,
+            lock_timeout_ns: NO_BOUND,
         };
         if !t.agent.inherited.is_empty() {
             t.adopt_inherited();
@@ -286,15 +298,55 @@ impl<'a> Transaction<'a> {
             });
         }
         self.check_alive()?;
+        if self.agent.lm.special {
+            return self.lock_special(id, mode);
+        }
+        self.lock_path(id, mode)
+    }
+
+    /// `lock` under `TableKind::None` or with escalation or a lock-memory
+    /// cap configured (`Inner::special`): the hot path pays one test for
+    /// all of them.
+    #[cold]
+    fn lock_special(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
         if self.agent.lm.no_locks {
             return self.no_lock(id);
         }
+        // Under a lock-memory cap: room for every level, and one more for a
+        // conversion's replacement request (the latch-free table).
+        self.make_room(id, id.path().as_slice().len() + 1)?;
+        let before = self.agent.held.len();
+        let r = self.lock_path(id, mode);
+        self.after_new_locks(before);
+        r?;
+        if self.agent.escalate_due.is_some() {
+            self.escalate_due()?;
+        }
+        Ok(())
+    }
+
+    /// Escalation bookkeeping for the cache entries pushed since `before`
+    /// (row and page locks count under their table).
+    fn after_new_locks(&mut self, before: usize) {
+        let a = &mut *self.agent;
+        if a.lm.escalate_after == 0 {
+            return;
+        }
+        for k in before..a.held.len() {
+            let id = a.held[k].id;
+            if id.level() >= Level::Page {
+                a.count_below(id);
+            }
+        }
+    }
+
+    /// The hierarchy walk of `lock`: the path from the root, each level
+    /// answered by the lock cache or the table.
+    #[inline]
+    fn lock_path(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
         let path = id.path();
         let ids = path.as_slice();
         let last = ids.len() - 1;
-        // Under a lock-memory cap: room for every level, and one more for a
-        // conversion's replacement request (the latch-free table).
-        self.make_room(id, ids.len() + 1)?;
         // Every level of the path counts as a request (one counter update
         // for all; a covering ancestor takes back the levels below it).
         self.agent.shared.counters.lock_requests.add(ids.len() as u64);
@@ -323,9 +375,6 @@ impl<'a> Transaction<'a> {
                 }
             }
         }
-        if self.agent.escalate_due.is_some() {
-            self.escalate_due()?;
-        }
         Ok(())
     }
 
@@ -352,9 +401,15 @@ impl<'a> Transaction<'a> {
     /// # Ok::<(), LockError>(())
     /// ```
     pub fn lock_with(&mut self, id: LockId, mode: Mode, wait: Wait) -> Result<(), LockError> {
-        let saved = std::mem::replace(&mut self.call, wait);
+        let saved = (self.may_wait, self.skip, self.call_timeout_ns);
+        (self.may_wait, self.skip, self.call_timeout_ns) = match wait {
+            Wait::Policy => (self.agent.lm.may_wait, false, NO_BOUND),
+            Wait::Timeout(d) => (true, false, bound_ns(Some(d))),
+            Wait::NoWait => (false, false, NO_BOUND),
+            Wait::Skip => (false, true, NO_BOUND),
+        };
         let r = self.lock(id, mode);
-        self.call = saved;
+        (self.may_wait, self.skip, self.call_timeout_ns) = saved;
         r
     }
 
@@ -376,12 +431,12 @@ impl<'a> Transaction<'a> {
     /// policy or [`Wait::Timeout`] the shorter bound wins. `None` (the
     /// default) removes the bound.
     pub fn set_lock_timeout(&mut self, timeout: Option<Duration>) {
-        self.lock_timeout = timeout;
+        self.lock_timeout_ns = bound_ns(timeout);
     }
 
     /// The bound set by [`Transaction::set_lock_timeout`].
     pub fn lock_timeout(&self) -> Option<Duration> {
-        self.lock_timeout
+        (self.lock_timeout_ns != NO_BOUND).then(|| Duration::from_nanos(self.lock_timeout_ns))
     }
 
     /// Releases `id` before the transaction ends (read committed, cursor
@@ -685,13 +740,16 @@ impl<'a> Transaction<'a> {
             });
         }
         self.check_alive()?;
-        if self.agent.lm.no_locks {
-            return reqs.iter().try_for_each(|&(id, _)| self.no_lock(id));
+        if self.agent.lm.special {
+            if self.agent.lm.no_locks {
+                return reqs.iter().try_for_each(|&(id, _)| self.no_lock(id));
+            }
+            if let Some(&(first, _)) = reqs.first() {
+                let need: usize = reqs.iter().map(|r| r.0.path().as_slice().len()).sum();
+                self.make_room(first, need + 1)?;
+            }
         }
-        if let Some(&(first, _)) = reqs.first() {
-            let need: usize = reqs.iter().map(|r| r.0.path().as_slice().len()).sum();
-            self.make_room(first, need + 1)?;
-        }
+        let before = self.agent.held.len();
         let mut batch = std::mem::take(&mut self.agent.acquiring);
         let mut done = std::mem::take(&mut self.agent.covered);
         done.clear();
@@ -705,6 +763,9 @@ impl<'a> Transaction<'a> {
         self.agent.acquiring = batch;
         self.agent.covered = done;
         self.agent.paths = paths;
+        if self.agent.lm.special {
+            self.after_new_locks(before);
+        }
         out?;
         if self.agent.escalate_due.is_some() {
             self.escalate_due()?;
@@ -928,9 +989,6 @@ impl<'a> Transaction<'a> {
     #[inline]
     fn push_held(&mut self, h: Held) {
         let a = &mut *self.agent;
-        if a.lm.escalate_after != 0 && h.id.level() >= Level::Page {
-            a.count_below(h.id);
-        }
         a.held.push(h);
         let n = a.held.len();
         if n > Agent::SCAN_LIMIT {
@@ -974,11 +1032,7 @@ impl<'a> Transaction<'a> {
     /// policy)?
     #[inline]
     fn may_wait(&self) -> bool {
-        match self.call {
-            Wait::Policy => self.agent.lm.may_wait,
-            Wait::Timeout(_) => true,
-            Wait::NoWait | Wait::Skip => false,
-        }
+        self.may_wait
     }
 
     /// The error of a request refused because it may not wait: under
@@ -986,7 +1040,7 @@ impl<'a> Transaction<'a> {
     /// (the transaction is doomed).
     fn refused(&mut self, lock: LockId, mode: Mode, holder: TxnId) -> LockError {
         let c = &self.agent.shared.counters;
-        if self.call == Wait::Skip {
+        if self.skip {
             c.skipped.bump();
             return LockError::Busy {
                 txn: self.id,
@@ -1008,15 +1062,13 @@ impl<'a> Transaction<'a> {
     /// the `Timeout` policy's, and the transaction's lock timeout, the
     /// shorter of them (`None`: no bound).
     fn wait_limit(&self) -> Option<Duration> {
-        let own = match (self.call, self.agent.lm.policy) {
-            (Wait::Timeout(d), _) => Some(d),
-            (_, ConflictPolicy::Timeout(d)) => Some(d),
-            _ => None,
+        let own = match self.agent.lm.policy {
+            _ if self.call_timeout_ns != NO_BOUND => self.call_timeout_ns,
+            ConflictPolicy::Timeout(d) => bound_ns(Some(d)),
+            _ => NO_BOUND,
         };
-        match (own, self.lock_timeout) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let ns = own.min(self.lock_timeout_ns);
+        (ns != NO_BOUND).then(|| Duration::from_nanos(ns))
     }
 
     #[inline]
@@ -1472,9 +1524,9 @@ impl<'a> Transaction<'a> {
             a.keep_rooted_inheritance(self.id, self.age);
         }
         a.index.clear();
-        a.below.clear();
-        a.escalate_due = None;
-        if a.lm.lock_memory.is_some() {
+        if a.lm.special {
+            a.below.clear();
+            a.escalate_due = None;
             a.shrink_reservation();
         }
         let c = &a.shared.counters;
@@ -1488,6 +1540,14 @@ impl<'a> Transaction<'a> {
         misuse::closed(a.lm_addr(), self.id);
         a.lm.gate.leave(&a.shared.active);
     }
+}
+
+/// A timeout in nanoseconds, or `NO_BOUND` (none; also a timeout too long
+/// for 64 bits of nanoseconds, 584 years, which is never in practice).
+const NO_BOUND: u64 = u64::MAX;
+
+fn bound_ns(d: Option<Duration>) -> u64 {
+    d.map_or(NO_BOUND, |d| u64::try_from(d.as_nanos()).unwrap_or(NO_BOUND))
 }
 
 /// Criterion 2 with reuse heat, for a lock released by a transaction that
