@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! heirloom demo
+//! heirloom figures [--out DIR] [--quick] [--only NAME,...]
 //! heirloom list
 //! heirloom bench --workload tm1 --mix ndbb --threads 1,2,8 --table global,latched,latchfree --sli off,on \
 //!     --duration 2 --verify --json out.json --csv out.csv --plot out.svg
@@ -46,6 +47,21 @@ enum Command {
         /// Measured seconds per run.
         #[arg(long, default_value_t = 2.7)]
         duration: f64,
+    },
+    /// The papers' evaluations regenerated here: one PNG and one SVG per
+    /// figure, the raw runs (JSON, CSV), and report.html and report.md
+    /// setting each against the paper with a computed verdict.
+    Figures {
+        /// Where the figures and the report go.
+        #[arg(long, default_value = "heirloom-figures")]
+        out: PathBuf,
+        /// Tiny runs (under 3 minutes on 2 cores): checks that everything
+        /// is drawn and judged, not what the verdicts are.
+        #[arg(long)]
+        quick: bool,
+        /// Only these figures (names as in the report).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
     },
     /// The benchmarks: what --scale counts, their mixes and their own options.
     List,
@@ -403,6 +419,118 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>) -> Result<(), BenchE
     Ok(())
 }
 
+/// `heirloom figures`: runs every selected figure's sweeps under one
+/// progress bar, draws and judges each, and writes the report.
+fn figures(out: &std::path::Path, quick: bool, only: &[String]) -> Result<(), BenchError> {
+    use heirloom_bench::figures::{self, Done};
+    let chosen = figures::select(only).map_err(BenchError::Usage)?;
+    let io = |e: std::io::Error| {
+        BenchError::Report(report::ReportError::Io {
+            path: out.display().to_string(),
+            source: e,
+        })
+    };
+    std::fs::create_dir_all(out).map_err(io)?;
+    // Every part planned first: a bad spec fails before anything runs, and
+    // the bar knows the whole set.
+    let mut total_ms = 0u64;
+    let mut planned = Vec::new();
+    for f in &chosen {
+        if let Some(own) = f.own {
+            total_ms += (own.estimate_ms)(quick);
+        }
+        let parts = (f.parts)(quick);
+        for p in &parts {
+            let plan = heirloom_bench::plan(&p.spec)?;
+            let n = heirloom_bench::configs(&p.spec, plan.scale).len() as u64 * p.spec.repeat as u64;
+            total_ms += n * (p.spec.duration + p.spec.warmup).as_millis() as u64;
+        }
+        planned.push((*f, parts));
+    }
+    let bar = if std::io::stderr().is_terminal() {
+        let b = ProgressBar::with_draw_target(Some(total_ms), ProgressDrawTarget::stderr());
+        b.set_style(
+            ProgressStyle::with_template("{bar:40} {msg}, about {eta} left")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let header = format!(
+        "{} set, {} cores, heirloom {}",
+        if quick {
+            "quick (tiny runs: the verdicts mean little)"
+        } else {
+            "full"
+        },
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut done: Vec<Done<'_>> = Vec::new();
+    for (f, parts) in planned {
+        bar.set_message(f.name.to_string());
+        if bar.is_hidden() {
+            eprintln!("figure {} ...", f.name);
+        }
+        let reading = if let Some(own) = f.own {
+            let (reading, samples) = (own.run)(quick, &mut |ms| bar.inc(ms));
+            figures::write_samples(
+                &out.join(format!("{}.json", f.name)),
+                &out.join(format!("{}.csv", f.name)),
+                &samples,
+            )?;
+            reading
+        } else {
+            let mut results = Vec::new();
+            let mut all = Vec::new();
+            let mut notes = Vec::new();
+            for p in &parts {
+                let runs = heirloom_bench::sweep(&p.spec, &mut |_, d| bar.inc(d.as_millis() as u64))?;
+                notes.push(format!(
+                    "part {:?}: runs {}..{}",
+                    p.label,
+                    all.len(),
+                    all.len() + runs.len()
+                ));
+                all.extend(runs.iter().cloned());
+                results.push((p.label.clone(), runs));
+            }
+            report::write_json(&out.join(format!("{}.json", f.name)), &all, &notes)?;
+            report::write_csv(&out.join(format!("{}.csv", f.name)), &all)?;
+            (f.read)(&results)
+        };
+        let mut images = Vec::new();
+        for c in &reading.charts {
+            for ext in ["png", "svg"] {
+                let file = format!("{}{}.{ext}", f.name, c.suffix);
+                figures::draw(&out.join(&file), c)?;
+                if ext == "png" {
+                    images.push(file);
+                }
+            }
+        }
+        done.push(Done {
+            figure: f,
+            reading,
+            images,
+        });
+    }
+    bar.finish_and_clear();
+    std::fs::write(out.join("report.md"), figures::markdown(&done, &header)).map_err(io)?;
+    std::fs::write(out.join("report.html"), figures::html(&done, &header)).map_err(io)?;
+    println!("# heirloom figures: {header}");
+    for d in &done {
+        println!("{:<24} {}", d.figure.name, d.reading.verdict.text());
+        println!("{:<24}   {}", "", d.reading.ours);
+    }
+    for (name, why) in figures::MISSING {
+        println!("{name:<24} not drawn: {why}");
+    }
+    println!("wrote {}", out.join("report.html").display());
+    Ok(())
+}
+
 /// Rewrites the older per-benchmark flags (`--theta 0.9`, `--nurand`) into
 /// `--opt theta=0.9`, from the aliases the benchmarks declare, in the
 /// arguments after `bench`.
@@ -514,6 +642,7 @@ fn main() {
             print!("{}", list());
             Ok(())
         }
+        Command::Figures { out, quick, only } => figures(out, *quick, only),
         Command::Demo { duration } => seconds("--duration", *duration, false).and_then(|d| {
             let spec = Spec {
                 workload: "tm1".into(),

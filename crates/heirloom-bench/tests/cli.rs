@@ -49,6 +49,7 @@ fn bad_arguments_exit_2_with_one_line() {
         &["bench", "--workload", "tpcc", "--scale", "0/thread"],
         &["bench", "--workload", "ycsb", "--opt", "index=skiplist"],
         &["bench", "--workload", "ycsb", "--opt", "rmw=x"],
+        &["figures", "--only", "no-such-figure"],
         &["bench", "--workload", "tm1", "--profile", "dbx1000"],
         &["bench", "--workload", "ycsb", "--profile", "postgres"],
         &["bench", "--retry", "later"],
@@ -451,5 +452,36 @@ fn update_mode_read_modify_write_runs_verified() {
             assert!(r["committed"].as_u64().unwrap() > 0, "{r}");
         }
     }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `heirloom figures --quick`, two figures: each drawn as PNG and SVG, its
+/// runs written, and a verdict computed in both reports.
+#[test]
+fn figures_write_images_runs_and_a_judged_report() {
+    let dir = std::env::temp_dir().join(format!("heirloom-figures-{}", std::process::id()));
+    let out = heirloom(&[
+        "figures",
+        "--quick",
+        "--only",
+        "sli-fig11-tm1,1995-fig5",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for name in ["sli-fig11-tm1", "1995-fig5"] {
+        for ext in ["png", "svg", "json", "csv"] {
+            let f = dir.join(format!("{name}.{ext}"));
+            assert!(std::fs::metadata(&f).is_ok_and(|m| m.len() > 0), "{}", f.display());
+        }
+    }
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert_eq!(md.matches("**Verdict: ").count(), 2, "{md}");
+    assert!(
+        html.contains("<img src=\"1995-fig5.png\"") && !html.contains("<script"),
+        "{html}"
+    );
+    assert!(!md.contains("## tsx-index"), "only the figures asked for: {md}");
     std::fs::remove_dir_all(&dir).ok();
 }
