@@ -194,6 +194,46 @@ pub const FIGURES: &[Figure] = &[
         own: None,
     },
     Figure {
+        name: "sli-fig8-9",
+        source: "Speculative lock inheritance (VLDB 2009), Figures 8 and 9",
+        paper: "Lock requests by class per transaction (heritable: above row level and shared; hot: contended), and what became of the locks SLI passed on: the smallest transactions (NDBB) acquire few locks, most of them heritable and many hot; larger ones (TPC-C) acquire more, and their hot heritable locks do not grow with them; there are very few hot non-heritable locks.",
+        rule: "from the lock-table requests of runs without SLI (`--breakdown` classifies them): reproduced if TM1's heritable share is at least 0.5 and above TPC-C's, and hot non-heritable requests are at most 10% of each workload's; direction if TM1's heritable share is above TPC-C's; else not reproduced",
+        parts: |q| {
+            let threads: &[usize] = if q { &[2] } else { &[8] };
+            vec![
+                Part {
+                    label: "tm1".into(),
+                    spec: Spec {
+                        breakdown: true,
+                        ..tm1(q, threads, &[TableKind::Latched], &[false, true])
+                    },
+                },
+                Part {
+                    label: "tpcb".into(),
+                    spec: Spec {
+                        workload: "tpcb".into(),
+                        scale: Some(ScaleArg::Total(if q { 2 } else { 8 })),
+                        options: vec![("accounts".into(), if q { "1000" } else { "10000" }.into())],
+                        breakdown: true,
+                        ..base(q, threads, &[TableKind::Latched], &[false, true])
+                    },
+                },
+                Part {
+                    label: "tpcc".into(),
+                    spec: Spec {
+                        workload: "tpcc".into(),
+                        scale: Some(ScaleArg::Total(if q { 2 } else { 4 })),
+                        options: vec![("shrink".into(), if q { "20" } else { "10" }.into())],
+                        breakdown: true,
+                        ..base(q, threads, &[TableKind::Latched], &[false, true])
+                    },
+                },
+            ]
+        },
+        read: read_classes,
+        own: None,
+    },
+    Figure {
         name: "1995-fig4",
         source: "Shared-memory vs message-passing locking (1995), Figure 4",
         paper: "Cost of acquiring a hot lock (every process asks S on one record) and of a null critical section, SML (shared memory, a latch) against MPL (a lock-server process, IPC), 1-32 processes on a KSR1: SML is cheaper at every level of contention, by almost an order of magnitude under high contention.",
@@ -667,6 +707,21 @@ fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 { a / b } else { f64::NAN }
 }
 
+/// Throughput of `a` over `b`, two configurations of one sweep: the median
+/// of the ratios round by round (`RunResult::tps_runs`, in run order), so
+/// that a stretch in which this shared machine ran at half speed, which
+/// hits a few configurations of one round, does not decide the ratio; the
+/// ratio of the two medians when there are no rounds to pair.
+fn paired(a: Option<&RunResult>, b: Option<&RunResult>) -> f64 {
+    let (Some(a), Some(b)) = (a, b) else { return f64::NAN };
+    if a.tps_runs.len() >= 2 && a.tps_runs.len() == b.tps_runs.len() {
+        let mut rs: Vec<f64> = a.tps_runs.iter().zip(&b.tps_runs).map(|(x, y)| ratio(*x, *y)).collect();
+        rs.sort_by(f64::total_cmp);
+        return rs[rs.len() / 2];
+    }
+    ratio(a.tps, b.tps)
+}
+
 fn lm_share(r: &RunResult) -> f64 {
     r.breakdown.map_or(0.0, |b| b.lock_manager + b.latch_contention)
 }
@@ -736,18 +791,9 @@ fn read_sli_tm1(parts: &Measured) -> Reading {
         let mut t: Vec<usize> = runs.iter().map(|r| r.threads).collect();
         t.sort_unstable();
         t.dedup();
-        t.iter()
-            .map(|&n| {
-                let on = find(runs, "latched", true, n).map_or(0.0, |r| r.tps);
-                let off = find(runs, "latched", false, n).map_or(0.0, |r| r.tps);
-                format!("{:.2}x at {n}", ratio(on, off))
-            })
-            .collect()
+        t.iter().map(|&n| format!("{:.2}x at {n}", on_off(runs, n))).collect()
     };
-    let r = ratio(
-        find(runs, "latched", true, most).map_or(0.0, |r| r.tps),
-        find(runs, "latched", false, most).map_or(0.0, |r| r.tps),
-    );
+    let r = on_off(runs, most);
     let verdict = if r >= 1.10 {
         Verdict::Reproduced
     } else if r > 1.02 {
@@ -763,9 +809,9 @@ fn read_sli_tm1(parts: &Measured) -> Reading {
 }
 
 fn on_off(runs: &[RunResult], threads: usize) -> f64 {
-    ratio(
-        find(runs, "latched", true, threads).map_or(0.0, |r| r.tps),
-        find(runs, "latched", false, threads).map_or(0.0, |r| r.tps),
+    paired(
+        find(runs, "latched", true, threads),
+        find(runs, "latched", false, threads),
     )
 }
 
@@ -801,17 +847,111 @@ fn read_sli_ratio(parts: &Measured) -> Reading {
     }
 }
 
+fn read_classes(parts: &Measured) -> Reading {
+    // (label, heritable share, hot non-heritable share, requests) from the
+    // SLI-off run; the outcomes from the SLI-on run.
+    let mut shares = Vec::new();
+    let mut class_series: Vec<Series> = Vec::new();
+    let mut outcome_series: Vec<Series> = Vec::new();
+    for (i, (label, runs)) in parts.iter().enumerate() {
+        let x = (i + 1) as f64;
+        let push = |series: &mut Vec<Series>, name: &str, y: f64| match series.iter_mut().find(|s| s.0 == name) {
+            Some(s) => s.1.push((x, y)),
+            None => series.push((name.to_string(), vec![(x, y)])),
+        };
+        if let Some(r) = runs.iter().find(|r| !r.sli) {
+            let c = r.per_txn.classes;
+            let heritable = c.high_shared_hot + c.high_shared_cold;
+            let hot_other = c.high_exclusive_hot + c.row_shared_hot + c.row_exclusive_hot;
+            let all = heritable
+                + c.high_exclusive_hot
+                + c.high_exclusive_cold
+                + c.row_shared_hot
+                + c.row_shared_cold
+                + c.row_exclusive_hot
+                + c.row_exclusive_cold;
+            shares.push((label.clone(), ratio(heritable, all), ratio(hot_other, all), all));
+            push(&mut class_series, "heritable, hot", c.high_shared_hot);
+            push(&mut class_series, "heritable, cold", c.high_shared_cold);
+            push(&mut class_series, "not heritable, hot", hot_other);
+            push(
+                &mut class_series,
+                "not heritable, cold",
+                c.high_exclusive_cold + c.row_shared_cold + c.row_exclusive_cold,
+            );
+        }
+        if let Some(r) = runs.iter().find(|r| r.sli) {
+            push(&mut outcome_series, "inherited and used", r.per_txn.inherited_used);
+            push(
+                &mut outcome_series,
+                "inherited, not used",
+                r.per_txn.inherited_discarded,
+            );
+            push(&mut outcome_series, "invalidated", r.per_txn.inherited_invalidated);
+        }
+    }
+    let get = |l: &str| shares.iter().find(|s| s.0 == l).map_or(f64::NAN, |s| s.1);
+    let (tm1, tpcc) = (get("tm1"), get("tpcc"));
+    let few_hot_other = shares.iter().all(|s| s.2 <= 0.10);
+    let verdict = if tm1 >= 0.5 && tm1 > tpcc && few_hot_other {
+        Verdict::Reproduced
+    } else if tm1 > tpcc {
+        Verdict::Direction
+    } else {
+        Verdict::NotReproduced
+    };
+    let names: Vec<&str> = parts.iter().map(|p| p.0.as_str()).collect();
+    Reading {
+        charts: vec![
+            Chart {
+                suffix: "",
+                title: format!(
+                    "Lock-table requests per transaction by class, SLI off: 1-{} = {}",
+                    names.len(),
+                    names.join(", ")
+                ),
+                x_desc: "workload",
+                y_desc: "requests per transaction",
+                series: class_series,
+            },
+            Chart {
+                suffix: "-outcomes",
+                title: format!(
+                    "What became of inherited locks, per transaction: 1-{} = {}",
+                    names.len(),
+                    names.join(", ")
+                ),
+                x_desc: "workload",
+                y_desc: "locks per transaction",
+                series: outcome_series,
+            },
+        ],
+        ours: shares
+            .iter()
+            .map(|(l, h, o, n)| {
+                format!(
+                    "{l}: {n:.1} lock-table requests per transaction, {:.0}% heritable, {:.1}% hot and not heritable",
+                    100.0 * h,
+                    100.0 * o
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+            + ".",
+        verdict,
+    }
+}
+
 fn op_ns(r: &RunResult) -> f64 {
     r.op.as_ref().map_or(f64::NAN, |o| o.ns)
 }
 
 fn mpl_over_sml(runs: &[RunResult], threads: usize) -> f64 {
-    let by = |t: &str| {
-        runs.iter()
-            .find(|r| r.table.starts_with(t) && r.threads == threads)
-            .map(op_ns)
-    };
-    ratio(by("server").unwrap_or(f64::NAN), by("latched").unwrap_or(f64::NAN))
+    // Cost per operation is threads / operations per second, and
+    // operations per transaction are fixed: the cost ratio is the inverse
+    // throughput ratio, paired round by round.
+    let by = |t: &str| runs.iter().find(|r| r.table.starts_with(t) && r.threads == threads);
+    paired(by("latched"), by("server"))
 }
 
 fn thread_counts(runs: &[RunResult]) -> Vec<usize> {
@@ -910,9 +1050,9 @@ fn read_batches(parts: &Measured) -> Reading {
 }
 
 fn lf_over_l(runs: &[RunResult], threads: usize) -> f64 {
-    ratio(
-        find(runs, "latchfree", false, threads).map_or(0.0, |r| r.tps),
-        find(runs, "latched", false, threads).map_or(0.0, |r| r.tps),
+    paired(
+        find(runs, "latchfree", false, threads),
+        find(runs, "latched", false, threads),
     )
 }
 
@@ -1060,12 +1200,7 @@ fn read_oversubscription(parts: &Measured) -> Reading {
     let most = most_threads(runs);
     let mut tables: Vec<String> = runs.iter().map(|r| r.table.clone()).collect();
     tables.dedup();
-    let rel = |t: &str, n: usize| {
-        ratio(
-            find(runs, t, false, n).map_or(0.0, |r| r.tps),
-            find(runs, t, false, 2).map_or(0.0, |r| r.tps),
-        )
-    };
+    let rel = |t: &str, n: usize| paired(find(runs, t, false, n), find(runs, t, false, 2));
     let at_most: Vec<(String, f64)> = tables.iter().map(|t| (t.clone(), rel(t, most))).collect();
     let verdict = if at_most.iter().all(|x| x.1 >= 0.7) {
         Verdict::Reproduced
@@ -1109,8 +1244,7 @@ fn read_side_by_side(parts: &Measured) -> Reading {
     let mut series: Vec<Series> = Vec::new();
     for (i, (_, runs)) in parts.iter().enumerate() {
         for r in runs.iter().filter(|r| r.threads == 8) {
-            let base = find(runs, "latched", false, 8).map_or(0.0, |b| b.tps);
-            let p = ((i + 1) as f64, ratio(r.tps, base));
+            let p = ((i + 1) as f64, paired(Some(r), find(runs, "latched", false, 8)));
             match series.iter_mut().find(|s| s.0 == r.table) {
                 Some(s) => s.1.push(p),
                 None => series.push((r.table.clone(), vec![p])),

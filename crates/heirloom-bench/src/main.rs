@@ -458,7 +458,7 @@ fn figures(out: &std::path::Path, quick: bool, only: &[String]) -> Result<(), Be
         ProgressBar::hidden()
     };
     let header = format!(
-        "{} set, {} cores, heirloom {}",
+        "{} set, {} cores, heirloom {}; a ratio of two configurations is the median of their ratios round by round (they run in the same rounds)",
         if quick {
             "quick (tiny runs: the verdicts mean little)"
         } else {
