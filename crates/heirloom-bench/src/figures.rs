@@ -71,8 +71,11 @@ pub struct Chart {
     pub x_desc: &'static str,
     /// Y axis.
     pub y_desc: &'static str,
-    /// Lines.
+    /// Lines (or, with `categories`, groups of bars).
     pub series: Vec<Series>,
+    /// Names of the x positions 1, 2, ...: the chart is then grouped bars,
+    /// one group per category, one bar per series.
+    pub categories: Vec<String>,
 }
 
 /// What a figure's runs say.
@@ -612,6 +615,7 @@ fn read_index(samples: &[IndexSample]) -> Reading {
                 x_desc: "threads",
                 y_desc: "operations per second",
                 series,
+                categories: Vec::new(),
             }
         })
         .collect();
@@ -764,6 +768,7 @@ fn read_lm_share(parts: &Measured) -> Reading {
                     .collect(),
                 ),
             ],
+            categories: Vec::new(),
         }],
         ours: format!(
             "The lock manager's share of worker time is {:.1}% at one thread and {:.1}% at {most} threads (2 cores).",
@@ -781,6 +786,7 @@ fn tps_chart(title: String, runs: &[RunResult]) -> Chart {
         x_desc: "worker threads",
         y_desc: "committed transactions per second",
         series: series_by(runs, |r| format!("{} sli={}", r.table, r.sli_label()), |r| r.tps),
+        categories: Vec::new(),
     }
 }
 
@@ -841,6 +847,7 @@ fn read_sli_ratio(parts: &Measured) -> Reading {
             x_desc: "worker threads",
             y_desc: "throughput with SLI / without",
             series,
+            categories: Vec::new(),
         }],
         ours: format!("SLI on / off at the most threads: TPC-B {b:.2}x, TPC-C {c:.2}x."),
         verdict,
@@ -900,30 +907,24 @@ fn read_classes(parts: &Measured) -> Reading {
     } else {
         Verdict::NotReproduced
     };
-    let names: Vec<&str> = parts.iter().map(|p| p.0.as_str()).collect();
+    let names: Vec<String> = parts.iter().map(|p| p.0.clone()).collect();
     Reading {
         charts: vec![
             Chart {
                 suffix: "",
-                title: format!(
-                    "Lock-table requests per transaction by class, SLI off: 1-{} = {}",
-                    names.len(),
-                    names.join(", ")
-                ),
+                title: "Lock-table requests per transaction by class, SLI off".into(),
                 x_desc: "workload",
                 y_desc: "requests per transaction",
                 series: class_series,
+                categories: names.clone(),
             },
             Chart {
                 suffix: "-outcomes",
-                title: format!(
-                    "What became of inherited locks, per transaction: 1-{} = {}",
-                    names.len(),
-                    names.join(", ")
-                ),
+                title: "What became of inherited locks, per transaction (SLI on)".into(),
                 x_desc: "workload",
                 y_desc: "locks per transaction",
                 series: outcome_series,
+                categories: names,
             },
         ],
         ours: shares
@@ -985,6 +986,7 @@ fn cost_chart(title: String, parts: &Measured) -> Chart {
         x_desc: "worker threads (processes)",
         y_desc: "ns per operation, as one thread sees it",
         series,
+        categories: Vec::new(),
     }
 }
 
@@ -1125,6 +1127,7 @@ fn read_hotspot(parts: &Measured) -> Reading {
                 x_desc: "worker threads",
                 y_desc: "% of worker time",
                 series: latch,
+                categories: Vec::new(),
             },
         ],
         ours: format!(
@@ -1178,6 +1181,7 @@ fn read_picotm(parts: &Measured) -> Reading {
                 x_desc: "worker threads",
                 y_desc: "commits per second",
                 series: commits,
+                categories: Vec::new(),
             },
             Chart {
                 suffix: "-restarts",
@@ -1185,6 +1189,7 @@ fn read_picotm(parts: &Measured) -> Reading {
                 x_desc: "worker threads",
                 y_desc: "restarts per second",
                 series: restarts,
+                categories: Vec::new(),
             },
         ],
         ours: format!(
@@ -1216,6 +1221,7 @@ fn read_oversubscription(parts: &Measured) -> Reading {
             x_desc: "worker threads",
             y_desc: "throughput / throughput at 2 threads",
             series: series_by(runs, |r| r.table.clone(), |r| rel(&r.table, r.threads)),
+            categories: Vec::new(),
         }],
         ours: format!(
             "At {most} threads, relative to 2: {}.",
@@ -1251,18 +1257,14 @@ fn read_side_by_side(parts: &Measured) -> Reading {
             }
         }
     }
-    let names: Vec<&str> = parts.iter().map(|p| p.0.as_str()).collect();
     Reading {
         charts: vec![Chart {
             suffix: "",
-            title: format!(
-                "8 threads, relative to latched: workloads 1-{} = {}",
-                names.len(),
-                names.join(", ")
-            ),
+            title: "Every table kind at 8 threads, relative to latched".into(),
             x_desc: "workload",
             y_desc: "throughput / latched",
             series,
+            categories: parts.iter().map(|p| p.0.clone()).collect(),
         }],
         ours: format!(
             "latchfree / latched at 8 threads: {}.",
@@ -1298,7 +1300,12 @@ fn draw_on<DB: DrawingBackend>(
         message: e.to_string(),
     };
     let finite = || chart.series.iter().flat_map(|s| s.1.iter()).filter(|p| p.1.is_finite());
-    let max_x = finite().map(|p| p.0).fold(1.0, f64::max);
+    let bars = !chart.categories.is_empty();
+    let max_x = if bars {
+        chart.categories.len() as f64 + 0.5
+    } else {
+        finite().map(|p| p.0).fold(1.0, f64::max) * 1.05 + 0.5
+    };
     let max_y = finite().map(|p| p.1).fold(0.0, f64::max).max(1e-9);
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let mut c = ChartBuilder::on(&root)
@@ -1306,16 +1313,21 @@ fn draw_on<DB: DrawingBackend>(
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(80)
-        .build_cartesian_2d(0.0..max_x * 1.05 + 0.5, 0.0..max_y * 1.15)
+        .build_cartesian_2d(if bars { 0.5 } else { 0.0 }..max_x, 0.0..max_y * 1.15)
         .map_err(|e| err(&e))?;
+    let categories = &chart.categories;
     c.configure_mesh()
         .x_desc(chart.x_desc)
         .y_desc(chart.y_desc)
+        .x_labels(if bars { categories.len() } else { 10 })
         .x_label_formatter(&|v| {
-            if (v - v.round()).abs() < 1e-6 {
-                format!("{v:.0}")
-            } else {
+            if (v - v.round()).abs() > 1e-6 {
                 String::new()
+            } else if bars {
+                let i = v.round() as usize;
+                categories.get(i.wrapping_sub(1)).cloned().unwrap_or_default()
+            } else {
+                format!("{v:.0}")
             }
         })
         .y_label_formatter(&|v| {
@@ -1335,9 +1347,23 @@ fn draw_on<DB: DrawingBackend>(
         .label_style(("sans-serif", 14))
         .draw()
         .map_err(|e| err(&e))?;
+    let n = chart.series.len().max(1) as f64;
     for (i, (label, pts)) in chart.series.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         let pts: Vec<(f64, f64)> = pts.iter().copied().filter(|p| p.1.is_finite()).collect();
+        if bars {
+            // Each category's group of bars, this series in slot `i`.
+            let w = 0.8 / n;
+            let left = |x: f64| x - 0.4 + w * i as f64;
+            c.draw_series(
+                pts.iter()
+                    .map(|&(x, y)| Rectangle::new([(left(x), 0.0), (left(x) + w * 0.9, y)], color.filled())),
+            )
+            .map_err(|e| err(&e))?
+            .label(label.clone())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
+            continue;
+        }
         c.draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
             .map_err(|e| err(&e))?
             .label(label.clone())
