@@ -175,21 +175,11 @@ pub const FIGURES: &[Figure] = &[
             vec![
                 Part {
                     label: "tpcb".into(),
-                    spec: Spec {
-                        workload: "tpcb".into(),
-                        scale: Some(ScaleArg::Total(if q { 2 } else { 8 })),
-                        options: vec![("accounts".into(), if q { "1000" } else { "10000" }.into())],
-                        ..base(q, threads, &[TableKind::Latched], &[false, true])
-                    },
+                    spec: tpcb(q, threads, &[TableKind::Latched], &[false, true]),
                 },
                 Part {
                     label: "tpcc".into(),
-                    spec: Spec {
-                        workload: "tpcc".into(),
-                        scale: Some(ScaleArg::Total(if q { 2 } else { 4 })),
-                        options: vec![("shrink".into(), if q { "20" } else { "10" }.into())],
-                        ..base(q, threads, &[TableKind::Latched], &[false, true])
-                    },
+                    spec: tpcc(q, threads, &[TableKind::Latched], &[false, true]),
                 },
             ]
         },
@@ -214,21 +204,15 @@ pub const FIGURES: &[Figure] = &[
                 Part {
                     label: "tpcb".into(),
                     spec: Spec {
-                        workload: "tpcb".into(),
-                        scale: Some(ScaleArg::Total(if q { 2 } else { 8 })),
-                        options: vec![("accounts".into(), if q { "1000" } else { "10000" }.into())],
                         breakdown: true,
-                        ..base(q, threads, &[TableKind::Latched], &[false, true])
+                        ..tpcb(q, threads, &[TableKind::Latched], &[false, true])
                     },
                 },
                 Part {
                     label: "tpcc".into(),
                     spec: Spec {
-                        workload: "tpcc".into(),
-                        scale: Some(ScaleArg::Total(if q { 2 } else { 4 })),
-                        options: vec![("shrink".into(), if q { "20" } else { "10" }.into())],
                         breakdown: true,
-                        ..base(q, threads, &[TableKind::Latched], &[false, true])
+                        ..tpcc(q, threads, &[TableKind::Latched], &[false, true])
                     },
                 },
             ]
@@ -397,21 +381,11 @@ pub const FIGURES: &[Figure] = &[
                 },
                 Part {
                     label: "tpcb".into(),
-                    spec: Spec {
-                        workload: "tpcb".into(),
-                        scale: Some(ScaleArg::Total(if q { 2 } else { 8 })),
-                        options: vec![("accounts".into(), if q { "1000" } else { "10000" }.into())],
-                        ..base(q, threads, &kinds, &[false])
-                    },
+                    spec: tpcb(q, threads, &kinds, &[false]),
                 },
                 Part {
                     label: "tpcc".into(),
-                    spec: Spec {
-                        workload: "tpcc".into(),
-                        scale: Some(ScaleArg::Total(if q { 2 } else { 4 })),
-                        options: vec![("shrink".into(), if q { "20" } else { "10" }.into())],
-                        ..base(q, threads, &kinds, &[false])
-                    },
+                    spec: tpcc(q, threads, &kinds, &[false]),
                 },
                 Part {
                     label: "ycsb".into(),
@@ -603,11 +577,7 @@ fn read_index(samples: &[IndexSample]) -> Reading {
         .map(|(i, &pct)| {
             let mut series: Vec<Series> = Vec::new();
             for s in samples.iter().filter(|s| s.inserts_pct == pct) {
-                let p = (s.threads as f64, s.ops_per_s);
-                match series.iter_mut().find(|x| x.0 == s.protocol) {
-                    Some(x) => x.1.push(p),
-                    None => series.push((s.protocol.to_string(), vec![p])),
-                }
+                add_point(&mut series, s.protocol, (s.threads as f64, s.ops_per_s));
             }
             Chart {
                 suffix: ["", "-b", "-c", "-d"][i.min(3)],
@@ -670,6 +640,24 @@ fn base(quick: bool, threads: &[usize], tables: &[TableKind], sli: &[bool]) -> S
     }
 }
 
+fn tpcb(quick: bool, threads: &[usize], tables: &[TableKind], sli: &[bool]) -> Spec {
+    Spec {
+        workload: "tpcb".into(),
+        scale: Some(ScaleArg::Total(if quick { 2 } else { 8 })),
+        options: vec![("accounts".into(), if quick { "1000" } else { "10000" }.into())],
+        ..base(quick, threads, tables, sli)
+    }
+}
+
+fn tpcc(quick: bool, threads: &[usize], tables: &[TableKind], sli: &[bool]) -> Spec {
+    Spec {
+        workload: "tpcc".into(),
+        scale: Some(ScaleArg::Total(if quick { 2 } else { 4 })),
+        options: vec![("shrink".into(), if quick { "20" } else { "10" }.into())],
+        ..base(quick, threads, tables, sli)
+    }
+}
+
 fn tm1(quick: bool, threads: &[usize], tables: &[TableKind], sli: &[bool]) -> Spec {
     Spec {
         workload: "tm1".into(),
@@ -690,16 +678,19 @@ fn find<'a>(runs: &'a [RunResult], table: &str, sli: bool, threads: usize) -> Op
         .find(|r| r.table == table && r.sli == sli && r.threads == threads)
 }
 
-/// One series per (table, SLI) of `runs`: y of each run against threads.
+/// Adds `p` to the series called `label`, starting it if it is new.
+fn add_point(series: &mut Vec<Series>, label: &str, p: (f64, f64)) {
+    match series.iter_mut().find(|s| s.0 == label) {
+        Some(s) => s.1.push(p),
+        None => series.push((label.to_string(), vec![p])),
+    }
+}
+
+/// One series per `label` of a run: y of each run against threads.
 fn series_by(runs: &[RunResult], label: impl Fn(&RunResult) -> String, y: impl Fn(&RunResult) -> f64) -> Vec<Series> {
     let mut out: Vec<Series> = Vec::new();
     for r in runs {
-        let l = label(r);
-        let p = (r.threads as f64, y(r));
-        match out.iter_mut().find(|s| s.0 == l) {
-            Some(s) => s.1.push(p),
-            None => out.push((l, vec![p])),
-        }
+        add_point(&mut out, &label(r), (r.threads as f64, y(r)));
     }
     for s in &mut out {
         s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -793,12 +784,10 @@ fn tps_chart(title: String, runs: &[RunResult]) -> Chart {
 fn read_sli_tm1(parts: &Measured) -> Reading {
     let runs = &parts[0].1;
     let most = most_threads(runs);
-    let ratios: Vec<String> = {
-        let mut t: Vec<usize> = runs.iter().map(|r| r.threads).collect();
-        t.sort_unstable();
-        t.dedup();
-        t.iter().map(|&n| format!("{:.2}x at {n}", on_off(runs, n))).collect()
-    };
+    let ratios: Vec<String> = thread_counts(runs)
+        .iter()
+        .map(|&n| format!("{:.2}x at {n}", on_off(runs, n)))
+        .collect();
     let r = on_off(runs, most);
     let verdict = if r >= 1.10 {
         Verdict::Reproduced
@@ -825,9 +814,7 @@ fn read_sli_ratio(parts: &Measured) -> Reading {
     let mut series = Vec::new();
     let mut at_most = Vec::new();
     for (label, runs) in parts {
-        let mut t: Vec<usize> = runs.iter().map(|r| r.threads).collect();
-        t.sort_unstable();
-        t.dedup();
+        let t = thread_counts(runs);
         series.push((label.clone(), t.iter().map(|&n| (n as f64, on_off(runs, n))).collect()));
         at_most.push((label.clone(), on_off(runs, most_threads(runs))));
     }
@@ -862,10 +849,7 @@ fn read_classes(parts: &Measured) -> Reading {
     let mut outcome_series: Vec<Series> = Vec::new();
     for (i, (label, runs)) in parts.iter().enumerate() {
         let x = (i + 1) as f64;
-        let push = |series: &mut Vec<Series>, name: &str, y: f64| match series.iter_mut().find(|s| s.0 == name) {
-            Some(s) => s.1.push((x, y)),
-            None => series.push((name.to_string(), vec![(x, y)])),
-        };
+        let push = |series: &mut Vec<Series>, name: &str, y: f64| add_point(series, name, (x, y));
         if let Some(r) = runs.iter().find(|r| !r.sli) {
             let c = r.per_txn.classes;
             let heritable = c.high_shared_hot + c.high_shared_cold;
@@ -1251,10 +1235,7 @@ fn read_side_by_side(parts: &Measured) -> Reading {
     for (i, (_, runs)) in parts.iter().enumerate() {
         for r in runs.iter().filter(|r| r.threads == 8) {
             let p = ((i + 1) as f64, paired(Some(r), find(runs, "latched", false, 8)));
-            match series.iter_mut().find(|s| s.0 == r.table) {
-                Some(s) => s.1.push(p),
-                None => series.push((r.table.clone(), vec![p])),
-            }
+            add_point(&mut series, &r.table, p);
         }
     }
     Reading {

@@ -291,22 +291,15 @@ impl Agent {
     /// it was invalidated meanwhile, only returns the node to the pool.
     /// Returns whether it was released.
     fn take_back_and_release(&mut self, h: Held, txn: TxnId, age: u64) -> bool {
-        let c = &self.shared.counters;
         // SAFETY: an inherited entry: this agent's own node.
         let released = inherit::reclaim(unsafe { h.req.get() }, txn, age);
         if released {
-            c.table_op(h.id.level());
-            // SAFETY: reclaimed, so linked where `h.head` says.
-            unsafe {
-                self.lm
-                    .table
-                    .release(self.shared.caller(), h.head, h.req, &mut self.wake)
-            };
-            wake_granted(&mut self.wake);
+            // Reclaimed: granted again, linked where `h.head` says.
+            self.release_now(h);
         } else {
-            c.inherited_invalidated.bump();
+            self.shared.counters.inherited_invalidated.bump();
+            self.nodes.give_back(h.req);
         }
-        self.nodes.give_back(h.req);
         released
     }
 
@@ -323,7 +316,8 @@ impl Agent {
     }
 
     /// Releases the granted request of cache entry `h` (already out of
-    /// the cache) now, and gives its node back.
+    /// the cache) now, and gives its node back. Every release outside a
+    /// commit's batch goes through here.
     pub(crate) fn release_now(&mut self, h: Held) {
         self.shared.counters.table_op(h.id.level());
         // SAFETY: a live cache entry: this agent's own node, linked where
@@ -425,7 +419,6 @@ impl Agent {
         let Some(f) = self.in_flight.take() else { return };
         self.shared.wound.waiting_req.store(0, Ordering::Relaxed);
         *self.shared.wait.lock() = None;
-        let c = &self.shared.counters;
         // SAFETY: in flight: this agent's own node, linked where `f.head`
         // says (the contract on `Table`).
         let cancel = unsafe {
@@ -442,17 +435,15 @@ impl Agent {
                     self.nodes.give_back(f.req);
                 }
             }
-            (None, Cancel::WasGranted) => {
-                c.table_op(f.id.level());
-                // SAFETY: as above; granted, so released like any holder.
-                unsafe {
-                    self.lm
-                        .table
-                        .release(self.shared.caller(), f.head, f.req, &mut self.wake)
-                };
-                wake_granted(&mut self.wake);
-                self.nodes.give_back(f.req);
-            }
+            // Granted, so released like any holder.
+            (None, Cancel::WasGranted) => self.release_now(Held {
+                id: f.id,
+                mode: f.mode,
+                req: f.req,
+                head: f.head,
+                state: LIVE,
+                idle: 0,
+            }),
             (None, Cancel::Cancelled) => self.nodes.give_back(f.req),
         }
     }
@@ -501,16 +492,7 @@ impl Agent {
                 }
                 _ => {}
             }
-            c.table_op(h.id.level());
-            // SAFETY: a cache entry: this agent's own node, linked where
-            // `h.head` says.
-            unsafe {
-                self.lm
-                    .table
-                    .release(self.shared.caller(), h.head, h.req, &mut self.wake)
-            };
-            wake_granted(&mut self.wake);
-            self.nodes.give_back(h.req);
+            self.release_now(h);
         }
         self.release_superseded(None);
         self.index.clear();

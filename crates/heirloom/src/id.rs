@@ -132,11 +132,10 @@ impl LockId {
     }
 
     /// Is `self` a proper ancestor of `other` in the hierarchy?
-    pub const fn is_ancestor_of(&self, other: &LockId) -> bool {
+    pub fn is_ancestor_of(&self, other: &LockId) -> bool {
         let mut cur = other.parent();
         while let Some(p) = cur {
-            let (a, b) = (p.words(), self.words());
-            if a.0 == b.0 && a.1 == b.1 {
+            if p == *self {
                 return true;
             }
             cur = p.parent();

@@ -71,6 +71,26 @@ fn run_plan(
     })
 }
 
+/// Waits for `handles` to finish, failing with a picture of the lock table
+/// instead of hanging: stuck means no transaction committed for 30 s (slow
+/// oversubscribed runs are fine).
+fn watch<T>(lm: &LockManager, handles: &[thread::JoinHandle<T>], what: &str) {
+    let mut last = (lm.stats().committed, std::time::Instant::now());
+    while !handles.iter().all(|h| h.is_finished()) {
+        let now = lm.stats().committed;
+        if now != last.0 {
+            last = (now, std::time::Instant::now());
+        } else if last.1.elapsed() > Duration::from_secs(30) {
+            panic!(
+                "{what}: workers stuck; lock table:\n{}\n{}",
+                lm.snapshot(),
+                lm.agents_report()
+            );
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
 fn stress(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, threads: usize, txns: usize) {
     let lm = LockManager::builder()
         .table(kind)
@@ -97,22 +117,7 @@ fn stress(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, threads: us
             })
         })
         .collect();
-    // Fail with a picture of the lock table instead of hanging: stuck means
-    // no transaction committed for 30 s (slow oversubscribed runs are fine).
-    let mut last = (lm.stats().committed, std::time::Instant::now());
-    while !handles.iter().all(|h| h.is_finished()) {
-        let now = lm.stats().committed;
-        if now != last.0 {
-            last = (now, std::time::Instant::now());
-        } else if last.1.elapsed() > Duration::from_secs(30) {
-            panic!(
-                "{kind:?} {policy:?} {sli:?}: workers stuck; lock table:\n{}\n{}",
-                lm.snapshot(),
-                lm.agents_report()
-            );
-        }
-        thread::sleep(Duration::from_millis(5));
-    }
+    watch(&lm, &handles, &format!("{kind:?} {policy:?} {sli:?}"));
     let mut committed = 0;
     for h in handles {
         let (done, s) = h.join().expect("worker panicked");
@@ -253,20 +258,7 @@ fn stress_engine(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, thre
             })
         })
         .collect();
-    let mut last = (lm.stats().committed, std::time::Instant::now());
-    while !handles.iter().all(|h| h.is_finished()) {
-        let now = lm.stats().committed;
-        if now != last.0 {
-            last = (now, std::time::Instant::now());
-        } else if last.1.elapsed() > Duration::from_secs(30) {
-            panic!(
-                "{kind:?} {policy:?} {sli:?}: workers stuck; lock table:\n{}\n{}",
-                lm.snapshot(),
-                lm.agents_report()
-            );
-        }
-        thread::sleep(Duration::from_millis(5));
-    }
+    watch(&lm, &handles, &format!("{kind:?} {policy:?} {sli:?}"));
     let mut ended = 0;
     for h in handles {
         let (oom, s) = h.join().expect("worker panicked");
