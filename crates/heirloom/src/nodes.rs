@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 
-use crate::request::{IN_USE, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr};
+use crate::request::{IN_USE, NEVER_LINKED, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr};
 use crate::sync::{AtomicU8, Ordering};
 
 /// When a node its transaction gave back may be used again.
@@ -188,11 +188,17 @@ impl Nodes {
         self.out -= 1;
         if self.reuse == Reuse::Unlinked {
             self.pool.push(r);
+            return;
+        }
         // SAFETY: given back by its own agent: its own node (contract 1).
-        } else if unsafe { r.get() }.recycle.load(Ordering::Relaxed) == OWNER_UNLINKED {
-            self.batch(r);
-        } else {
-            self.limbo.push_back(r);
+        let q = unsafe { r.get() };
+        match q.recycle.load(Ordering::Relaxed) {
+            OWNER_UNLINKED => self.batch(r),
+            NEVER_LINKED => {
+                q.recycle.store(IN_USE, Ordering::Relaxed);
+                self.pool.push(r);
+            }
+            _ => self.limbo.push_back(r),
         }
     }
 

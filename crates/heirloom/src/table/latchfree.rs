@@ -72,6 +72,21 @@
 //! still form a waits-for cycle that every conflict policy resolves, as the
 //! deadlock tests check.
 //!
+//! ## The intention-lock fast path (`latchfree/fast.rs`)
+//!
+//! With inheritance off, IS and IX on a database or table lock are not
+//! linked at all: one `fetch_add` on the lock's word, granted while no
+//! strong request (S, U, SIX, X) is counted there. A strong request counts
+//! itself in the word before it is linked and treats other transactions'
+//! fast holds that conflict with it as granted requests ahead of it
+//! (`Fast::in_way`, in `acquire` and `clear`); its own are ahead of
+//! everything, so they shut out the waiters they conflict with, as an own
+//! older request does. A handle (`HeadRef`) carries the lock's slot and
+//! whether the request is a fast hold (`H_FAST`) or a counted strong one
+//! (`H_STRONG`), so release, cancel and blockers know which protocol is
+//! theirs. See `fast.rs` for the word, the fences and the records of who
+//! holds fast.
+//!
 //! ## Reclamation
 //!
 //! A request is unlinked only after it was *marked* (tag 1 on its `next`,
@@ -118,12 +133,39 @@ use crate::mode::Mode;
 use crate::monitor::{Holder, LockInfo, Waiter};
 use crate::nodes::Nodes;
 use crate::queue::{Blocker, Cancel, Handoff, Outcome};
-use crate::request::{GRANTED, INHERITED, OBSOLETE, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr, Request, WAITING};
+use crate::request::{
+    GRANTED, INHERITED, NEVER_LINKED, OBSOLETE, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr, Request, WAITING,
+};
 use crate::stats::AgentCounters;
 use crate::sync::{AtomicU32, AtomicU64, Ordering, fence};
 
+mod fast;
+
 /// Tag on `Request::next`: the request is logically deleted.
 const MARK: usize = 1;
+
+/// A handle (`HeadRef`) of this table: the bucket in bits 0..32, the
+/// lock's fast-path slot plus one in bits 32..40 (0: none), and flags.
+const H_BUCKET: usize = 0xffff_ffff;
+const H_SLOT: u32 = 32;
+/// The request is a fast hold (`fast.rs`), linked nowhere.
+const H_FAST: usize = 1 << 40;
+/// The request is strong and counted in its slot's word.
+const H_STRONG: usize = 1 << 41;
+
+#[inline]
+fn handle(bucket: usize, slot: Option<usize>, flags: usize) -> HeadRef {
+    HeadRef(bucket | slot.map_or(0, |s| (s + 1) << H_SLOT) | flags)
+}
+
+/// The fast-path slot named in `h`.
+#[inline]
+fn slot_of(h: HeadRef) -> Option<usize> {
+    match (h.0 >> H_SLOT) & 0xff {
+        0 => None,
+        s => Some(s - 1),
+    }
+}
 
 struct Bucket {
     /// The first request of the list.
@@ -146,6 +188,8 @@ enum Visit {
 pub(crate) struct LatchFree {
     buckets: Box<[CachePadded<Bucket>]>,
     mask: u64,
+    /// The intention-lock fast path (`fast.rs`), when on.
+    fast: Option<Box<fast::Fast>>,
 }
 
 /// The request `n` points to.
@@ -341,7 +385,11 @@ unsafe fn returned(r: ReqPtr) {
 }
 
 impl LatchFree {
-    pub(crate) fn new(buckets: usize) -> Self {
+    /// A table of `buckets` lists (rounded up to a power of two), with the
+    /// intention-lock fast path if `fast_path` (see `fast.rs`; the
+    /// manager turns it on when no lock is passed on by inheritance,
+    /// which needs each hold to be a request of its own).
+    pub(crate) fn new(buckets: usize, fast_path: bool) -> Self {
         let n = buckets.max(1).next_power_of_two();
         LatchFree {
             buckets: (0..n)
@@ -354,6 +402,7 @@ impl LatchFree {
                 })
                 .collect(),
             mask: n as u64 - 1,
+            fast: fast_path.then(|| Box::new(fast::Fast::new())),
         }
     }
 
@@ -372,7 +421,29 @@ impl LatchFree {
 
     #[inline]
     fn bucket(&self, h: HeadRef) -> &Bucket {
-        &self.buckets[h.0]
+        &self.buckets[h.0 & H_BUCKET]
+    }
+
+    /// The fast-path slot of the lock of `words`, if it has one (looked up,
+    /// never claimed: see `Fast::slot`).
+    #[inline]
+    fn slot_of_lock(&self, words: (u64, u64)) -> Option<(&fast::Fast, usize)> {
+        let f = self.fast.as_deref()?;
+        let id = LockId::from_words(words.0, words.1);
+        if !fast::eligible(id) {
+            return None;
+        }
+        f.slot(words, id.hash64(), false).map(|s| (f, s))
+    }
+
+    /// The modes `agent` holds the lock of `words` in fast (NL: none): its
+    /// own holds, never in the way of its own requests.
+    #[inline]
+    fn own_fast(&self, words: (u64, u64), agent: u32) -> Mode {
+        match self.slot_of_lock(words) {
+            Some((f, s)) => f.own(s, agent),
+            None => Mode::NL,
+        }
     }
 
     /// Walks the list of `b` from its head, unlinking marked requests on the
@@ -481,18 +552,61 @@ impl LatchFree {
         r: ReqPtr,
         mode: Mode,
         may_wait: bool,
-        // Granting ourselves wakes nobody.
-        _wake: &mut Vec<ReqPtr>,
+        // Only a fast acquisition that backs off wakes anybody.
+        wake: &mut Vec<ReqPtr>,
     ) -> (Outcome, HeadRef) {
-        let h = HeadRef((id.hash64() & self.mask) as usize);
-        let b = self.bucket(h);
+        let hash = id.hash64();
+        let bi = (hash & self.mask) as usize;
+        let b = &self.buckets[bi];
         let words = id.words();
+        // SAFETY: the caller's own live request (the contract).
+        let q = unsafe { r.get() };
+        // The intention-lock fast path (`fast.rs`): IS and IX try one
+        // `fetch_add`; strong requests count themselves first.
+        let (mut slot, mut flags) = (None, 0);
+        if let Some(f) = self.fast.as_deref()
+            && fast::eligible(id)
+        {
+            slot = f.slot(words, hash, true);
+            if let Some(s) = slot {
+                if fast::is_fast(mode) {
+                    let (txn, ts) = (q.txn.load(Ordering::Relaxed), q.ts.load(Ordering::Relaxed));
+                    match f.acquire(s, q.agent, txn, ts, mode) {
+                        Ok(()) => {
+                            q.key.store(words.0, Ordering::Relaxed);
+                            q.hi.store(words.1, Ordering::Relaxed);
+                            q.mode.store(mode as u8, Ordering::Relaxed);
+                            q.want.store(mode as u8, Ordering::Relaxed);
+                            q.status.store(GRANTED, Ordering::Relaxed);
+                            // Linked nowhere: its agent reuses it at once.
+                            q.recycle.store(NEVER_LINKED, Ordering::Relaxed);
+                            return (Outcome::Granted, handle(bi, slot, H_FAST));
+                        }
+                        Err(true) => self.after_fast_release(b, c, words, mode, wake),
+                        Err(false) => {}
+                    }
+                } else if fast::is_strong(mode) {
+                    f.add_strong(s);
+                    flags = H_STRONG;
+                }
+            }
+        }
+        let h = handle(bi, slot, flags);
+        // What the fast path lets this request pass: its own fast holds
+        // (a conversion's older request), and whether fast holds of others
+        // are in its way (strong requests only).
+        let own_fast = match (self.fast.as_deref(), slot) {
+            (Some(f), Some(s)) => f.own(s, q.agent),
+            _ => Mode::NL,
+        };
+        let fast_in_way = || match (self.fast.as_deref(), slot) {
+            (Some(f), Some(s)) if flags == H_STRONG => f.in_way(s, mode, q.agent),
+            _ => false,
+        };
         // Pinned before the node's fields are written: the pin's locked
         // instruction then does not wait for those stores (the node's line
         // is often cold after its grace period), which drain during the walk.
         let g = epoch::pin();
-        // SAFETY: the caller's own live request (the contract).
-        let q = unsafe { r.get() };
         q.key.store(words.0, Ordering::Relaxed);
         q.hi.store(words.1, Ordering::Relaxed);
         q.mode.store(mode as u8, Ordering::Relaxed);
@@ -506,13 +620,13 @@ impl LatchFree {
         let waiting = loop {
             let mut first: Option<&Request> = None;
             let mut shared = false;
-            let mut own = Mode::NL;
+            let mut own = own_fast;
             let last = Self::walk(b, c, &g, |n| {
                 match n {
                     None => {
                         first = None;
                         shared = false;
-                        own = Mode::NL;
+                        own = own_fast;
                     }
                     Some((_, x)) => {
                         if same_lock(x, words) {
@@ -532,14 +646,23 @@ impl LatchFree {
                 unreachable!("a walk without a stop reaches the end")
             };
             hot |= shared || first.is_some();
-            if let Some(x) = first
-                && !may_wait
-            {
-                // Never counted: `may_wait` is false, so never WAITING.
-                self.note_heat(b, id, hot);
-                return (Outcome::Refused(Blocker::of(x)), h);
+            let blocked_fast = first.is_none() && fast_in_way();
+            if !may_wait && (first.is_some() || blocked_fast) {
+                let blocker = match first {
+                    Some(x) => Some(Blocker::of(x)),
+                    None => self.fast_blocker(slot, mode, q.agent),
+                };
+                // None: the holds in the way went (or were a fast request
+                // backing off): look again.
+                if let Some(blocker) = blocker {
+                    // Never counted: `may_wait` is false, so never WAITING.
+                    self.note_heat(b, id, hot);
+                    self.uncount_strong(h);
+                    return (Outcome::Refused(blocker), h);
+                }
+                continue;
             }
-            let waiting = first.is_some();
+            let waiting = first.is_some() || blocked_fast;
             // Count ourselves before the CAS can publish WAITING: a granter's
             // decrement then follows our increment in the counter's
             // modification order, so the count never dips below the number
@@ -596,11 +719,14 @@ impl LatchFree {
         let (mode, txn) = (q.mode(), q.txn.load(Ordering::Relaxed));
         let target: *const Request = q;
         let mut found = None;
-        let mut own = Mode::NL;
+        // Its own fast holds (`fast.rs`) are granted requests of its own
+        // ahead of it.
+        let own_fast = self.own_fast(words, q.agent);
+        let mut own = own_fast;
         Self::walk(b, c, g, |n| match n {
             None => {
                 found = None;
-                own = Mode::NL;
+                own = own_fast;
                 Visit::Next
             }
             Some((n, _)) if n.as_raw() == target => {
@@ -622,7 +748,62 @@ impl LatchFree {
                 }
             }
         });
+        if found == Some(true)
+            && fast::is_strong(mode)
+            && let Some((f, s)) = self.slot_of_lock(words)
+            && f.in_way(s, mode, q.agent)
+        {
+            return Some(false);
+        }
         found
+    }
+
+    /// After a fast hold of `words` in `mode` was given up and the word
+    /// showed strong requests: the wake-up duty of a release (`fast.rs`).
+    #[cold]
+    fn after_fast_release(&self, b: &Bucket, c: &AgentCounters, words: (u64, u64), mode: Mode, wake: &mut Vec<ReqPtr>) {
+        // SeqCst fence between the `fetch_sub` and the load of `waiting`;
+        // pairs with the waiter's fence in `acquire` (Dekker).
+        fence(Ordering::SeqCst);
+        if b.waiting.load(Ordering::Relaxed) != 0 {
+            let g = epoch::pin();
+            self.wake_scan(b, c, words, mode, wake, &g);
+        }
+    }
+
+    /// A transaction (not `agent`'s) holding the lock of `slot` fast in a
+    /// mode in the way of `mode`, if there is one now.
+    #[cold]
+    fn fast_blocker(&self, slot: Option<usize>, mode: Mode, agent: u32) -> Option<Blocker> {
+        let (f, s) = (self.fast.as_deref()?, slot?);
+        let mut found = Vec::new();
+        f.holders(s, mode, agent, &mut found);
+        found.first().copied()
+    }
+
+    /// Drops a strong request's count in its slot's word (after it went
+    /// OBSOLETE, or when it was never linked).
+    #[inline]
+    fn uncount_strong(&self, h: HeadRef) {
+        if h.0 & H_STRONG != 0
+            && let (Some(f), Some(s)) = (self.fast.as_deref(), slot_of(h))
+        {
+            f.sub_strong(s);
+        }
+    }
+
+    /// Gives up the fast hold `q` (see `fast.rs`).
+    #[inline]
+    fn release_fast(&self, c: &AgentCounters, h: HeadRef, q: &Request, wake: &mut Vec<ReqPtr>) {
+        let (Some(f), Some(s)) = (self.fast.as_deref(), slot_of(h)) else {
+            unreachable!("a fast hold without its slot")
+        };
+        q.status.store(OBSOLETE, Ordering::Relaxed);
+        let mode = q.mode();
+        if f.release(s, q.agent, mode) {
+            let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
+            self.after_fast_release(self.bucket(h), c, words, mode, wake);
+        }
     }
 
     /// Grants the waiting `w` (CAS, so that a grant by a releaser, by the
@@ -710,8 +891,19 @@ impl LatchFree {
         self.release_req(c, h, unsafe { r.get() }, wake)
     }
 
+    /// Releases `q` (a fast hold or a linked request).
     #[inline]
     fn release_req(&self, c: &AgentCounters, h: HeadRef, q: &Request, wake: &mut Vec<ReqPtr>) {
+        if h.0 & H_FAST != 0 {
+            self.release_fast(c, h, q, wake);
+        } else {
+            self.release_linked(c, h, q, wake);
+            self.uncount_strong(h);
+        }
+    }
+
+    #[inline]
+    fn release_linked(&self, c: &AgentCounters, h: HeadRef, q: &Request, wake: &mut Vec<ReqPtr>) {
         let b = self.bucket(h);
         let g = epoch::pin();
         // Release: whoever reads OBSOLETE (Acquire) sees what we did under the lock.
@@ -741,6 +933,7 @@ impl LatchFree {
         self.after_release(b, c, q, wake, &g);
         mark(q, &g);
         self.unlink_if_first(b, q, &g);
+        self.uncount_strong(h);
         Cancel::Cancelled
     }
 
@@ -762,7 +955,10 @@ impl LatchFree {
         let b = self.bucket(h);
         // SAFETY: the caller's own live request (the contract).
         let q = unsafe { r.get() };
-        if !heat.allows(|| Self::heat_window(b, q)) {
+        // A fast hold is no request to pass on, and a counted strong one
+        // would keep the fast path shut (the fast path is on only without
+        // inheritance anyway).
+        if h.0 & (H_FAST | H_STRONG) != 0 || !heat.allows(|| Self::heat_window(b, q)) {
             self.release_req(c, h, q, wake);
             return Handoff::Released;
         }
@@ -798,7 +994,7 @@ impl LatchFree {
         let b = self.bucket(h);
         // SAFETY: the caller's own live request (the contract).
         let q = unsafe { r.get() };
-        if self.pass_on(b, c, q, wake) {
+        if h.0 & (H_FAST | H_STRONG) == 0 && self.pass_on(b, c, q, wake) {
             Reinherit::Passed
         } else {
             self.release_req(c, h, q, wake);
@@ -885,11 +1081,12 @@ impl LatchFree {
         let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
         let (mode, txn) = (q.mode(), q.txn.load(Ordering::Relaxed));
         let start = out.len();
-        let mut own = Mode::NL;
+        let own_fast = self.own_fast(words, q.agent);
+        let mut own = own_fast;
         Self::walk(b, c, &g, |n| match n {
             None => {
                 out.truncate(start);
-                own = Mode::NL;
+                own = own_fast;
                 Visit::Next
             }
             Some((n, _)) if n.as_raw() == target => Visit::Stop,
@@ -907,6 +1104,12 @@ impl LatchFree {
                 Visit::Next
             }
         });
+        // And the fast holds in its way (`fast.rs`).
+        if fast::is_strong(mode)
+            && let Some((f, s)) = self.slot_of_lock(words)
+        {
+            f.holders(s, mode, q.agent, out);
+        }
         true
     }
 
@@ -995,6 +1198,36 @@ impl LatchFree {
                 Visit::Next
             });
         }
+        // The fast holds (`fast.rs`), folded into their locks' holders.
+        if let Some(f) = self.fast.as_deref() {
+            f.snapshot(|lock, txn, mode| {
+                let i = match out.iter().position(|l| l.lock == lock) {
+                    Some(i) => i,
+                    None => {
+                        out.push(LockInfo {
+                            lock,
+                            group: Mode::NL,
+                            holders: Vec::new(),
+                            waiters: Vec::new(),
+                        });
+                        out.len() - 1
+                    }
+                };
+                let info = &mut out[i];
+                info.group = info.group.join(mode);
+                match info.holders.iter_mut().find(|h| h.txn == txn && !h.inherited) {
+                    Some(h) => h.mode = h.mode.join(mode),
+                    None => info.holders.push(Holder {
+                        txn,
+                        mode,
+                        inherited: false,
+                    }),
+                }
+                for w in info.waiters.iter_mut().filter(|w| w.txn == txn) {
+                    w.converting_from = Some(w.converting_from.map_or(mode, |m| m.join(mode)));
+                }
+            });
+        }
     }
 }
 
@@ -1041,7 +1274,7 @@ mod unit {
     /// bucket with a hot one counted as hot.
     #[test]
     fn heat_belongs_to_one_lock_and_rows_note_none() {
-        let t = LatchFree::new(1);
+        let t = LatchFree::new(1, false);
         let b = &t.buckets[0];
         let (hot, cold) = (LockId::table(TableId::new(0, 1)), LockId::table(TableId::new(0, 2)));
         let r = ReqPtr::alloc(0);

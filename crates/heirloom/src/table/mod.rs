@@ -209,11 +209,14 @@ pub(crate) enum Table {
 }
 
 impl Table {
-    pub(crate) fn new(kind: TableKind, buckets: usize) -> Self {
+    /// A table of `kind`; `fast_path`: the latch-free table's intention-lock
+    /// fast path (`table/latchfree/fast.rs`), for managers that pass no
+    /// lock on by inheritance.
+    pub(crate) fn new(kind: TableKind, buckets: usize, fast_path: bool) -> Self {
         match kind {
             TableKind::Global => Table::Global(global::Global::new()),
             TableKind::Latched => Table::Latched(latched::Latched::new(buckets)),
-            TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(buckets)),
+            TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(buckets, fast_path)),
             TableKind::Server { partitions } => Table::Server(server::Server::new(partitions)),
             // Never asked (the transaction takes no lock): the smallest
             // table, so that the interface stays total.

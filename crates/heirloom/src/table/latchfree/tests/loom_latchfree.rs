@@ -13,7 +13,7 @@ use crate::id::{LockId, TableId};
 use crate::mode::Mode;
 use crate::nodes::{Nodes, Reuse};
 use crate::queue::{Cancel, Outcome};
-use crate::request::{GRANTED, OBSOLETE, ORPHANED, RETURNED, ReqPtr, Request, WAITING};
+use crate::request::{GRANTED, NEVER_LINKED, OBSOLETE, ORPHANED, RETURNED, ReqPtr, Request, WAITING};
 use crate::stats::AgentCounters;
 use crate::sync::{Arc, Ordering};
 use crate::table::HeadRef;
@@ -78,7 +78,7 @@ fn two_appenders_and_a_scanner() {
     let mut m = loom::model::Builder::new();
     m.preemption_bound = Some(1);
     m.check(|| {
-        let t = Arc::new(LatchFree::new(1));
+        let t = Arc::new(LatchFree::new(1, false));
         let id = LockId::row(T, 7);
         let (a, b) = (request(1), request(2));
         let spawn = |r: ReqPtr, mode: Mode| {
@@ -133,7 +133,7 @@ fn two_appenders_and_a_scanner() {
 #[test]
 fn release_racing_with_wait_never_loses_the_wake_up() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::new(1));
+        let t = Arc::new(LatchFree::new(1, false));
         let id = LockId::table(T);
         let (h, w) = (request(1), request(2));
         let c = AgentCounters::default();
@@ -174,7 +174,7 @@ fn release_racing_with_wait_never_loses_the_wake_up() {
 #[test]
 fn a_conversion_passes_the_waiters_its_own_request_shuts_out() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::new(1));
+        let t = Arc::new(LatchFree::new(1, false));
         let id = LockId::row(T, 3);
         let (old, new, w) = (request(1), request(1), request(2));
         let c = AgentCounters::default();
@@ -213,12 +213,120 @@ fn a_conversion_passes_the_waiters_its_own_request_shuts_out() {
     });
 }
 
+/// The intention-lock fast path (`fast.rs`): a fast IX hold is given up
+/// while a conflicting X request counts itself strong, links and waits (the
+/// read-after-write step against the word): the waiter is always granted —
+/// by itself or by the releaser's wake-up — and never while the hold lasts.
+#[test]
+fn a_fast_release_racing_with_a_strong_waiter_never_loses_the_wake_up() {
+    loom::model(|| {
+        let t = Arc::new(LatchFree::new(1, true));
+        let id = LockId::table(T);
+        let (h, w) = (request(1), request(2));
+        let c = AgentCounters::default();
+        let (out, head) = acquire(&t, &c, id, h, Mode::IX, true);
+        assert!(matches!(out, Outcome::Granted));
+        assert_eq!(node(&h).recycle.load(Ordering::Relaxed), NEVER_LINKED, "taken fast");
+        let waiter = {
+            let t = t.clone();
+            loom::thread::spawn(move || {
+                let c = AgentCounters::default();
+                let (out, wh) = acquire(&t, &c, id, w, Mode::X, true);
+                if matches!(out, Outcome::Waiting) {
+                    wait_granted(w);
+                }
+                assert_eq!(node(&w).status.load(Ordering::Acquire), GRANTED);
+                assert_eq!(
+                    node(&h).status.load(Ordering::Relaxed),
+                    OBSOLETE,
+                    "X granted while the fast IX is held"
+                );
+                wh
+            })
+        };
+        let mut wake = Vec::new();
+        // SAFETY: the model's own fast hold, with the handle it came with.
+        unsafe { t.release(&c, head, h, &mut wake) };
+        let wh = waiter.join().unwrap();
+        assert!(wake.is_empty() || wake == [w]);
+        // SAFETY: the waiter's request, granted, with its handle.
+        unsafe { t.release(&c, wh, w, &mut wake) };
+        assert_eq!(t.buckets[0].waiting.load(Ordering::Relaxed), 0);
+        drop(t);
+        // SAFETY: a fast hold is never linked: the model frees it.
+        unsafe { h.free() };
+        orphan(&[w]);
+    });
+}
+
+/// A fast IX acquisition races with an X request that counts itself
+/// strong: the two are never granted at once (a shared count of holders
+/// inside catches any overlap), and both get the lock in turn.
+#[test]
+fn a_fast_acquire_racing_with_a_strong_request_never_overlaps() {
+    // Two threads that may each walk, wait and wake with the epoch pinned:
+    // one preemption per execution keeps the search to minutes.
+    let mut m = loom::model::Builder::new();
+    m.preemption_bound = Some(1);
+    m.check(|| {
+        let t = Arc::new(LatchFree::new(1, true));
+        let id = LockId::table(T);
+        let inside = Arc::new(crate::sync::AtomicU32::new(0));
+        let spawn = |r: ReqPtr, mode: Mode| {
+            let (t, inside) = (t.clone(), inside.clone());
+            loom::thread::spawn(move || {
+                let c = AgentCounters::default();
+                let (out, head) = acquire(&t, &c, id, r, mode, true);
+                if matches!(out, Outcome::Waiting) {
+                    wait_granted(r);
+                }
+                assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "IX and X granted at once");
+                inside.fetch_sub(1, Ordering::SeqCst);
+                let mut wake = Vec::new();
+                // SAFETY: the thread's own granted request, with its handle.
+                unsafe { t.release(&c, head, r, &mut wake) };
+                for x in wake {
+                    // The owner's wake-up: nothing to do under the model
+                    // (`wait_granted` polls).
+                    let _ = x;
+                }
+                node(&r).recycle.load(Ordering::Relaxed) == NEVER_LINKED
+            })
+        };
+        let (a, b, p) = (request(1), request(2), request(3));
+        // The lock's slot is claimed before (as by any earlier
+        // transaction): the race of interest is the word's, not the claim's.
+        {
+            let c = AgentCounters::default();
+            let (out, head) = acquire(&t, &c, id, p, Mode::IS, true);
+            assert!(matches!(out, Outcome::Granted));
+            // SAFETY: the model's own fast hold, with its handle.
+            unsafe { t.release(&c, head, p, &mut Vec::new()) };
+        }
+        let ha = spawn(a, Mode::IX);
+        let hb = spawn(b, Mode::X);
+        let fast = ha.join().unwrap();
+        assert!(!hb.join().unwrap(), "X is never taken fast");
+        assert_eq!(t.buckets[0].waiting.load(Ordering::Relaxed), 0);
+        drop(t);
+        // SAFETY: a fast hold is never linked: the model frees it.
+        unsafe { p.free() };
+        if fast {
+            // SAFETY: as above.
+            unsafe { a.free() };
+            orphan(&[b]);
+        } else {
+            orphan(&[a, b]);
+        }
+    });
+}
+
 /// A waiter cancels (timeout) while the holder releases: exactly one of
 /// grant and cancel wins, and the bucket's waiting count ends at zero.
 #[test]
 fn cancel_racing_with_release_decides_once() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::new(1));
+        let t = Arc::new(LatchFree::new(1, false));
         let id = LockId::table(T);
         let (h, w) = (request(1), request(2));
         let c = AgentCounters::default();
@@ -258,7 +366,7 @@ fn cancel_racing_with_release_decides_once() {
 fn reclamation_scenario(owner_unlinks: bool) {
     const POISON: u8 = 0xEE;
     loom::model(move || {
-        let t = Arc::new(LatchFree::new(1));
+        let t = Arc::new(LatchFree::new(1, false));
         let (a, b) = (request(1), request(2));
         let c = AgentCounters::default();
         let order = if owner_unlinks { [b, a] } else { [a, b] };

@@ -1,0 +1,399 @@
+//! The latch-free table's fast path for intention locks: a granted IS or
+//! IX on a database or table lock is one `fetch_add` on a per-lock word,
+//! with no request linked, no list walked and no epoch pinned.
+//!
+//! ## Why
+//!
+//! Every short transaction takes IS or IX on its database and tables, so
+//! each of those locks has a request of every transaction in flight, and
+//! in a bucket list (`latchfree.rs`) every acquisition walks all of them:
+//! the walk grows with the number of transactions in flight, and
+//! oversubscribed (64 threads on 2 cores) that is what made the latch-free
+//! table slower than the latched one, whose lock head keeps a summary of
+//! the granted modes. IS and IX are compatible with each other, so an
+//! intention request only has to know that no request of a mode that
+//! conflicts with IX (S, U, SIX, X: *strong*) is granted or queued; that is
+//! a count, and a count is one word (PostgreSQL's fast path keeps the same
+//! count of strong locks per partition, `FastPathStrongRelationLocks`).
+//!
+//! ## The word of a lock (`Slot::word`)
+//!
+//! Three counts: fast IS holds, fast IX holds, and *strong* requests linked
+//! in the lock's list (or about to be). A lock gets a slot the first time
+//! an intention or strong request asks (`Fast::slot`); slots are never
+//! given back, so a lock's slot never moves, and a lock that finds no free
+//! slot among its probes simply has none (both kinds of request then use
+//! the list alone).
+//!
+//! * **Fast acquire** (IS or IX): `fetch_add` of its count; if the strong
+//!   count it returns is zero the request is granted (nothing strong was
+//!   ahead of it). Otherwise it takes its count back (with a release's
+//!   wake-up duty, below) and goes to the list like any request, where it
+//!   queues behind the strong ones (first come, first served).
+//! * **Strong acquire**: `fetch_add` of the strong count *before* the
+//!   request is linked, so no fast acquisition succeeds from then on. The
+//!   request then also counts the fast holds of modes it conflicts with as
+//!   granted requests ahead of it: they were granted before its increment
+//!   in the word's modification order, and only go away. It waits while
+//!   any of another transaction remain (its own, from a conversion, are
+//!   not in its way).
+//! * **Fast release**: `fetch_sub`; if the returned word has strong
+//!   requests, a SeqCst fence and the bucket's `waiting` count, as a list
+//!   release (`after_release`): this pairs with the waiter's fence between
+//!   its count in `waiting` and its re-read of the word (Dekker), so either
+//!   the waiter sees the hold gone or the releaser sees the waiter and
+//!   grants it.
+//! * **Strong release**: the list release, then the strong count drops
+//!   (after the request is OBSOLETE, so a fast request granted on a zero
+//!   count never overlaps it).
+//!
+//! ## Who holds a fast lock (`Record`)
+//!
+//! A count says how many, not who; deadlock detection, wait-die and
+//! wound-wait and the monitor need who. Every agent (up to [`AGENTS`];
+//! agents beyond use the lists) has a record it alone writes: its current
+//! transaction and age, and per mode a bit per slot it holds fast. A bit is
+//! set before the count is added (the `fetch_add` publishes it) and cleared
+//! after it is taken back, so a reader that sees a count sees the bits of
+//! the holders it counts (it may see a stale bit too: a blocker that has
+//! just gone, which a waits-for graph tolerates).
+
+use crossbeam_utils::CachePadded;
+
+use crate::id::{Level, LockId, TxnId};
+use crate::mode::Mode;
+use crate::queue::Blocker;
+use crate::sync::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+
+/// Slots per table (a database and its tables fit many times over).
+pub(super) const SLOTS: usize = if cfg!(heirloom_loom) { 2 } else { 64 };
+/// Slots a lock may take, from its hash on.
+const PROBES: usize = if cfg!(heirloom_loom) { 2 } else { 4 };
+/// Agents with a record (registry indices below this use the fast path).
+pub(super) const AGENTS: usize = if cfg!(heirloom_loom) { 4 } else { 512 };
+
+/// `Slot::state`.
+const EMPTY: u8 = 0;
+const CLAIMING: u8 = 1;
+const READY: u8 = 2;
+
+/// The word: fast IS holds in bits 0..21, fast IX holds in 21..42, strong
+/// requests in 42..64. A count of holds is at most [`AGENTS`] (a
+/// transaction holds a lock fast at most once per mode) and the strong
+/// count at most the requests in flight, far below the fields' limits.
+const IS_ONE: u64 = 1;
+const IX_ONE: u64 = 1 << 21;
+const STRONG_ONE: u64 = 1 << 42;
+const COUNT: u64 = (1 << 21) - 1;
+
+#[inline]
+fn is_holds(w: u64) -> u64 {
+    w & COUNT
+}
+
+#[inline]
+fn ix_holds(w: u64) -> u64 {
+    (w >> 21) & COUNT
+}
+
+#[inline]
+fn strong(w: u64) -> u64 {
+    w >> 42
+}
+
+/// Does a request in `mode` count in the strong count (conflicts with IX)?
+#[inline]
+pub(super) fn is_strong(mode: Mode) -> bool {
+    !mode.compatible(Mode::IX)
+}
+
+/// Can `mode` be held fast?
+#[inline]
+pub(super) fn is_fast(mode: Mode) -> bool {
+    matches!(mode, Mode::IS | Mode::IX)
+}
+
+/// Locks with a slot: databases and tables (not transaction locks, which
+/// are only ever S or X).
+#[inline]
+pub(super) fn eligible(id: LockId) -> bool {
+    matches!(id.level(), Level::Database | Level::Table) && id.transaction_of().is_none()
+}
+
+struct Meta {
+    state: AtomicU8,
+    key: AtomicU64,
+    hi: AtomicU64,
+}
+
+/// One lock's slot: its identity (read by every lookup, written once) and
+/// its word (written by every fast acquisition) on separate lines.
+struct Slot {
+    meta: CachePadded<Meta>,
+    word: CachePadded<AtomicU64>,
+}
+
+/// An agent's fast holds (written only by the agent).
+struct Record {
+    /// The agent's transaction when it last took a fast hold (0: never).
+    txn: AtomicU64,
+    ts: AtomicU64,
+    /// Bit `s`: holds slot `s`'s lock in IS (resp. IX) fast.
+    is: AtomicU64,
+    ix: AtomicU64,
+}
+
+pub(super) struct Fast {
+    slots: Box<[Slot]>,
+    records: Box<[CachePadded<Record>]>,
+    /// One more than the highest agent index that ever held fast (how far
+    /// scans for holders read).
+    used: AtomicUsize,
+}
+
+/// Waits for a slot being claimed (a few stores by the claimer).
+#[inline]
+fn pause() {
+    #[cfg(heirloom_loom)]
+    loom::thread::yield_now();
+    #[cfg(not(heirloom_loom))]
+    std::thread::yield_now();
+}
+
+impl Fast {
+    pub(super) fn new() -> Self {
+        Fast {
+            slots: (0..SLOTS)
+                .map(|_| Slot {
+                    meta: CachePadded::new(Meta {
+                        state: AtomicU8::new(EMPTY),
+                        key: AtomicU64::new(0),
+                        hi: AtomicU64::new(0),
+                    }),
+                    word: CachePadded::new(AtomicU64::new(0)),
+                })
+                .collect(),
+            records: (0..AGENTS)
+                .map(|_| {
+                    CachePadded::new(Record {
+                        txn: AtomicU64::new(0),
+                        ts: AtomicU64::new(0),
+                        is: AtomicU64::new(0),
+                        ix: AtomicU64::new(0),
+                    })
+                })
+                .collect(),
+            used: AtomicUsize::new(0),
+        }
+    }
+
+    /// The slot of the lock with `words` and `hash`; with `claim`, takes a
+    /// free one if it has none. Without `claim`, `None` also if a slot is
+    /// being claimed for it right now: callers look up without claiming
+    /// only for a lock that a request of theirs (or one they found linked)
+    /// already claimed a slot for.
+    #[inline]
+    pub(super) fn slot(&self, words: (u64, u64), hash: u64, claim: bool) -> Option<usize> {
+        let start = (hash >> 40) as usize;
+        for i in 0..PROBES {
+            let s = (start + i) & (SLOTS - 1);
+            let m = &self.slots[s].meta;
+            loop {
+                // Acquire: pairs with the claimer's Release store of READY.
+                match m.state.load(Ordering::Acquire) {
+                    READY => {
+                        if m.key.load(Ordering::Relaxed) == words.0 && m.hi.load(Ordering::Relaxed) == words.1 {
+                            return Some(s);
+                        }
+                        break;
+                    }
+                    CLAIMING => pause(),
+                    _ => {
+                        if !claim {
+                            return None;
+                        }
+                        // Relaxed: the stores below are published by READY.
+                        if m.state
+                            .compare_exchange(EMPTY, CLAIMING, Ordering::Relaxed, Ordering::Relaxed)
+                            .is_ok()
+                        {
+                            m.key.store(words.0, Ordering::Relaxed);
+                            m.hi.store(words.1, Ordering::Relaxed);
+                            m.state.store(READY, Ordering::Release);
+                            return Some(s);
+                        }
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    #[inline]
+    fn record(&self, agent: u32) -> Option<&Record> {
+        self.records.get(agent as usize).map(|r| &**r)
+    }
+
+    #[inline]
+    fn mask(r: &Record, mode: Mode) -> &AtomicU64 {
+        if mode == Mode::IS { &r.is } else { &r.ix }
+    }
+
+    /// Tries to take `slot`'s lock in `mode` (IS or IX) fast for `txn`
+    /// (age `ts`) of `agent`. `Err(true)` if it added its count and took it
+    /// back because strong requests are there: the caller then has a
+    /// release's wake-up duty (see the module docs); `Err(false)` if it
+    /// could not try (no record).
+    #[inline]
+    pub(super) fn acquire(&self, slot: usize, agent: u32, txn: u64, ts: u64, mode: Mode) -> Result<(), bool> {
+        let Some(r) = self.record(agent) else {
+            return Err(false);
+        };
+        let word = &self.slots[slot].word;
+        // Relaxed: a quick look, so that a lock with strong requests is not
+        // written to at all (the `fetch_add` below decides).
+        if strong(word.load(Ordering::Relaxed)) != 0 {
+            return Err(false);
+        }
+        // Relaxed (all three): published by the `fetch_add` below (Release).
+        let old = r.txn.load(Ordering::Relaxed);
+        if old != txn {
+            if old == 0 {
+                self.used.fetch_max(agent as usize + 1, Ordering::Relaxed);
+            }
+            r.txn.store(txn, Ordering::Relaxed);
+            r.ts.store(ts, Ordering::Relaxed);
+        }
+        let (m, one) = (Self::mask(r, mode), if mode == Mode::IS { IS_ONE } else { IX_ONE });
+        m.store(m.load(Ordering::Relaxed) | 1 << slot, Ordering::Relaxed);
+        // AcqRel: Release publishes the record to whoever reads the count
+        // (holders, snapshots); Acquire pairs with the Release of a strong
+        // request's decrement, so its holder's work happens before ours.
+        if strong(word.fetch_add(one, Ordering::AcqRel)) == 0 {
+            return Ok(());
+        }
+        Err(self.release(slot, agent, mode))
+    }
+
+    /// Gives up a fast hold; `true` if strong requests were counted (the
+    /// caller's wake-up duty, see the module docs).
+    #[inline]
+    pub(super) fn release(&self, slot: usize, agent: u32, mode: Mode) -> bool {
+        let Some(r) = self.record(agent) else {
+            unreachable!("a fast hold of an agent without a record")
+        };
+        let one = if mode == Mode::IS { IS_ONE } else { IX_ONE };
+        // AcqRel: Release orders our work before the count's drop (a strong
+        // request granted on it); Acquire for the strong count we read.
+        let w = self.slots[slot].word.fetch_sub(one, Ordering::AcqRel);
+        let m = Self::mask(r, mode);
+        m.store(m.load(Ordering::Relaxed) & !(1 << slot), Ordering::Relaxed);
+        strong(w) != 0
+    }
+
+    /// A strong request for `slot`'s lock is about to be linked.
+    #[inline]
+    pub(super) fn add_strong(&self, slot: usize) {
+        // AcqRel: Acquire pairs with fast releases (their work happens
+        // before a grant that sees their count gone); Release as the
+        // decrement's.
+        self.slots[slot].word.fetch_add(STRONG_ONE, Ordering::AcqRel);
+    }
+
+    /// A strong request for `slot`'s lock is gone (OBSOLETE, or never
+    /// linked).
+    #[inline]
+    pub(super) fn sub_strong(&self, slot: usize) {
+        // Release: a fast request granted on the lower count sees our work.
+        self.slots[slot].word.fetch_sub(STRONG_ONE, Ordering::Release);
+    }
+
+    /// Whether `agent` holds `slot`'s lock fast in IS and in IX (0 or 1
+    /// each).
+    #[inline]
+    fn own_holds(&self, slot: usize, agent: u32) -> (u64, u64) {
+        let Some(r) = self.record(agent) else {
+            return (0, 0);
+        };
+        // Relaxed: read by the agent itself, or of a waiting agent whose
+        // holds do not change while it waits (set before its request was
+        // linked, which the reader's Acquire load of the link follows).
+        (
+            r.is.load(Ordering::Relaxed) >> slot & 1,
+            r.ix.load(Ordering::Relaxed) >> slot & 1,
+        )
+    }
+
+    /// The modes `agent` holds `slot`'s lock in fast, joined (NL: none).
+    #[inline]
+    pub(super) fn own(&self, slot: usize, agent: u32) -> Mode {
+        match self.own_holds(slot, agent) {
+            (0, 0) => Mode::NL,
+            (_, 0) => Mode::IS,
+            _ => Mode::IX,
+        }
+    }
+
+    /// Are fast holds of other transactions than `agent`'s in the way of
+    /// `mode` on `slot`'s lock? The caller counted a strong request there
+    /// before (and, for a waiter, fenced).
+    #[inline]
+    pub(super) fn in_way(&self, slot: usize, mode: Mode, agent: u32) -> bool {
+        // Acquire: pairs with the Release of the holds' `fetch_sub`.
+        let w = self.slots[slot].word.load(Ordering::Acquire);
+        let (is, ix) = self.own_holds(slot, agent);
+        (!mode.compatible(Mode::IS) && is_holds(w).saturating_sub(is) > 0)
+            || (!mode.compatible(Mode::IX) && ix_holds(w).saturating_sub(ix) > 0)
+    }
+
+    /// Appends the transactions (other than `agent`'s) that hold `slot`'s
+    /// lock fast in a mode in the way of `mode`.
+    pub(super) fn holders(&self, slot: usize, mode: Mode, agent: u32, out: &mut Vec<Blocker>) {
+        self.scan(slot, |i, txn, ts, held| {
+            if i != agent && !mode.compatible(held) {
+                out.push(Blocker { txn, agent: i, ts });
+            }
+        });
+    }
+
+    /// Calls `f(agent, txn, ts, mode)` for every fast hold of `slot`'s lock.
+    fn scan(&self, slot: usize, mut f: impl FnMut(u32, TxnId, u64, Mode)) {
+        let bit = 1 << slot;
+        // Acquire: pairs with the holds' `fetch_add` (Release), which
+        // published their records.
+        let w = self.slots[slot].word.load(Ordering::Acquire);
+        if is_holds(w) == 0 && ix_holds(w) == 0 {
+            return;
+        }
+        let used = self.used.load(Ordering::Relaxed).min(AGENTS);
+        for (i, r) in self.records[..used].iter().enumerate() {
+            let (is, ix) = (
+                r.is.load(Ordering::Relaxed) & bit != 0,
+                r.ix.load(Ordering::Relaxed) & bit != 0,
+            );
+            if is || ix {
+                let (txn, ts) = (TxnId(r.txn.load(Ordering::Relaxed)), r.ts.load(Ordering::Relaxed));
+                if is {
+                    f(i as u32, txn, ts, Mode::IS);
+                }
+                if ix {
+                    f(i as u32, txn, ts, Mode::IX);
+                }
+            }
+        }
+    }
+
+    /// Calls `f(lock, txn, mode)` for every fast hold (the monitor).
+    pub(super) fn snapshot(&self, mut f: impl FnMut(LockId, TxnId, Mode)) {
+        for (s, slot) in self.slots.iter().enumerate() {
+            if slot.meta.state.load(Ordering::Acquire) != READY {
+                continue;
+            }
+            let id = LockId::from_words(
+                slot.meta.key.load(Ordering::Relaxed),
+                slot.meta.hi.load(Ordering::Relaxed),
+            );
+            self.scan(s, |_, txn, _, m| f(id, txn, m));
+        }
+    }
+}
