@@ -127,7 +127,7 @@ use crossbeam_epoch::{self as epoch, Guard, Shared};
 use crossbeam_utils::CachePadded;
 
 use super::{Converting, HeadRef, Reinherit};
-use crate::id::{Level, LockId};
+use crate::id::{Level, LockId, TxnId};
 use crate::inherit::{self, Heat};
 use crate::mode::Mode;
 use crate::monitor::{Holder, LockInfo, Waiter};
@@ -563,46 +563,39 @@ impl LatchFree {
         let q = unsafe { r.get() };
         // The intention-lock fast path (`fast.rs`): IS and IX try one
         // `fetch_add`; strong requests count themselves first.
-        let (mut slot, mut flags) = (None, 0);
+        let (mut fast_slot, mut flags) = (None, 0);
         if let Some(f) = self.fast.as_deref()
             && fast::eligible(id)
+            && let Some(s) = f.slot(words, hash, true)
         {
-            slot = f.slot(words, hash, true);
-            if let Some(s) = slot {
-                if fast::is_fast(mode) {
-                    let (txn, ts) = (q.txn.load(Ordering::Relaxed), q.ts.load(Ordering::Relaxed));
-                    match f.acquire(s, q.agent, txn, ts, mode) {
-                        Ok(()) => {
-                            q.key.store(words.0, Ordering::Relaxed);
-                            q.hi.store(words.1, Ordering::Relaxed);
-                            q.mode.store(mode as u8, Ordering::Relaxed);
-                            q.want.store(mode as u8, Ordering::Relaxed);
-                            q.status.store(GRANTED, Ordering::Relaxed);
-                            // Linked nowhere: its agent reuses it at once.
-                            q.recycle.store(NEVER_LINKED, Ordering::Relaxed);
-                            return (Outcome::Granted, handle(bi, slot, H_FAST));
-                        }
-                        Err(true) => self.after_fast_release(b, c, words, mode, wake),
-                        Err(false) => {}
+            fast_slot = Some((f, s));
+            if fast::is_fast(mode) {
+                let (txn, ts) = (q.txn.load(Ordering::Relaxed), q.ts.load(Ordering::Relaxed));
+                match f.acquire(s, q.agent, txn, ts, mode) {
+                    Ok(()) => {
+                        q.key.store(words.0, Ordering::Relaxed);
+                        q.hi.store(words.1, Ordering::Relaxed);
+                        q.mode.store(mode as u8, Ordering::Relaxed);
+                        q.want.store(mode as u8, Ordering::Relaxed);
+                        q.status.store(GRANTED, Ordering::Relaxed);
+                        // Linked nowhere: its agent reuses it at once.
+                        q.recycle.store(NEVER_LINKED, Ordering::Relaxed);
+                        return (Outcome::Granted, handle(bi, Some(s), H_FAST));
                     }
-                } else if fast::is_strong(mode) {
-                    f.add_strong(s);
-                    flags = H_STRONG;
+                    Err(true) => self.after_fast_release(b, c, words, mode, wake),
+                    Err(false) => {}
                 }
+            } else if fast::is_strong(mode) {
+                f.add_strong(s);
+                flags = H_STRONG;
             }
         }
-        let h = handle(bi, slot, flags);
+        let h = handle(bi, fast_slot.map(|(_, s)| s), flags);
         // What the fast path lets this request pass: its own fast holds
         // (a conversion's older request), and whether fast holds of others
         // are in its way (strong requests only).
-        let own_fast = match (self.fast.as_deref(), slot) {
-            (Some(f), Some(s)) => f.own(s, q.agent),
-            _ => Mode::NL,
-        };
-        let fast_in_way = || match (self.fast.as_deref(), slot) {
-            (Some(f), Some(s)) if flags == H_STRONG => f.in_way(s, mode, q.agent),
-            _ => false,
-        };
+        let own_fast = fast_slot.map_or(Mode::NL, |(f, s)| f.own(s, q.agent));
+        let fast_in_way = || flags == H_STRONG && fast_slot.is_some_and(|(f, s)| f.in_way(s, mode, q.agent));
         // Pinned before the node's fields are written: the pin's locked
         // instruction then does not wait for those stores (the node's line
         // is often cold after its grace period), which drain during the walk.
@@ -650,7 +643,7 @@ impl LatchFree {
             if !may_wait && (first.is_some() || blocked_fast) {
                 let blocker = match first {
                     Some(x) => Some(Blocker::of(x)),
-                    None => self.fast_blocker(slot, mode, q.agent),
+                    None => fast_slot.and_then(|(f, s)| f.blocker(s, mode, q.agent)),
                 };
                 // None: the holds in the way went (or were a fast request
                 // backing off): look again.
@@ -771,14 +764,10 @@ impl LatchFree {
         }
     }
 
-    /// A transaction (not `agent`'s) holding the lock of `slot` fast in a
-    /// mode in the way of `mode`, if there is one now.
-    #[cold]
-    fn fast_blocker(&self, slot: Option<usize>, mode: Mode, agent: u32) -> Option<Blocker> {
-        let (f, s) = (self.fast.as_deref()?, slot?);
-        let mut found = Vec::new();
-        f.holders(s, mode, agent, &mut found);
-        found.first().copied()
+    /// The fast path and the slot named in the handle `h`, if any.
+    #[inline]
+    fn fast_of(&self, h: HeadRef) -> Option<(&fast::Fast, usize)> {
+        Some((self.fast.as_deref()?, slot_of(h)?))
     }
 
     /// Drops a strong request's count in its slot's word (after it went
@@ -786,7 +775,7 @@ impl LatchFree {
     #[inline]
     fn uncount_strong(&self, h: HeadRef) {
         if h.0 & H_STRONG != 0
-            && let (Some(f), Some(s)) = (self.fast.as_deref(), slot_of(h))
+            && let Some((f, s)) = self.fast_of(h)
         {
             f.sub_strong(s);
         }
@@ -795,7 +784,7 @@ impl LatchFree {
     /// Gives up the fast hold `q` (see `fast.rs`).
     #[inline]
     fn release_fast(&self, c: &AgentCounters, h: HeadRef, q: &Request, wake: &mut Vec<ReqPtr>) {
-        let (Some(f), Some(s)) = (self.fast.as_deref(), slot_of(h)) else {
+        let Some((f, s)) = self.fast_of(h) else {
             unreachable!("a fast hold without its slot")
         };
         q.status.store(OBSOLETE, Ordering::Relaxed);
@@ -1152,18 +1141,7 @@ impl LatchFree {
                 if !matches!(status, GRANTED | WAITING | INHERITED) {
                     return Visit::Next;
                 }
-                let i = match out[start..].iter().position(|l| l.lock == id) {
-                    Some(i) => start + i,
-                    None => {
-                        out.push(LockInfo {
-                            lock: id,
-                            group: Mode::NL,
-                            holders: Vec::new(),
-                            waiters: Vec::new(),
-                        });
-                        out.len() - 1
-                    }
-                };
+                let i = info_of(out, start, id);
                 let (txn, mode) = (x.txn(), x.mode());
                 let info = &mut out[i];
                 if status == WAITING {
@@ -1185,14 +1163,7 @@ impl LatchFree {
                     // A converted lock's older request stays granted until
                     // the newer one goes (see "Upgrades"): one holder, in
                     // the join of the two modes.
-                    match info
-                        .holders
-                        .iter_mut()
-                        .find(|h| h.txn == txn && h.inherited == inherited)
-                    {
-                        Some(h) => h.mode = h.mode.join(mode),
-                        None => info.holders.push(Holder { txn, mode, inherited }),
-                    }
+                    add_holder(info, txn, mode, inherited);
                     held.push((id, txn.0, mode));
                 }
                 Visit::Next
@@ -1201,33 +1172,44 @@ impl LatchFree {
         // The fast holds (`fast.rs`), folded into their locks' holders.
         if let Some(f) = self.fast.as_deref() {
             f.snapshot(|lock, txn, mode| {
-                let i = match out.iter().position(|l| l.lock == lock) {
-                    Some(i) => i,
-                    None => {
-                        out.push(LockInfo {
-                            lock,
-                            group: Mode::NL,
-                            holders: Vec::new(),
-                            waiters: Vec::new(),
-                        });
-                        out.len() - 1
-                    }
-                };
+                let i = info_of(out, 0, lock);
                 let info = &mut out[i];
                 info.group = info.group.join(mode);
-                match info.holders.iter_mut().find(|h| h.txn == txn && !h.inherited) {
-                    Some(h) => h.mode = h.mode.join(mode),
-                    None => info.holders.push(Holder {
-                        txn,
-                        mode,
-                        inherited: false,
-                    }),
-                }
+                add_holder(info, txn, mode, false);
                 for w in info.waiters.iter_mut().filter(|w| w.txn == txn) {
                     w.converting_from = Some(w.converting_from.map_or(mode, |m| m.join(mode)));
                 }
             });
         }
+    }
+}
+
+/// The index of `lock`'s entry in `out[from..]`, added if missing.
+fn info_of(out: &mut Vec<LockInfo>, from: usize, lock: LockId) -> usize {
+    match out[from..].iter().position(|l| l.lock == lock) {
+        Some(i) => from + i,
+        None => {
+            out.push(LockInfo {
+                lock,
+                group: Mode::NL,
+                holders: Vec::new(),
+                waiters: Vec::new(),
+            });
+            out.len() - 1
+        }
+    }
+}
+
+/// Adds `txn` holding `mode` to `info`'s holders, joined with what it
+/// already holds there (a conversion's older request, a fast hold).
+fn add_holder(info: &mut LockInfo, txn: TxnId, mode: Mode, inherited: bool) {
+    match info
+        .holders
+        .iter_mut()
+        .find(|h| h.txn == txn && h.inherited == inherited)
+    {
+        Some(h) => h.mode = h.mode.join(mode),
+        None => info.holders.push(Holder { txn, mode, inherited }),
     }
 }
 

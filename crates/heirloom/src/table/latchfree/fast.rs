@@ -356,6 +356,19 @@ impl Fast {
         });
     }
 
+    /// One transaction (not `agent`'s) holding `slot`'s lock fast in a mode
+    /// in the way of `mode`, if there is one now.
+    #[cold]
+    pub(super) fn blocker(&self, slot: usize, mode: Mode, agent: u32) -> Option<Blocker> {
+        let mut found = None;
+        self.scan(slot, |i, txn, ts, held| {
+            if found.is_none() && i != agent && !mode.compatible(held) {
+                found = Some(Blocker { txn, agent: i, ts });
+            }
+        });
+        found
+    }
+
     /// Calls `f(agent, txn, ts, mode)` for every fast hold of `slot`'s lock.
     fn scan(&self, slot: usize, mut f: impl FnMut(u32, TxnId, u64, Mode)) {
         let bit = 1 << slot;
