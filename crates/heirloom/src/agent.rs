@@ -93,7 +93,14 @@ pub struct Agent {
     pub(crate) blockers: Vec<Blocker>,
     /// Locks passed on by the last transaction (speculative lock
     /// inheritance), root first; the next transaction starts with them.
+    /// While a commit fills it, an entry's `state` says where it came
+    /// from: LIVE if it is passed on for the first time, PENDING or
+    /// RECLAIMED if the transaction started with it (`begin` sets them all
+    /// PENDING again).
     pub(crate) inherited: Vec<Held>,
+    /// How many locks the last check of `inherited` left (see
+    /// `Agent::keep_rooted_inheritance`).
+    pub(crate) inherited_checked: usize,
     /// Locks eligible for inheritance that this agent's transactions
     /// released, oldest first, at most [`inherit::MAX_RECENT`] (reuse heat,
     /// `Builder::reuse_heat`).
@@ -151,6 +158,7 @@ impl Agent {
             wake: Vec::with_capacity(8),
             blockers: Vec::new(),
             inherited: Vec::new(),
+            inherited_checked: 0,
             recent: Vec::new(),
             in_flight: None,
             open: None,
@@ -268,6 +276,13 @@ impl Agent {
                 self.inherited.sort_by_key(level);
             }
         }
+        // The same locks as the last check left (none new, none dropped:
+        // every one came back and none is LIVE): still rooted and within
+        // the bound, so the check is skipped. This is the steady state of
+        // an agent that keeps its hot locks (`Builder::keep_inherited`).
+        if self.inherited.len() == self.inherited_checked && self.inherited.iter().all(|h| h.state != LIVE) {
+            return;
+        }
         let mut i = 0;
         while i < self.inherited.len() {
             let h = self.inherited[i];
@@ -285,6 +300,7 @@ impl Agent {
             }
             self.take_back_and_release(h, txn, age);
         }
+        self.inherited_checked = self.inherited.len();
     }
 
     /// Takes an inherited request back (reclaim CAS) and releases it, or, if
@@ -516,11 +532,8 @@ impl Agent {
 pub(crate) fn settle(inherited: &mut Vec<Held>, nodes: &mut Nodes, c: &AgentCounters, h: Held, out: Option<Handoff>) {
     if out == Some(Handoff::Inherited) {
         c.inherited.bump();
-        inherited.push(Held {
-            state: LIVE,
-            idle: 0,
-            ..h
-        });
+        // `state` stays: LIVE (new) or RECLAIMED (passed on again).
+        inherited.push(Held { idle: 0, ..h });
     } else {
         nodes.give_back(h.req);
     }

@@ -196,16 +196,39 @@ impl LockId {
     /// The path from the root down to and including this lock.
     #[inline]
     pub fn path(&self) -> Path {
+        // Built straight from the packed fields, not by walking `parent`
+        // and reversing: it is on the path of every `lock` call.
         let mut ids = [*self; MAX_DEPTH];
-        let mut n = 1;
-        let mut cur = *self;
-        while let Some(p) = cur.parent() {
-            ids[n] = p;
-            n += 1;
-            cur = p;
-        }
-        ids[..n].reverse();
-        Path { ids, len: n as u8 }
+        let t = TableId {
+            db: self.db_no(),
+            table: self.table_no(),
+        };
+        let len = match self.level() {
+            // A database, or a transaction's lock (no parent either).
+            Level::Database => 1,
+            Level::Table => {
+                ids[0] = LockId::database(t.db);
+                2
+            }
+            Level::Page => {
+                ids[0] = LockId::database(t.db);
+                ids[1] = LockId::table(t);
+                3
+            }
+            Level::Row if self.flags() & PAGED != 0 => {
+                ids[0] = LockId::database(t.db);
+                ids[1] = LockId::table(t);
+                ids[2] = LockId::page(t, (self.key >> 32) as u32);
+                4
+            }
+            Level::Row => {
+                ids[0] = LockId::database(t.db);
+                ids[1] = LockId::table(t);
+                3
+            }
+        };
+        ids[len - 1] = *self;
+        Path { ids, len: len as u8 }
     }
 
     /// The id as two words (key, packed table/db/level/flags): equal ids
@@ -405,6 +428,26 @@ mod tests {
         );
         assert_eq!(r.path().as_slice().len(), 3);
         assert_eq!(LockId::database(1).path().as_slice(), &[LockId::database(1)]);
+    }
+
+    #[test]
+    fn every_path_is_the_parent_chain_reversed() {
+        let ids = [
+            LockId::database(7),
+            LockId::transaction(TxnId(99)),
+            LockId::table(T),
+            LockId::page(T, 9),
+            LockId::row(T, u64::MAX),
+            LockId::paged_row(T, u32::MAX, 5),
+        ];
+        for id in ids {
+            let mut chain = vec![id];
+            while let Some(p) = chain.last().unwrap().parent() {
+                chain.push(p);
+            }
+            chain.reverse();
+            assert_eq!(id.path().as_slice(), &chain[..], "{id:?}");
+        }
     }
 
     #[test]

@@ -183,13 +183,21 @@ impl Nodes {
     /// Takes back a request node its transaction no longer uses (unlinked,
     /// or in a latch-free list as OBSOLETE/INVALID and reusable only once
     /// the epoch collector returns it).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn give_back(&mut self, r: ReqPtr) {
         self.out -= 1;
         if self.reuse == Reuse::Unlinked {
             self.pool.push(r);
             return;
         }
+        self.give_back_shared(r);
+    }
+
+    /// [`Nodes::give_back`] on a table whose lists others read without a
+    /// latch (out of line: the latched tables' path above stays small
+    /// enough to inline).
+    #[inline(never)]
+    fn give_back_shared(&mut self, r: ReqPtr) {
         // SAFETY: given back by its own agent: its own node (contract 1).
         let q = unsafe { r.get() };
         match q.recycle.load(Ordering::Relaxed) {

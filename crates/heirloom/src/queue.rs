@@ -144,7 +144,7 @@ impl Queue {
     /// # Safety
     /// `r` is the caller's own request, alive and linked nowhere (`ReqPtr`
     /// contract 1).
-    #[inline]
+    #[inline(always)]
     pub(crate) unsafe fn acquire(&mut self, r: ReqPtr, mode: Mode, may_wait: bool, contended: bool) -> Outcome {
         // SAFETY: the caller's own live request (this function's contract).
         let q = unsafe { r.get() };

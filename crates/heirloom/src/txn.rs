@@ -64,6 +64,7 @@ const AGE_RECHECK: std::time::Duration = std::time::Duration::from_millis(20);
 impl Agent {
     /// Begins a transaction. Blocks while another agent runs a transaction in
     /// exclusive mode.
+    #[inline]
     pub fn begin(&mut self) -> Transaction<'_> {
         Transaction::begin(self, false, None)
     }
@@ -186,6 +187,7 @@ impl std::fmt::Debug for Transaction<'_> {
 }
 
 impl<'a> Transaction<'a> {
+    #[inline]
     pub(crate) fn begin(agent: &'a mut Agent, exclusive: bool, age: Option<u64>) -> Self {
         if agent.open.is_some() {
             agent.finish_forgotten();
@@ -352,7 +354,12 @@ impl<'a> Transaction<'a> {
         self.agent.shared.counters.lock_requests.add(ids.len() as u64);
         for (i, &lid) in ids.iter().enumerate() {
             let want = if i == last { mode } else { mode.intention() };
-            match self.lookup(lid) {
+            let cached = if i < last {
+                self.lookup_ancestor(lid)
+            } else {
+                self.lookup(lid)
+            };
+            match cached {
                 Some(k) => {
                     let c = &self.agent.shared.counters;
                     let held = self.agent.held[k].mode;
@@ -957,6 +964,28 @@ impl<'a> Transaction<'a> {
     #[inline]
     fn lookup(&mut self, id: LockId) -> Option<usize> {
         let k = self.find(id)?;
+        self.usable(k)
+    }
+
+    /// [`Transaction::lookup`] for an ancestor on a lock's path. The cache
+    /// is in acquisition order, so ancestors (and the inherited locks,
+    /// root first) sit near its front: scanned from the front, skipping
+    /// the DEAD entries an invalidation leaves (at most one other entry per
+    /// lock is not DEAD, the one `find` returns).
+    #[inline]
+    fn lookup_ancestor(&mut self, id: LockId) -> Option<usize> {
+        let held = &self.agent.held;
+        if held.len() > Agent::SCAN_LIMIT {
+            return self.lookup(id);
+        }
+        let k = held.iter().position(|h| h.id == id && h.state != DEAD)?;
+        self.usable(k)
+    }
+
+    /// Entry `k`, if the transaction can use it: a pending inherited lock
+    /// is reclaimed here (one CAS); an invalidated one is dropped.
+    #[inline]
+    fn usable(&mut self, k: usize) -> Option<usize> {
         match self.agent.held[k].state {
             LIVE | RECLAIMED => Some(k),
             PENDING => self.reclaim(k),
@@ -964,7 +993,7 @@ impl<'a> Transaction<'a> {
         }
     }
 
-    #[cold]
+    #[inline]
     fn reclaim(&mut self, k: usize) -> Option<usize> {
         let a = &mut *self.agent;
         let h = &mut a.held[k];
@@ -1002,7 +1031,16 @@ impl<'a> Transaction<'a> {
         }
     }
 
+    #[inline]
     fn check_alive(&mut self) -> Result<(), LockError> {
+        if self.doomed.is_none() && !self.agent.lm.wound_wait {
+            return Ok(());
+        }
+        self.check_alive_slow()
+    }
+
+    #[cold]
+    fn check_alive_slow(&mut self) -> Result<(), LockError> {
         if let Some(cause) = self.doomed {
             return Err(LockError::Doomed { txn: self.id, cause });
         }
@@ -1453,11 +1491,7 @@ impl<'a> Transaction<'a> {
                     if lm.sli.keeps_unused(h.idle) {
                         c.inherited.bump();
                         c.inherited_idle.bump();
-                        a.inherited.push(Held {
-                            state: LIVE,
-                            idle: h.idle + 1,
-                            ..h
-                        });
+                        a.inherited.push(Held { idle: h.idle + 1, ..h });
                         continue;
                     }
                     if !inherit::reclaim(unsafe { h.req.get() }, self.id, self.age) {

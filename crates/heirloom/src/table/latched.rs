@@ -108,12 +108,6 @@ impl Head {
 /// Heads a bucket keeps bound before it starts rebinding empty ones.
 const KEEP_HEADS: usize = 4;
 
-#[inline]
-fn chain_next(p: *mut CachePadded<Head>) -> *mut CachePadded<Head> {
-    // SAFETY: `p` is a non-null chain head, alive as long as the table.
-    unsafe { &*p }.next.load(Ordering::Acquire)
-}
-
 struct Bucket {
     /// Guards binding and the chain's growth.
     latch: Mutex<()>,
@@ -236,8 +230,19 @@ impl Latched {
     ) -> (Outcome, HeadRef) {
         let (_b, contended) = latch_heat(&bucket.latch, c);
         let words = id.words();
-        // Exact under the bucket latch: somebody may have bound it meanwhile.
-        let p = Self::find(bucket, words);
+        // Exact under the bucket latch: somebody may have bound it
+        // meanwhile. The same walk counts the chain for `bind_slow`.
+        let mut p = bucket.first.load(Ordering::Acquire);
+        let mut len = 0;
+        while !p.is_null() {
+            // SAFETY: chain heads live as long as the table.
+            let h = unsafe { &*p };
+            if h.bound_to(words) {
+                break;
+            }
+            len += 1;
+            p = h.next.load(Ordering::Acquire);
+        }
         if !p.is_null() {
             // SAFETY: chain heads live as long as the table.
             let head = unsafe { &*p };
@@ -248,7 +253,7 @@ impl Latched {
             head.settle(&mut q, wake);
             return (out, HeadRef(p as usize));
         }
-        let (mut q, p) = Self::bind_slow(bucket, id);
+        let (mut q, p) = Self::bind_slow(bucket, id, len);
         // A fresh or empty head has no waiter: nothing to settle.
         // SAFETY: the caller's own live request (the contract).
         (unsafe { q.acquire(r, mode, may_wait, contended) }, HeadRef(p as usize))
@@ -257,15 +262,10 @@ impl Latched {
     /// Binds a head of `bucket` to `id`: a new one while the chain is
     /// shorter than [`KEEP_HEADS`] (so that a few colliding hot locks do not
     /// steal each other's heads), else an empty one if there is one, else a
-    /// new one. Caller holds the bucket latch. Returns the head latched.
-    fn bind_slow(bucket: &Bucket, id: LockId) -> (MutexGuard<'_, Queue>, *mut CachePadded<Head>) {
-        let mut p = bucket.first.load(Ordering::Acquire);
-        let mut len = 0;
-        while !p.is_null() {
-            len += 1;
-            p = chain_next(p);
-        }
-        p = if len < KEEP_HEADS {
+    /// new one. Caller holds the bucket latch and has counted the chain
+    /// (`len` heads). Returns the head latched.
+    fn bind_slow(bucket: &Bucket, id: LockId, len: usize) -> (MutexGuard<'_, Queue>, *mut CachePadded<Head>) {
+        let mut p = if len < KEEP_HEADS {
             ptr::null_mut()
         } else {
             bucket.first.load(Ordering::Acquire)
