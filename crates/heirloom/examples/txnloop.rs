@@ -1,0 +1,81 @@
+//! One agent running short transactions in a loop, nothing else: the
+//! single-thread cost of the lock manager's uncontended path, for counting
+//! instructions with callgrind (`scripts/callgrind.sh` runs it at two
+//! lengths and prints the difference per transaction).
+//!
+//! `cargo run --release --example txnloop -- TABLE SLI TXNS [row|tm1] [KEEP]`
+//!
+//! * `row` (default): `begin; lock(row, S); commit` over 1,024 rows of one
+//!   table (three lock-table acquisitions and three releases);
+//! * `tm1`: two row locks on one of four tables of 100,000 rows, 20% X.
+//!
+//! TABLE is a lock table kind (`none` included: begin and commit alone),
+//! SLI `off`, `on` or `always`, KEEP the `keep_inherited` setting (default
+//! 0). Prints nanoseconds per transaction on standard error.
+
+use std::time::Instant;
+
+use heirloom::{Inheritance, LockId, LockManager, Mode, TableId, TableKind};
+
+const T: TableId = TableId::new(0, 1);
+
+fn usage(msg: &str) -> ! {
+    eprintln!("txnloop: {msg}");
+    eprintln!("usage: txnloop TABLE off|on|always TXNS [row|tm1] [KEEP]");
+    std::process::exit(2);
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if !(3..=5).contains(&args.len()) {
+        usage("wrong number of arguments");
+    }
+    let kind: TableKind = args[0].parse().unwrap_or_else(|e: String| usage(&e));
+    let sli: Inheritance = args[1].parse().unwrap_or_else(|e: String| usage(&e));
+    let n: u64 = args[2]
+        .parse()
+        .ok()
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| usage("TXNS must be a positive integer"));
+    let tm1 = match args.get(3).map(String::as_str) {
+        None | Some("row") => false,
+        Some("tm1") => true,
+        Some(s) => usage(&format!("unknown loop {s}")),
+    };
+    let keep: u32 = args
+        .get(4)
+        .map_or(Some(0), |s| s.parse().ok())
+        .unwrap_or_else(|| usage("KEEP must be a non-negative integer"));
+    let lm = LockManager::builder()
+        .table(kind)
+        .inheritance(sli)
+        .keep_inherited(keep)
+        .build();
+    let mut agent = lm.agent();
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let t0 = Instant::now();
+    for i in 0..n {
+        let mut t = agent.begin();
+        let r = if tm1 {
+            // xorshift64*: the same sequence in every run.
+            rng ^= rng >> 12;
+            rng ^= rng << 25;
+            rng ^= rng >> 27;
+            let r = rng.wrapping_mul(0x2545_f491_4f6c_dd1d);
+            let mode = if r % 100 < 20 { Mode::X } else { Mode::S };
+            let table = TableId::new(0, 1 + ((r >> 8) % 4) as u32);
+            t.lock(LockId::row(table, (r >> 16) % 100_000), mode)
+                .and_then(|()| t.lock(LockId::row(table, (r >> 40) % 100_000), mode))
+        } else {
+            t.lock(LockId::row(T, i & 1023), Mode::S)
+        };
+        // One agent: nothing can conflict, so an error is a bug worth a
+        // message, not a panic.
+        if let Err(e) = r.and_then(|()| t.commit()) {
+            eprintln!("txnloop: {e}");
+            std::process::exit(1);
+        }
+    }
+    let ns = t0.elapsed().as_nanos() as f64 / n as f64;
+    eprintln!("{ns:.1} ns/txn");
+}

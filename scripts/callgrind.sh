@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Instructions per transaction of the lock manager's uncontended path,
+# counted by callgrind (deterministic: the same binary and input give the
+# same count whatever else the machine does). Each configuration runs the
+# `txnloop` example at 100,000 and 200,000 transactions; the difference
+# over 100,000 leaves out start-up and the agent's warm-up.
+#
+#   scripts/callgrind.sh                      # the README's table
+#   scripts/callgrind.sh "latched on row 0"   # chosen configurations
+#
+# A configuration is "TABLE SLI LOOP KEEP" (see examples/txnloop.rs).
+# Needs valgrind (Debian: apt-get install valgrind).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v valgrind > /dev/null; then
+    echo "callgrind.sh: valgrind is missing (apt-get install valgrind)" >&2
+    exit 2
+fi
+if [ $# -gt 0 ]; then configs=("$@"); else
+    configs=("latched off row 0" "latched on row 0" "latchfree off row 0" "latchfree on row 0"
+             "global off row 0" "none off row 0"
+             "latched off tm1 0" "latched on tm1 0" "latched on tm1 64" "latchfree off tm1 0")
+fi
+cargo build --release --example txnloop -q
+bin=${CARGO_TARGET_DIR:-target}/release/examples/txnloop
+count() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$1" "$2" "$5" "$3" "$4" 2>&1 |
+        sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+printf '%-10s %-4s %-4s %5s %14s\n' table sli loop keep instr/txn
+for c in "${configs[@]}"; do
+    read -r table sli loop keep <<< "$c"
+    a=$(count "$table" "$sli" "$loop" "$keep" 100000)
+    b=$(count "$table" "$sli" "$loop" "$keep" 200000)
+    if [ -z "$a" ] || [ -z "$b" ]; then
+        echo "callgrind.sh: no count for '$c' (is it a valid configuration?)" >&2
+        exit 2
+    fi
+    printf '%-10s %-4s %-4s %5s %14d\n' "$table" "$sli" "$loop" "$keep" $(( (b - a) / 100000 ))
+done
