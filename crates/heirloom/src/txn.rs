@@ -970,8 +970,9 @@ impl<'a> Transaction<'a> {
     /// [`Transaction::lookup`] for an ancestor on a lock's path. The cache
     /// is in acquisition order, so ancestors (and the inherited locks,
     /// root first) sit near its front: scanned from the front, skipping
-    /// the DEAD entries an invalidation leaves (at most one other entry per
-    /// lock is not DEAD, the one `find` returns).
+    /// the DEAD entries an invalidation leaves. At most one entry per lock
+    /// is not DEAD (a lock is pushed again only after its entry was found
+    /// DEAD), and it is the one `find` returns.
     #[inline]
     fn lookup_ancestor(&mut self, id: LockId) -> Option<usize> {
         let held = &self.agent.held;
