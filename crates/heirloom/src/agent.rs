@@ -269,6 +269,18 @@ impl Agent {
         // Root first. The commit pushed them leaf first (it pops the cache,
         // which is in acquisition order, root first), so reversing usually
         // does it; a batch may have settled them in any order.
+        // The same locks as the last check left (none new, none dropped:
+        // every one came back and none is LIVE): still rooted and within
+        // the bound, so the check is skipped. This is the steady state of
+        // an agent that keeps its hot locks (`Builder::keep_inherited`).
+        let same = self.inherited.len() == self.inherited_checked && self.inherited.iter().all(|h| h.state != LIVE);
+        if same && self.lm.table.releases_at_once() {
+            // Each came back as the commit popped it, so they are in the
+            // reverse of the order the last check left (root first).
+            self.inherited.reverse();
+            debug_assert!(self.inherited.is_sorted_by_key(|h| h.id.level() as u8));
+            return;
+        }
         let level = |h: &Held| h.id.level() as u8;
         if !self.inherited.is_sorted_by_key(level) {
             self.inherited.reverse();
@@ -276,11 +288,7 @@ impl Agent {
                 self.inherited.sort_by_key(level);
             }
         }
-        // The same locks as the last check left (none new, none dropped:
-        // every one came back and none is LIVE): still rooted and within
-        // the bound, so the check is skipped. This is the steady state of
-        // an agent that keeps its hot locks (`Builder::keep_inherited`).
-        if self.inherited.len() == self.inherited_checked && self.inherited.iter().all(|h| h.state != LIVE) {
+        if same {
             return;
         }
         let mut i = 0;

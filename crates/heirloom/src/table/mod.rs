@@ -330,6 +330,13 @@ impl Table {
         }
     }
 
+    /// Whether [`Table::release_now`] releases at once (the tables that
+    /// gain nothing from a batch release).
+    #[inline]
+    pub(crate) fn releases_at_once(&self) -> bool {
+        matches!(self, Table::Latched(_) | Table::LatchFree(_))
+    }
+
     /// Unlinks the granted `r`.
     ///
     /// # Safety
@@ -386,7 +393,7 @@ impl Table {
             return true;
         }
         match self {
-            Table::Global(_) | Table::Server(_) => false,
+            _ if !self.releases_at_once() => false,
             _ => {
                 // SAFETY (both): this function's contract.
                 it.out = Some(match it.heat {
