@@ -73,9 +73,10 @@ pub(crate) struct Held {
 /// one wait for a lock that a transaction of another holds: the thread is
 /// parked, so the holder can never go on, and the waits-for graph cannot
 /// see it (the holder is not waiting). Debug builds detect this when the
-/// waiter is about to park and panic with a message that names both
-/// transactions; release builds hang (or time out under
-/// [`ConflictPolicy::Timeout`](crate::ConflictPolicy::Timeout)).
+/// waiter is about to park without a time limit and panic with a message
+/// that names both transactions; release builds hang. A wait with a limit
+/// ([`ConflictPolicy::Timeout`](crate::ConflictPolicy::Timeout), a
+/// `Wait::Timeout` or a lock timeout) times out in both.
 pub struct Agent {
     pub(crate) lm: Arc<Inner>,
     pub(crate) shared: Arc<CachePadded<AgentShared>>,

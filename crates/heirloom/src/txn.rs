@@ -1311,7 +1311,9 @@ impl<'a> Transaction<'a> {
                     break Err(e);
                 }
             }
-            if !misuse_checked {
+            // A wait with a time limit ends by itself (as in release
+            // builds); only an unbounded one would hang.
+            if !misuse_checked && deadline.is_none() {
                 misuse_checked = true;
                 self.check_not_blocked_by_own_thread(info);
             }
@@ -1374,7 +1376,7 @@ impl<'a> Transaction<'a> {
 
     /// Debug builds: panics, instead of parking for ever, if a transaction
     /// in the way of this one is open on this same thread (on another agent;
-    /// see `misuse.rs`).
+    /// see `misuse.rs`). Called only for a wait without a time limit.
     #[inline]
     fn check_not_blocked_by_own_thread(&mut self, info: WaitInfo) {
         let lm = self.agent.lm_addr();
