@@ -19,7 +19,8 @@ fi
 if [ $# -gt 0 ]; then configs=("$@"); else
     configs=("latched off row 0" "latched on row 0" "latchfree off row 0" "latchfree on row 0"
              "global off row 0" "none off row 0"
-             "latched off tm1 0" "latched on tm1 0" "latched on tm1 64" "latchfree off tm1 0")
+             "latched off tm1 0" "latched on tm1 0" "latched on tm1 64" "latchfree off tm1 0"
+             "latched off db 0" "latchfree off db 0")
 fi
 cargo build --release --example txnloop -q
 bin=${CARGO_TARGET_DIR:-target}/release/examples/txnloop

@@ -3,11 +3,13 @@
 //! instructions with callgrind (`scripts/callgrind.sh` runs it at two
 //! lengths and prints the difference per transaction).
 //!
-//! `cargo run --release --example txnloop -- TABLE SLI TXNS [row|tm1] [KEEP]`
+//! `cargo run --release --example txnloop -- TABLE SLI TXNS [row|tm1|db] [KEEP]`
 //!
 //! * `row` (default): `begin; lock(row, S); commit` over 1,024 rows of one
 //!   table (three lock-table acquisitions and three releases);
-//! * `tm1`: two row locks on one of four tables of 100,000 rows, 20% X.
+//! * `tm1`: two row locks on one of four tables of 100,000 rows, 20% X;
+//! * `db`: `begin; lock(database, IS); commit`, one intention lock (its
+//!   count less `none`'s is what one intention lock costs a table).
 //!
 //! TABLE is a lock table kind (`none` included: begin and commit alone),
 //! SLI `off`, `on` or `always`, KEEP the `keep_inherited` setting (default
@@ -21,7 +23,7 @@ const T: TableId = TableId::new(0, 1);
 
 fn usage(msg: &str) -> ! {
     eprintln!("txnloop: {msg}");
-    eprintln!("usage: txnloop TABLE off|on|always TXNS [row|tm1] [KEEP]");
+    eprintln!("usage: txnloop TABLE off|on|always TXNS [row|tm1|db] [KEEP]");
     std::process::exit(2);
 }
 
@@ -37,9 +39,10 @@ fn main() {
         .ok()
         .filter(|&n| n > 0)
         .unwrap_or_else(|| usage("TXNS must be a positive integer"));
-    let tm1 = match args.get(3).map(String::as_str) {
-        None | Some("row") => false,
-        Some("tm1") => true,
+    let (tm1, db) = match args.get(3).map(String::as_str) {
+        None | Some("row") => (false, false),
+        Some("tm1") => (true, false),
+        Some("db") => (false, true),
         Some(s) => usage(&format!("unknown loop {s}")),
     };
     let keep: u32 = args
@@ -66,6 +69,8 @@ fn main() {
             let table = TableId::new(0, 1 + ((r >> 8) % 4) as u32);
             t.lock(LockId::row(table, (r >> 16) % 100_000), mode)
                 .and_then(|()| t.lock(LockId::row(table, (r >> 40) % 100_000), mode))
+        } else if db {
+            t.lock(LockId::database(0), Mode::IS)
         } else {
             t.lock(LockId::row(T, i & 1023), Mode::S)
         };

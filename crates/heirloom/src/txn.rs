@@ -1615,8 +1615,12 @@ impl Drop for ResumeOnUnwind<'_, '_> {
 }
 
 impl Drop for Transaction<'_> {
+    #[inline]
     fn drop(&mut self) {
-        self.finish(false);
+        // After commit or abort `done` is set: no call (the common case).
+        if !self.done {
+            self.finish(false);
+        }
     }
 }
 
