@@ -189,6 +189,16 @@ stats! {
     row_exclusive_hot,
     /// See `high_shared_hot`.
     row_exclusive_cold,
+    /// Request nodes the agent allocated: its pool's growth while it warms
+    /// up, and on the latch-free table while the epoch collector lags
+    /// behind its releases for longer than its help (see `reclaim_helps`).
+    nodes_allocated,
+    /// Latch-free table: rounds in which the agent, short of request nodes
+    /// with many on their way back from the epoch collector, helped the
+    /// collector (handed over its batches, flushed, gave up the processor)
+    /// instead of allocating. Oversubscribed, a thread preempted while
+    /// pinned holds the epoch; these rounds keep memory bounded.
+    reclaim_helps,
     /// Lock-table operations avoided by inheritance: an acquisition not done
     /// by a transaction that reclaimed an inherited lock, and a release not
     /// done by a commit that passed a lock on again without the latch.

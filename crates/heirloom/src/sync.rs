@@ -126,6 +126,18 @@ pub(crate) fn wait_while(_key: usize, cond: impl Fn() -> bool, deadline: Option<
 #[cfg(heirloom_loom)]
 pub(crate) fn wake_all(_key: usize) {}
 
+/// Gives up the processor (under loom, a scheduling point).
+#[cfg(not(heirloom_loom))]
+pub(crate) fn yield_now() {
+    std::thread::yield_now();
+}
+
+/// Gives up the processor (under loom, a scheduling point).
+#[cfg(heirloom_loom)]
+pub(crate) fn yield_now() {
+    loom::thread::yield_now();
+}
+
 /// Asymmetric fences: a cheap fence for the side of a Dekker handshake that
 /// runs on every transaction and an expensive one for the side that runs
 /// rarely, together as strong as a `SeqCst` fence on both sides.

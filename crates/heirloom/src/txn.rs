@@ -836,7 +836,7 @@ impl<'a> Transaction<'a> {
                 }
                 None => batch.push(Acquiring {
                     id: lid,
-                    req: self.agent.nodes.take(),
+                    req: self.agent.nodes.take(&self.agent.shared.counters),
                     mode: want,
                     out: Outcome::Granted,
                     head: HeadRef(0),
@@ -1131,7 +1131,7 @@ impl<'a> Transaction<'a> {
     fn link(&mut self, id: LockId, mode: Mode) -> Result<(ReqPtr, HeadRef), LockError> {
         let may_wait = self.may_wait();
         let a = &mut *self.agent;
-        let r = a.nodes.take();
+        let r = a.nodes.take(&a.shared.counters);
         // SAFETY: just taken from this agent's pool (`ReqPtr` contract 1).
         let q = unsafe { r.get() };
         q.txn.store(self.id.0, Ordering::Relaxed);

@@ -352,6 +352,22 @@ fn retire(n: &Request, g: &Guard) {
     }
 }
 
+/// Hands this thread's unfinished batch of retired requests to the
+/// collector now (`Nodes::help`: their owners may be short of nodes).
+/// Deferring later than the unlink is only more conservative: the batch is
+/// stamped with an epoch at least as new as every unlink in it.
+pub(crate) fn hand_over_retired() {
+    let head = RETIRED.try_with(|b| {
+        b.len.set(0);
+        b.head.replace(ptr::null_mut())
+    });
+    if let Ok(head) = head
+        && !head.is_null()
+    {
+        defer_batch(ReqPtr::from_raw(head), &epoch::pin());
+    }
+}
+
 fn defer_batch(head: ReqPtr, g: &Guard) {
     g.defer(move || {
         let mut p = head.as_ptr() as *mut Request;
@@ -517,7 +533,7 @@ impl LatchFree {
         wake: &mut Vec<ReqPtr>,
         nodes: &mut Nodes,
     ) -> Converting {
-        let n = nodes.take();
+        let n = nodes.take(c);
         // SAFETY: `r` is the caller's own linked request and `n` its own
         // node from its pool, linked nowhere (the contract).
         let (old, new) = unsafe { (r.get(), n.get()) };

@@ -234,13 +234,10 @@ impl Table {
     /// A pool of request nodes for agent `agent`, reusing given-back nodes
     /// as soon as this table allows (see `nodes.rs`).
     pub(crate) fn nodes(&self, agent: u32) -> Nodes {
-        Nodes::new(
-            match self {
-                Table::Global(_) | Table::Latched(_) | Table::Server(_) => Reuse::Unlinked,
-                Table::LatchFree(_) => Reuse::AfterGracePeriod,
-            },
-            agent,
-        )
+        match self {
+            Table::Global(_) | Table::Latched(_) | Table::Server(_) => Nodes::new(Reuse::Unlinked, agent, || {}),
+            Table::LatchFree(_) => Nodes::new(Reuse::AfterGracePeriod, agent, latchfree::hand_over_retired),
+        }
     }
 
     /// Links a new request for `id` in `mode`.

@@ -8,7 +8,7 @@
 
 use crossbeam_epoch as epoch;
 
-use super::super::{LatchFree, Visit};
+use super::super::{LatchFree, Visit, hand_over_retired};
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
 use crate::nodes::{Nodes, Reuse};
@@ -387,7 +387,7 @@ fn reclamation_scenario(owner_unlinks: bool) {
             })
         };
         release(&t, &c, b, &mut Vec::new());
-        let mut nodes = Nodes::new(Reuse::AfterGracePeriod, 2);
+        let mut nodes = Nodes::new(Reuse::AfterGracePeriod, 2, hand_over_retired);
         if !owner_unlinks {
             // A later walk unlinks the marked request and retires it.
             let g = epoch::pin();
@@ -399,7 +399,7 @@ fn reclamation_scenario(owner_unlinks: bool) {
         }
         let reused = if owner_unlinks {
             // The agent takes b back only once its batch was returned.
-            let r = nodes.take();
+            let r = nodes.take(&c);
             (r == b).then_some(r)
         } else {
             (node(&b).recycle.load(Ordering::Acquire) == RETURNED).then_some(b)
