@@ -15,15 +15,16 @@
 //! period lasts until every thread pinned in an older epoch has unpinned.
 //! Oversubscribed, a thread preempted inside a pinned section holds it up
 //! until the scheduler runs it again: with 32 threads on 2 cores, a
-//! deferred function waited 97 ms at the median and 478 ms at worst (the
-//! update shape of `examples/lockshapes.rs`), and an agent that allocates
+//! deferred function waited 120 ms at the median and 1.2 s at the 99th
+//! percentile (`examples/epochlag.rs`), and an agent that allocates
 //! whenever nothing is back grows its pool to cover the worst wait at its
-//! full rate (TM1 at 64 threads: 525 MB resident, against 84 MB on the
-//! latched table). So once [`RECLAIM_CAP`] of an agent's nodes are on
-//! their way back, `take` helps before it allocates ([`Nodes::help`]): it
-//! hands its unfinished batches to the collector, flushes the thread's
-//! deferred functions (which also tries to advance the epoch and collects)
-//! and gives up the processor, so that a preempted thread holding the
+//! full rate (the process reached 1-2 GB in two seconds; TM1 at 64
+//! threads 531-845 MB, against 84 MB on the latched table). So once
+//! [`RECLAIM_CAP`] of an agent's nodes are on their way back, `take` helps
+//! before it allocates ([`Nodes::help`]): it hands its unfinished batches
+//! to the collector, flushes the thread's deferred functions (which also
+//! tries to advance the epoch and collects) and, when that brought nothing
+//! back, gives up the processor, so that a preempted thread holding the
 //! epoch runs and unpins. After [`HELP_ROUNDS`] rounds with nothing back
 //! it allocates as before: helping bounds the memory when the stall is
 //! the scheduler's, and never waits for ever.
