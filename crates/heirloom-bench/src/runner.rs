@@ -383,6 +383,11 @@ pub struct RunResult {
     /// Why requests failed, counted over the run (each such failure aborts
     /// its transaction).
     pub abort_causes: AbortCauses,
+    /// Request nodes the agents allocated during the measured interval:
+    /// zero once their pools are warm, unless the epoch collector lags
+    /// behind for longer than an agent's help (latch-free table,
+    /// oversubscribed; `heirloom::Stats::nodes_allocated`).
+    pub nodes_allocated: u64,
     /// Committed (successful) transactions per second: the headline, as
     /// TATP's MQTh and DBx1000 count.
     pub tps: f64,
@@ -624,6 +629,7 @@ pub fn run<W: Workload>(
         retry: cfg.retry,
         pregen: cfg.pregen,
         exclusive_runs: stats.exclusive_runs,
+        nodes_allocated: stats.nodes_allocated,
         abort_causes: AbortCauses {
             deadlock: stats.deadlocks,
             timeout: stats.timeouts,
