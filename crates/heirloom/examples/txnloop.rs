@@ -21,6 +21,14 @@ use heirloom::{Inheritance, LockId, LockManager, Mode, TableId, TableKind};
 
 const T: TableId = TableId::new(0, 1);
 
+/// The transaction each loop runs (see the module docs).
+#[derive(Clone, Copy)]
+enum Loop {
+    Row,
+    Tm1,
+    Db,
+}
+
 fn usage(msg: &str) -> ! {
     eprintln!("txnloop: {msg}");
     eprintln!("usage: txnloop TABLE off|on|always TXNS [row|tm1|db] [KEEP]");
@@ -39,10 +47,10 @@ fn main() {
         .ok()
         .filter(|&n| n > 0)
         .unwrap_or_else(|| usage("TXNS must be a positive integer"));
-    let (tm1, db) = match args.get(3).map(String::as_str) {
-        None | Some("row") => (false, false),
-        Some("tm1") => (true, false),
-        Some("db") => (false, true),
+    let kind_of_loop = match args.get(3).map(String::as_str) {
+        None | Some("row") => Loop::Row,
+        Some("tm1") => Loop::Tm1,
+        Some("db") => Loop::Db,
         Some(s) => usage(&format!("unknown loop {s}")),
     };
     let keep: u32 = args
@@ -59,20 +67,20 @@ fn main() {
     let t0 = Instant::now();
     for i in 0..n {
         let mut t = agent.begin();
-        let r = if tm1 {
-            // xorshift64*: the same sequence in every run.
-            rng ^= rng >> 12;
-            rng ^= rng << 25;
-            rng ^= rng >> 27;
-            let r = rng.wrapping_mul(0x2545_f491_4f6c_dd1d);
-            let mode = if r % 100 < 20 { Mode::X } else { Mode::S };
-            let table = TableId::new(0, 1 + ((r >> 8) % 4) as u32);
-            t.lock(LockId::row(table, (r >> 16) % 100_000), mode)
-                .and_then(|()| t.lock(LockId::row(table, (r >> 40) % 100_000), mode))
-        } else if db {
-            t.lock(LockId::database(0), Mode::IS)
-        } else {
-            t.lock(LockId::row(T, i & 1023), Mode::S)
+        let r = match kind_of_loop {
+            Loop::Tm1 => {
+                // xorshift64*: the same sequence in every run.
+                rng ^= rng >> 12;
+                rng ^= rng << 25;
+                rng ^= rng >> 27;
+                let r = rng.wrapping_mul(0x2545_f491_4f6c_dd1d);
+                let mode = if r % 100 < 20 { Mode::X } else { Mode::S };
+                let table = TableId::new(0, 1 + ((r >> 8) % 4) as u32);
+                t.lock(LockId::row(table, (r >> 16) % 100_000), mode)
+                    .and_then(|()| t.lock(LockId::row(table, (r >> 40) % 100_000), mode))
+            }
+            Loop::Db => t.lock(LockId::database(0), Mode::IS),
+            Loop::Row => t.lock(LockId::row(T, i & 1023), Mode::S),
         };
         // One agent: nothing can conflict, so an error is a bug worth a
         // message, not a panic.
