@@ -93,7 +93,8 @@ pub struct Agent {
     /// Scratch for conflict policies.
     pub(crate) blockers: Vec<Blocker>,
     /// Locks passed on by the last transaction (speculative lock
-    /// inheritance), root first; the next transaction starts with them.
+    /// inheritance), root first (leaf first while `inherited_leaf_first`);
+    /// the next transaction starts with them.
     /// While a commit fills it, an entry's `state` says where it came
     /// from: LIVE if it is passed on for the first time, PENDING or
     /// RECLAIMED if the transaction started with it (`begin` sets them all
@@ -102,6 +103,11 @@ pub struct Agent {
     /// How many locks the last check of `inherited` left (see
     /// `Agent::keep_rooted_inheritance`).
     pub(crate) inherited_checked: usize,
+    /// `inherited` is in the order the commit left it (leaf first), to be
+    /// reversed by whoever reads it next (`Agent::inherited_root_first`).
+    /// Reversing in the next `begin` rather than right after the commit
+    /// wrote the entries avoids a store-forwarding stall on each.
+    pub(crate) inherited_leaf_first: bool,
     /// Locks eligible for inheritance that this agent's transactions
     /// released, oldest first, at most [`inherit::MAX_RECENT`] (reuse heat,
     /// `Builder::reuse_heat`).
@@ -160,6 +166,7 @@ impl Agent {
             blockers: Vec::new(),
             inherited: Vec::new(),
             inherited_checked: 0,
+            inherited_leaf_first: false,
             recent: Vec::new(),
             in_flight: None,
             open: None,
@@ -277,11 +284,13 @@ impl Agent {
         let same = self.inherited.len() == self.inherited_checked && self.inherited.iter().all(|h| h.state != LIVE);
         if same && self.lm.table.releases_at_once() {
             // Each came back as the commit popped it, so they are in the
-            // reverse of the order the last check left (root first).
-            self.inherited.reverse();
-            debug_assert!(self.inherited.is_sorted_by_key(|h| h.id.level() as u8));
+            // reverse of the order the last check left (root first): the
+            // next reader reverses them.
+            self.inherited_leaf_first = true;
             return;
         }
+        // Any order is put right below.
+        self.inherited_leaf_first = false;
         let level = |h: &Held| h.id.level() as u8;
         if !self.inherited.is_sorted_by_key(level) {
             self.inherited.reverse();
@@ -310,6 +319,16 @@ impl Agent {
             self.take_back_and_release(h, txn, age);
         }
         self.inherited_checked = self.inherited.len();
+    }
+
+    /// Puts `inherited` root first if the last commit left it leaf first.
+    #[inline]
+    pub(crate) fn inherited_root_first(&mut self) {
+        if self.inherited_leaf_first {
+            self.inherited.reverse();
+            self.inherited_leaf_first = false;
+            debug_assert!(self.inherited.is_sorted_by_key(|h| h.id.level() as u8));
+        }
     }
 
     /// Takes an inherited request back (reclaim CAS) and releases it, or, if
@@ -541,8 +560,12 @@ impl Agent {
 pub(crate) fn settle(inherited: &mut Vec<Held>, nodes: &mut Nodes, c: &AgentCounters, h: Held, out: Option<Handoff>) {
     if out == Some(Handoff::Inherited) {
         c.inherited.bump();
-        // `state` stays: LIVE (new) or RECLAIMED (passed on again).
-        inherited.push(Held { idle: 0, ..h });
+        // `state` stays: LIVE (new) or RECLAIMED (passed on again); `idle`
+        // is 0 for both (`Transaction::reclaim` resets it). Pushed as it
+        // is, one plain copy: rewriting a field here made the reversal in
+        // `keep_rooted_inheritance` stall on store forwarding.
+        debug_assert_eq!(h.idle, 0);
+        inherited.push(h);
     } else {
         nodes.give_back(h.req);
     }
@@ -554,7 +577,9 @@ impl Drop for Agent {
         // A forgotten transaction's locks go now.
         self.finish_forgotten();
         debug_assert!(self.held.is_empty(), "an agent dropped with locks held");
-        // Inherited locks nobody will reclaim: take them back and release.
+        // Inherited locks nobody will reclaim: take them back and release
+        // (leaf first: popped from the root-first list).
+        self.inherited_root_first();
         let txn = TxnId::new(self.shared.index, self.seq);
         while let Some(h) = self.inherited.pop() {
             if self.take_back_and_release(h, txn, 0) {

@@ -231,6 +231,37 @@ impl LockId {
         Path { ids, len: len as u8 }
     }
 
+    /// The number of locks on the path from the root down to and including
+    /// this one (`self.path().as_slice().len()`).
+    #[inline]
+    pub(crate) fn depth(&self) -> usize {
+        match self.level() {
+            Level::Database => 1,
+            Level::Table => 2,
+            Level::Page => 3,
+            Level::Row if self.flags() & PAGED != 0 => 4,
+            Level::Row => 3,
+        }
+    }
+
+    /// The lock at `depth` on the path to this one (`self.path().as_slice()[depth]`,
+    /// for `depth < self.depth()`), computed from the packed fields. The
+    /// lock path walks the hierarchy with it instead of building a
+    /// [`Path`]: the array's copy cost a store-forwarding stall per call.
+    #[inline]
+    pub(crate) fn ancestor(&self, depth: usize) -> LockId {
+        let t = TableId {
+            db: self.db_no(),
+            table: self.table_no(),
+        };
+        match depth {
+            _ if depth + 1 >= self.depth() => *self,
+            0 => LockId::database(t.db),
+            1 => LockId::table(t),
+            _ => LockId::page(t, (self.key >> 32) as u32),
+        }
+    }
+
     /// The id as two words (key, packed table/db/level/flags): equal ids
     /// have equal words and vice versa. Lets a lock table keep an id in two
     /// atomics.
@@ -447,6 +478,10 @@ mod tests {
             }
             chain.reverse();
             assert_eq!(id.path().as_slice(), &chain[..], "{id:?}");
+            // The lock path's walk without a `Path`.
+            assert_eq!(id.depth(), chain.len(), "{id:?}");
+            let walked: Vec<LockId> = (0..id.depth()).map(|i| id.ancestor(i)).collect();
+            assert_eq!(walked, chain, "{id:?}");
         }
     }
 

@@ -40,6 +40,7 @@ mod fault;
 mod gate;
 mod id;
 mod inherit;
+mod latch;
 mod manager;
 mod misuse;
 mod mode;

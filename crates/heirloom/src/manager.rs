@@ -196,7 +196,7 @@ impl Builder {
     pub fn build(self) -> LockManager {
         LockManager {
             inner: Arc::new(Inner {
-                table: Table::new(self.table, self.buckets, self.inheritance == Inheritance::Off),
+                table: Table::new(self.table, self.buckets, self.inheritance != Inheritance::Off),
                 kind: self.table,
                 may_wait: !matches!(self.policy, ConflictPolicy::NoWait),
                 wound_wait: matches!(self.policy, ConflictPolicy::WoundWait),

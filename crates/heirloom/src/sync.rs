@@ -104,6 +104,16 @@ pub(crate) fn wake_all(key: usize) {
     }
 }
 
+/// Wakes one thread blocked in [`wait_while`] on `key`, if any.
+#[cfg(not(heirloom_loom))]
+#[inline]
+pub(crate) fn wake_one(key: usize) {
+    // SAFETY: as in `wake_all`.
+    unsafe {
+        parking_lot_core::unpark_one(key, |_| parking_lot_core::DEFAULT_UNPARK_TOKEN);
+    }
+}
+
 /// Loom stand-in: yield until `cond` is false, which is what a correct
 /// waker guarantees before it wakes (with a deadline: one yield, then
 /// report a time-out).

@@ -235,6 +235,7 @@ impl<'a> Transaction<'a> {
         debug_assert!(a.held.is_empty() && a.index.is_empty());
         // The list becomes the cache (the cache's empty vector becomes the
         // list; both keep their capacity).
+        a.inherited_root_first();
         std::mem::swap(&mut a.held, &mut a.inherited);
         for h in a.held.iter_mut() {
             h.state = PENDING;
@@ -346,13 +347,13 @@ impl<'a> Transaction<'a> {
     /// answered by the lock cache or the table.
     #[inline]
     fn lock_path(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
-        let path = id.path();
-        let ids = path.as_slice();
-        let last = ids.len() - 1;
+        let depth = id.depth();
+        let last = depth - 1;
         // Every level of the path counts as a request (one counter update
         // for all; a covering ancestor takes back the levels below it).
-        self.agent.shared.counters.lock_requests.add(ids.len() as u64);
-        for (i, &lid) in ids.iter().enumerate() {
+        self.agent.shared.counters.lock_requests.add(depth as u64);
+        for i in 0..depth {
+            let lid = id.ancestor(i);
             let want = if i == last { mode } else { mode.intention() };
             let cached = if i < last {
                 self.lookup_ancestor(lid)
@@ -1003,6 +1004,7 @@ impl<'a> Transaction<'a> {
         // (`ReqPtr` contract 1).
         if inherit::reclaim(unsafe { h.req.get() }, self.id, self.age) {
             h.state = RECLAIMED;
+            h.idle = 0;
             c.inherited_used.bump();
             c.table_ops_avoided.bump();
             Some(k)

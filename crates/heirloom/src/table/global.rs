@@ -193,7 +193,7 @@ impl Global {
         mode: Mode,
         may_wait: bool,
     ) -> (Outcome, HeadRef) {
-        let (mut g, contended) = latch_heat(&self.inner, c);
+        let (mut g, contended) = latch_heat(&*self.inner, c);
         // SAFETY: the caller's own live request (this function's contract).
         let (out, idx) = unsafe { g.acquire(id, r, mode, may_wait, contended) };
         (out, HeadRef(idx))
@@ -205,7 +205,7 @@ impl Global {
     /// # Safety
     /// As [`Table::acquire_batch`](super::Table::acquire_batch).
     pub(crate) unsafe fn acquire_batch(&self, c: &AgentCounters, items: &mut [super::Acquiring]) {
-        let (mut g, contended) = latch_heat(&self.inner, c);
+        let (mut g, contended) = latch_heat(&*self.inner, c);
         for it in items {
             // SAFETY: the caller's own requests, linked nowhere.
             let (out, idx) = unsafe { g.acquire(it.id, it.req, it.mode, false, contended) };
@@ -225,7 +225,7 @@ impl Global {
         items: &mut [super::Releasing],
         wake: &mut Vec<ReqPtr>,
     ) {
-        let mut g = latch(&self.inner, c);
+        let mut g = latch(&*self.inner, c);
         for it in items.iter_mut().filter(|it| it.out.is_none()) {
             // SAFETY: the caller's own granted requests, linked here.
             it.out = Some(unsafe { g.release(it.head.0, it.req, it.heat, wake) });
@@ -235,18 +235,18 @@ impl Global {
     /// Takes and drops the latch (see
     /// [`Table::null_section`](super::Table::null_section)).
     pub(crate) fn null_section(&self, c: &AgentCounters) {
-        drop(latch(&self.inner, c));
+        drop(latch(&*self.inner, c));
     }
 
     #[inline]
     pub(crate) fn with<R>(&self, c: &AgentCounters, h: HeadRef, f: impl FnOnce(&mut Queue) -> R) -> R {
-        let mut g = latch(&self.inner, c);
+        let mut g = latch(&*self.inner, c);
         f(&mut g.queues[h.0])
     }
 
     #[inline]
     pub(crate) fn release(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
-        let mut g = latch(&self.inner, c);
+        let mut g = latch(&*self.inner, c);
         // SAFETY: the caller's own granted request, linked in the queue of
         // `h` (the contract on `Table`).
         unsafe { g.release(h.0, r, None, wake) };
@@ -262,7 +262,7 @@ impl Global {
         heat: Heat,
         wake: &mut Vec<ReqPtr>,
     ) -> Handoff {
-        let mut g = latch(&self.inner, c);
+        let mut g = latch(&*self.inner, c);
         // SAFETY: the caller's own request, linked in the queue of `h`
         // (this function's contract).
         unsafe { g.release(h.0, r, Some(heat), wake) }
@@ -271,7 +271,7 @@ impl Global {
     /// # Safety
     /// As [`Table::cancel`](super::Table::cancel).
     pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
-        let mut g = latch(&self.inner, c);
+        let mut g = latch(&*self.inner, c);
         // SAFETY: the caller's own request, linked in the queue of `h`.
         unsafe { g.cancel(h.0, r, wake) }
     }

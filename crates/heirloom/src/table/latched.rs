@@ -38,10 +38,10 @@
 use std::ptr;
 
 use crossbeam_utils::CachePadded;
-use parking_lot::{Mutex, MutexGuard};
 
 use super::{HeadRef, latch, latch_heat};
-use crate::id::LockId;
+use crate::id::{Level, LockId};
+use crate::latch::{Latch, LatchGuard};
 use crate::mode::Mode;
 use crate::monitor::{LockInfo, describe};
 use crate::queue::{Outcome, Queue};
@@ -52,7 +52,7 @@ use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Ordering, fence};
 
 /// A lock head.
 struct Head {
-    queue: Mutex<Queue>,
+    queue: Latch<Queue>,
     /// `queue.id.words()`, written under both latches, read by anyone.
     key: AtomicU64,
     hi: AtomicU64,
@@ -68,21 +68,34 @@ impl Head {
     /// If somebody does, an owner may have turned its request INHERITED
     /// without the latch just before our waiter looked at it; so, after a
     /// SeqCst fence that pairs with the one in [`Latched::reinherit`], look
-    /// again (Dekker: either the owner sees `waiters` and comes to the latch,
-    /// or we see INHERITED and invalidate it).
+    /// again (Dekker: either the owner sees `waiters` and comes to the
+    /// latch, or we see INHERITED and invalidate it). `sli`: the table's
+    /// manager passes locks on.
     #[inline]
-    fn settle(&self, q: &mut Queue, wake: &mut Vec<ReqPtr>) {
+    fn settle(&self, q: &mut Queue, wake: &mut Vec<ReqPtr>, sli: bool) {
         if q.has_waiters() {
-            self.settle_slow(q, wake);
+            self.settle_slow(q, wake, sli);
         } else if self.waiters.load(Ordering::Relaxed) {
             self.waiters.store(false, Ordering::Relaxed);
         }
     }
 
     #[cold]
-    fn settle_slow(&self, q: &mut Queue, wake: &mut Vec<ReqPtr>) {
-        self.waiters.store(true, Ordering::Relaxed);
-        fence(Ordering::SeqCst);
+    fn settle_slow(&self, q: &mut Queue, wake: &mut Vec<ReqPtr>, sli: bool) {
+        // `waiters` changes only under this latch: if it is set already, it
+        // has stayed set since the settle that set it and passed the fence,
+        // and every owner that looked after that saw it
+        // (`loom_reinherit.rs`, the second model).
+        if !self.waiters.load(Ordering::Relaxed) {
+            self.waiters.store(true, Ordering::Relaxed);
+            // Only a lock that can be passed on has owners that turn their
+            // requests INHERITED without the latch (`inherit::Sli::candidate`:
+            // not rows, and only with inheritance on): the others need no
+            // fence.
+            if sli && q.id.level() != Level::Row {
+                fence(Ordering::SeqCst);
+            }
+        }
         q.recheck_inherited(wake);
         if !q.has_waiters() {
             self.waiters.store(false, Ordering::Relaxed);
@@ -110,7 +123,7 @@ const KEEP_HEADS: usize = 4;
 
 struct Bucket {
     /// Guards binding and the chain's growth.
-    latch: Mutex<()>,
+    latch: Latch<()>,
     /// The chain, newest first.
     first: AtomicPtr<CachePadded<Head>>,
 }
@@ -118,21 +131,27 @@ struct Bucket {
 pub(crate) struct Latched {
     buckets: Box<[CachePadded<Bucket>]>,
     mask: u64,
+    /// The manager passes locks on (speculative lock inheritance): only
+    /// then may an owner turn a request INHERITED without the latch.
+    sli: bool,
 }
 
 impl Latched {
-    pub(crate) fn new(buckets: usize) -> Self {
+    /// `sli`: speculative lock inheritance is on (requests may be passed on
+    /// by [`Latched::reinherit`]).
+    pub(crate) fn new(buckets: usize, sli: bool) -> Self {
         let n = buckets.max(1).next_power_of_two();
         Latched {
             buckets: (0..n)
                 .map(|_| {
                     CachePadded::new(Bucket {
-                        latch: Mutex::new(()),
+                        latch: Latch::new(()),
                         first: AtomicPtr::new(ptr::null_mut()),
                     })
                 })
                 .collect(),
             mask: n as u64 - 1,
+            sli,
         }
     }
 
@@ -205,7 +224,7 @@ impl Latched {
             if q.id == id {
                 // SAFETY: the caller's own live request (the contract).
                 let out = unsafe { q.acquire(r, mode, may_wait, contended) };
-                head.settle(&mut q, wake);
+                head.settle(&mut q, wake, self.sli);
                 return (out, HeadRef(p as usize));
             }
             // Rebound between the walk and the latch: walk again.
@@ -250,7 +269,7 @@ impl Latched {
             debug_assert_eq!(q.id, id);
             // SAFETY: the caller's own live request (the contract).
             let out = unsafe { q.acquire(r, mode, may_wait, contended || held) };
-            head.settle(&mut q, wake);
+            head.settle(&mut q, wake, self.sli);
             return (out, HeadRef(p as usize));
         }
         let (mut q, p) = Self::bind_slow(bucket, id, len);
@@ -264,7 +283,7 @@ impl Latched {
     /// steal each other's heads), else an empty one if there is one, else a
     /// new one. Caller holds the bucket latch and has counted the chain
     /// (`len` heads). Returns the head latched.
-    fn bind_slow(bucket: &Bucket, id: LockId, len: usize) -> (MutexGuard<'_, Queue>, *mut CachePadded<Head>) {
+    fn bind_slow(bucket: &Bucket, id: LockId, len: usize) -> (LatchGuard<'_, Queue>, *mut CachePadded<Head>) {
         let mut p = if len < KEEP_HEADS {
             ptr::null_mut()
         } else {
@@ -285,7 +304,7 @@ impl Latched {
         }
         let (key, hi) = id.words();
         let node = Box::into_raw(Box::new(CachePadded::new(Head {
-            queue: Mutex::new(Queue::new(id)),
+            queue: Latch::new(Queue::new(id)),
             key: AtomicU64::new(key),
             hi: AtomicU64::new(hi),
             next: AtomicPtr::new(bucket.first.load(Ordering::Relaxed)),
@@ -326,16 +345,19 @@ impl Latched {
         let head = unsafe { self.head(h) };
         let mut q = latch(&head.queue, c);
         let out = f(&mut q, wake);
-        head.settle(&mut q, wake);
+        head.settle(&mut q, wake, self.sli);
         out
     }
 
     /// Passes a reclaimed request `r` on to the agent's next transaction
     /// again, without the latch, unless somebody waits for the lock. The
     /// owner's store of INHERITED and the waiter's store of `waiters` are
-    /// each followed by a SeqCst fence before the other is read (Dekker; see
-    /// [`Head::settle`]), so a waiter is never left behind an inherited
-    /// request nobody will invalidate.
+    /// each followed by a SeqCst fence before the other is read (Dekker;
+    /// see [`Head::settle`]), so a waiter is never left behind an inherited
+    /// request nobody will invalidate. (An asymmetric fence, light here and
+    /// `membarrier` on the waiter's side, was measured and rejected: a
+    /// writer taking a table in X against one reader with SLI ran 3x
+    /// slower, the reader 8x.)
     ///
     /// # Safety
     /// As [`Table::reinherit`](super::Table::reinherit).

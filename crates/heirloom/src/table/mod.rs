@@ -20,6 +20,7 @@ use parking_lot::{Mutex, MutexGuard};
 
 use crate::id::LockId;
 use crate::inherit::Heat;
+use crate::latch::{Latch, LatchGuard};
 use crate::mode::Mode;
 use crate::monitor::LockInfo;
 use crate::nodes::{Nodes, Reuse};
@@ -209,18 +210,19 @@ pub(crate) enum Table {
 }
 
 impl Table {
-    /// A table of `kind`; `fast_path`: the latch-free table's intention-lock
-    /// fast path (`table/latchfree/fast.rs`), for managers that pass no
-    /// lock on by inheritance.
-    pub(crate) fn new(kind: TableKind, buckets: usize, fast_path: bool) -> Self {
+    /// A table of `kind`; `sli`: the manager passes locks on by inheritance
+    /// (the latched table then pays a barrier when such a lock gets its
+    /// first waiter; the latch-free table's intention-lock fast path,
+    /// `table/latchfree/fast.rs`, is only for managers that do not).
+    pub(crate) fn new(kind: TableKind, buckets: usize, sli: bool) -> Self {
         match kind {
             TableKind::Global => Table::Global(global::Global::new()),
-            TableKind::Latched => Table::Latched(latched::Latched::new(buckets)),
-            TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(buckets, fast_path)),
+            TableKind::Latched => Table::Latched(latched::Latched::new(buckets, sli)),
+            TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(buckets, !sli)),
             TableKind::Server { partitions } => Table::Server(server::Server::new(partitions)),
             // Never asked (the transaction takes no lock): the smallest
             // table, so that the interface stays total.
-            TableKind::None => Table::Latched(latched::Latched::new(1)),
+            TableKind::None => Table::Latched(latched::Latched::new(1, false)),
         }
     }
 
@@ -508,18 +510,60 @@ impl Table {
     }
 }
 
+/// A latch [`latch`] can take: parking_lot's `Mutex` (the global table's
+/// one latch) or [`Latch`] (the latched table's heads and buckets).
+pub(crate) trait TryLatch {
+    type Guard<'a>
+    where
+        Self: 'a;
+    fn try_latch(&self) -> Option<Self::Guard<'_>>;
+    fn latch_waiting(&self) -> Self::Guard<'_>;
+}
+
+impl<T> TryLatch for Mutex<T> {
+    type Guard<'a>
+        = MutexGuard<'a, T>
+    where
+        T: 'a;
+
+    #[inline]
+    fn try_latch(&self) -> Option<MutexGuard<'_, T>> {
+        self.try_lock()
+    }
+
+    fn latch_waiting(&self) -> MutexGuard<'_, T> {
+        self.lock()
+    }
+}
+
+impl<T> TryLatch for Latch<T> {
+    type Guard<'a>
+        = LatchGuard<'a, T>
+    where
+        T: 'a;
+
+    #[inline]
+    fn try_latch(&self) -> Option<LatchGuard<'_, T>> {
+        self.try_lock()
+    }
+
+    fn latch_waiting(&self) -> LatchGuard<'_, T> {
+        self.lock()
+    }
+}
+
 /// Takes `m`, counting the acquisition in `latch_contended` if it found the
 /// latch held.
 #[inline]
-pub(crate) fn latch<'a, T>(m: &'a Mutex<T>, c: &AgentCounters) -> MutexGuard<'a, T> {
+pub(crate) fn latch<'a, L: TryLatch>(m: &'a L, c: &AgentCounters) -> L::Guard<'a> {
     latch_heat(m, c).0
 }
 
 /// [`latch`], also saying whether the latch was found held (the heat that
 /// speculative lock inheritance looks at).
 #[inline]
-pub(crate) fn latch_heat<'a, T>(m: &'a Mutex<T>, c: &AgentCounters) -> (MutexGuard<'a, T>, bool) {
-    match m.try_lock() {
+pub(crate) fn latch_heat<'a, L: TryLatch>(m: &'a L, c: &AgentCounters) -> (L::Guard<'a>, bool) {
+    match m.try_latch() {
         Some(g) => (g, false),
         None => (latch_slow(m, c), true),
     }
@@ -527,7 +571,7 @@ pub(crate) fn latch_heat<'a, T>(m: &'a Mutex<T>, c: &AgentCounters) -> (MutexGua
 
 #[cold]
 #[inline(never)]
-fn latch_slow<'a, T>(m: &'a Mutex<T>, c: &AgentCounters) -> MutexGuard<'a, T> {
+fn latch_slow<'a, L: TryLatch>(m: &'a L, c: &AgentCounters) -> L::Guard<'a> {
     c.latch_contended.bump();
-    m.lock()
+    m.latch_waiting()
 }

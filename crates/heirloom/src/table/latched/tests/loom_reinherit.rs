@@ -64,3 +64,65 @@ fn a_waiter_is_never_stranded_behind_a_reinherited_request() {
         unsafe { r.free() };
     });
 }
+
+/// As above with two conflicting requesters, where the second finds
+/// `waiters` already set under the latch and skips the barrier (the
+/// first one's barrier covers it: the flag changes only under the latch,
+/// so it has stayed set since).
+#[test]
+fn a_second_waiter_needs_no_barrier_of_its_own() {
+    loom::model(|| {
+        let r = ReqPtr::alloc(0);
+        node(&r).status.store(GRANTED, Ordering::Release);
+        // Under the latch: how many X requests wait.
+        let latch = Arc::new(loom::sync::Mutex::new(0u32));
+        let waiters = Arc::new(AtomicBool::new(false));
+
+        let requesters: Vec<_> = (0..2)
+            .map(|_| {
+                let (latch, waiters) = (latch.clone(), waiters.clone());
+                loom::thread::spawn(move || {
+                    let mut x_waiting = latch.lock().unwrap();
+                    if node(&r).status.load(Ordering::Acquire) == INHERITED && invalidate(node(&r)) {
+                        return;
+                    }
+                    if node(&r).status.load(Ordering::Acquire) == INVALID {
+                        return; // the other requester invalidated it: granted
+                    }
+                    *x_waiting += 1;
+                    // Head::settle_slow.
+                    if !waiters.load(Ordering::Relaxed) {
+                        waiters.store(true, Ordering::Relaxed);
+                        fence(Ordering::SeqCst);
+                    }
+                    if node(&r).status.load(Ordering::Acquire) == INHERITED && invalidate(node(&r)) {
+                        *x_waiting = 0; // every waiter is granted
+                    }
+                })
+            })
+            .collect();
+
+        if !waiters.load(Ordering::Relaxed) {
+            node(&r).status.store(INHERITED, Ordering::Release);
+            fence(Ordering::SeqCst);
+            if waiters.load(Ordering::Relaxed) {
+                let mut x_waiting = latch.lock().unwrap();
+                if *x_waiting > 0 && invalidate(node(&r)) {
+                    *x_waiting = 0;
+                }
+            }
+        } else {
+            let mut x_waiting = latch.lock().unwrap();
+            *x_waiting = 0;
+            node(&r).status.store(INVALID, Ordering::Relaxed);
+        }
+        for h in requesters {
+            h.join().unwrap();
+        }
+
+        let stranded = *latch.lock().unwrap() > 0 && node(&r).status.load(Ordering::Acquire) == INHERITED;
+        assert!(!stranded, "X waits behind an INHERITED request nobody will invalidate");
+        // SAFETY: allocated above; every thread is done with it.
+        unsafe { r.free() };
+    });
+}
