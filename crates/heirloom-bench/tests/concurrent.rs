@@ -18,11 +18,29 @@ use std::time::Duration;
 /// end no transaction in 60 ms (measured beside 4 busy threads on 2 cores).
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
+/// Runs `spec`; a configuration that committed nothing (the machine was
+/// busy elsewhere) runs once more, for a second, and that run replaces it:
+/// the callers' checks then apply to a run long enough to make progress.
 fn sweep(spec: &Spec) -> Result<Vec<RunResult>, BenchError> {
     // A test that failed while holding the lock poisons it; the next still
     // runs alone.
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    heirloom_bench::sweep(spec, &mut |_, _| {})
+    let mut runs = heirloom_bench::sweep(spec, &mut |_, _| {})?;
+    for r in runs.iter_mut().filter(|r| r.committed == 0) {
+        let again = Spec {
+            threads: vec![r.threads],
+            tables: vec![r.table.parse().expect("a table the sweep ran")],
+            sli: vec![r.sli],
+            sli_keep: vec![r.sli_keep],
+            policies: vec![r.policy.parse().expect("a policy the sweep ran")],
+            duration: Duration::from_secs(1),
+            ..spec.clone()
+        };
+        let mut rerun = heirloom_bench::sweep(&again, &mut |_, _| {})?;
+        assert_eq!(rerun.len(), 1, "one configuration");
+        *r = rerun.remove(0);
+    }
+    Ok(runs)
 }
 
 fn spec(workload: &str, scale: u64) -> Spec {
