@@ -1560,6 +1560,20 @@ impl<'a> Transaction<'a> {
             a.release_superseded(None);
         }
         if !a.inherited.is_empty() {
+            // The locks passed on again without a latch are the RECLAIMED
+            // entries of the new inherited list (the unused ones kept are
+            // PENDING); a run resumed after a panic finds those of the
+            // interrupted one here too.
+            // SAFETY: each is this agent's own request, linked where `head`
+            // says.
+            unsafe {
+                a.lm.table.recheck_passed(
+                    a.shared.caller(),
+                    a.inherited.iter().filter(|h| h.state == RECLAIMED).map(|h| h.head),
+                    &mut a.wake,
+                )
+            };
+            wake_granted(&mut a.wake);
             a.keep_rooted_inheritance(self.id, self.age);
         }
         a.index.clear();

@@ -67,7 +67,7 @@ impl Head {
     /// Publishes whether anybody waits, after an operation under the latch.
     /// If somebody does, an owner may have turned its request INHERITED
     /// without the latch just before our waiter looked at it; so, after a
-    /// SeqCst fence that pairs with the one in [`Latched::reinherit`], look
+    /// SeqCst fence that pairs with the owner's (after [`Latched::reinherit`]), look
     /// again (Dekker: either the owner sees `waiters` and comes to the
     /// latch, or we see INHERITED and invalidate it). `sli`: the table's
     /// manager passes locks on.
@@ -354,15 +354,17 @@ impl Latched {
     /// owner's store of INHERITED and the waiter's store of `waiters` are
     /// each followed by a SeqCst fence before the other is read (Dekker;
     /// see [`Head::settle`]), so a waiter is never left behind an inherited
-    /// request nobody will invalidate. (An asymmetric fence, light here and
-    /// `membarrier` on the waiter's side, was measured and rejected: a
-    /// writer taking a table in X against one reader with SLI ran 3x
-    /// slower, the reader 8x.)
+    /// request nobody will invalidate. The owner's half of it comes later:
+    /// one fence after every lock of the commit is passed on, then
+    /// [`Latched::recheck`] of each (`loom_reinherit.rs`, the third model).
+    /// (An asymmetric fence, light here and `membarrier` on the waiter's
+    /// side, was measured and rejected: a writer taking a table in X
+    /// against one reader with SLI ran 3x slower, the reader 8x.)
     ///
     /// # Safety
     /// As [`Table::reinherit`](super::Table::reinherit).
     #[inline]
-    pub(crate) unsafe fn reinherit(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> bool {
+    pub(crate) unsafe fn reinherit(&self, h: HeadRef, r: ReqPtr) -> bool {
         // SAFETY: a handle of this table (the contract).
         let head = unsafe { self.head(h) };
         if head.waiters.load(Ordering::Relaxed) {
@@ -371,12 +373,24 @@ impl Latched {
         // Release: pairs with the Acquire of an invalidator's CAS.
         // SAFETY: the caller's own live request (the contract).
         unsafe { r.get() }.status.store(INHERITED, Ordering::Release);
-        fence(Ordering::SeqCst);
-        if head.waiters.load(Ordering::Relaxed) {
+        true
+    }
+
+    /// The owner's look at `waiters` after passing `h`'s lock on
+    /// ([`Latched::reinherit`]) and a SeqCst fence: if somebody waits now,
+    /// the waiter may have missed our INHERITED, so settle the queue under
+    /// the latch (which invalidates the request in the waiter's way).
+    ///
+    /// # Safety
+    /// As [`Table::reinherit`](super::Table::reinherit), for a request
+    /// passed on since its owner's last fence.
+    #[inline]
+    pub(crate) unsafe fn recheck(&self, c: &AgentCounters, h: HeadRef, wake: &mut Vec<ReqPtr>) {
+        // SAFETY: a handle of this table (the contract).
+        if unsafe { self.head(h) }.waiters.load(Ordering::Relaxed) {
             // SAFETY: as above.
             unsafe { self.update(c, h, wake, |_, _| ()) };
         }
-        true
     }
 
     pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {

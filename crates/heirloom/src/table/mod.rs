@@ -27,6 +27,7 @@ use crate::nodes::{Nodes, Reuse};
 use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
+use crate::sync::{Ordering, fence};
 
 /// Which lock table a [`LockManager`](crate::LockManager) uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -435,6 +436,11 @@ impl Table {
     ///
     /// # Safety
     /// See the type's docs.
+    ///
+    /// On the latched table a lock passed on this way is not settled yet:
+    /// the caller must call [`Table::recheck_passed`] with it once every
+    /// lock of the commit has been passed on, before the agent waits or
+    /// sleeps (one fence for all of them).
     #[inline]
     pub(crate) unsafe fn reinherit(&self, a: Caller<'_>, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Reinherit {
         let c = a.counters;
@@ -442,13 +448,41 @@ impl Table {
         match self {
             Table::Global(_) | Table::Server(_) => Reinherit::Declined,
             Table::Latched(t) => {
-                if unsafe { t.reinherit(c, h, r, wake) } {
+                if unsafe { t.reinherit(h, r) } {
                     Reinherit::Passed
                 } else {
                     Reinherit::Declined
                 }
             }
             Table::LatchFree(t) => unsafe { t.reinherit(c, h, r, wake) },
+        }
+    }
+
+    /// After [`Table::reinherit`] passed the locks of `heads` on: one
+    /// SeqCst fence (none if `heads` is empty), then each is settled if
+    /// somebody has come to wait for it meanwhile (the owner's half of the
+    /// Dekker in `latched.rs`). Nothing to do on the other tables.
+    ///
+    /// # Safety
+    /// Every handle is one this table returned with a request of the
+    /// caller's that is still linked.
+    #[inline]
+    pub(crate) unsafe fn recheck_passed(
+        &self,
+        a: Caller<'_>,
+        heads: impl Iterator<Item = HeadRef>,
+        wake: &mut Vec<ReqPtr>,
+    ) {
+        if let Table::Latched(t) = self {
+            let mut fenced = false;
+            for h in heads {
+                if !fenced {
+                    fence(Ordering::SeqCst);
+                    fenced = true;
+                }
+                // SAFETY: this function's contract.
+                unsafe { t.recheck(a.counters, h, wake) };
+            }
         }
     }
 

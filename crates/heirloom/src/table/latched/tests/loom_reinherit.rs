@@ -126,3 +126,77 @@ fn a_second_waiter_needs_no_barrier_of_its_own() {
         unsafe { r.free() };
     });
 }
+
+/// The owner passes two locks on (its database and table locks) and pays
+/// one fence for both, after the second (`Latched::reinherit` for each,
+/// then `Table::recheck_passed`); a conflicting requester on each lock.
+/// Neither is stranded, though the first lock's INHERITED and its look at
+/// `waiters` are far apart (another lock's pass in between).
+#[test]
+fn one_fence_covers_every_lock_passed_on() {
+    loom::model(|| {
+        let reqs = [ReqPtr::alloc(0), ReqPtr::alloc(1)];
+        for r in &reqs {
+            node(r).status.store(GRANTED, Ordering::Release);
+        }
+        // Per lock: its latch (guarding "X is waiting") and `waiters`.
+        let latches: [_; 2] = std::array::from_fn(|_| Arc::new(loom::sync::Mutex::new(false)));
+        let waiters: [_; 2] = std::array::from_fn(|_| Arc::new(AtomicBool::new(false)));
+
+        let requesters: Vec<_> = (0..2)
+            .map(|i| {
+                let (latch, waiters, r) = (latches[i].clone(), waiters[i].clone(), reqs[i]);
+                loom::thread::spawn(move || {
+                    let mut x_waiting = latch.lock().unwrap();
+                    if node(&r).status.load(Ordering::Acquire) == INHERITED && invalidate(node(&r)) {
+                        return;
+                    }
+                    *x_waiting = true;
+                    waiters.store(true, Ordering::Relaxed);
+                    fence(Ordering::SeqCst);
+                    if node(&r).status.load(Ordering::Acquire) == INHERITED && invalidate(node(&r)) {
+                        *x_waiting = false;
+                    }
+                })
+            })
+            .collect();
+
+        // release_all: leaf to root, each lock passed on without a fence...
+        let mut passed = [false; 2];
+        for i in (0..2).rev() {
+            if !waiters[i].load(Ordering::Relaxed) {
+                node(&reqs[i]).status.store(INHERITED, Ordering::Release);
+                passed[i] = true;
+            } else {
+                let mut x_waiting = latches[i].lock().unwrap();
+                *x_waiting = false;
+                node(&reqs[i]).status.store(INVALID, Ordering::Relaxed);
+            }
+        }
+        // ...then one fence and a look at each (Table::recheck_passed).
+        fence(Ordering::SeqCst);
+        for i in (0..2).filter(|&i| passed[i]) {
+            if waiters[i].load(Ordering::Relaxed) {
+                let mut x_waiting = latches[i].lock().unwrap();
+                if *x_waiting && invalidate(node(&reqs[i])) {
+                    *x_waiting = false;
+                }
+            }
+        }
+        for h in requesters {
+            h.join().unwrap();
+        }
+
+        for i in 0..2 {
+            let stranded = *latches[i].lock().unwrap() && node(&reqs[i]).status.load(Ordering::Acquire) == INHERITED;
+            assert!(
+                !stranded,
+                "X waits on lock {i} behind an INHERITED request nobody will invalidate"
+            );
+        }
+        for r in reqs {
+            // SAFETY: allocated above; every thread is done with it.
+            unsafe { r.free() };
+        }
+    });
+}
