@@ -6,14 +6,16 @@
 #
 # Needs gcc and Berkeley DB's headers (Debian: apt-get install libdb5.3-dev).
 # Defaults: 1 s per run, 3 rounds, 1 2 8 32 threads; heirloom's latched
-# table with SLI off, Berkeley DB with three lock_get calls and with one
-# lock_vec call per transaction.
+# table with SLI off (TABLES="latched latchfree" runs each of those tables),
+# Berkeley DB with three lock_get calls and with one lock_vec call per
+# transaction.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-1}
 repeat=${2:-3}
 shift $(( $# > 2 ? 2 : $# ))
 if [ $# -gt 0 ]; then threads=("$@"); else threads=(1 2 8 32); fi
+read -r -a tables <<< "${TABLES:-latched}"
 if [ ! -f /usr/include/db.h ]; then
     echo "lockshapes.sh: Berkeley DB's headers are missing (apt-get install libdb5.3-dev)" >&2
     exit 2
@@ -28,7 +30,9 @@ raw="$out/raw.txt"
 for round in $(seq "$repeat"); do
     for shape in hot update tm1; do
         for t in "${threads[@]}"; do
-            "$heirloom" "$shape" "$t" "$seconds" latched off >> "$raw"
+            for table in "${tables[@]}"; do
+                "$heirloom" "$shape" "$t" "$seconds" "$table" off >> "$raw"
+            done
             "$out/bdb-lockshapes" "$shape" "$t" "$seconds" get >> "$raw"
             "$out/bdb-lockshapes" "$shape" "$t" "$seconds" vec >> "$raw"
         done
@@ -43,11 +47,14 @@ for line in open(sys.argv[1]):
     system, shape, threads, tps = line.split()
     runs[(system, shape, int(threads))].append(float(tps))
 med = {k: statistics.median(v) for k, v in runs.items()}
-print(f"{'shape':<7} {'threads':>7} {'heirloom':>12} {'bdb get':>12} {'bdb vec':>12} {'heirloom/bdb':>13}")
+tables = sorted({k[0] for k in med if k[0].startswith("heirloom:")}, key=lambda s: s != "heirloom:latched")
+print(f"{'shape':<7} {'threads':>7} {'table':>10} {'heirloom':>12} {'bdb get':>12} {'bdb vec':>12} {'heirloom/bdb':>13}")
 for shape in ("hot", "update", "tm1"):
     for t in sorted({k[2] for k in med if k[1] == shape}):
-        h = med[("heirloom:latched", shape, t)]
-        g = med[("bdb", shape, t)]
-        v = med[("bdb:vec", shape, t)]
-        print(f"{shape:<7} {t:>7} {h:>12.0f} {g:>12.0f} {v:>12.0f} {h / max(g, v):>12.2f}x")
+        for table in tables:
+            h = med[(table, shape, t)]
+            g = med[("bdb", shape, t)]
+            v = med[("bdb:vec", shape, t)]
+            name = table.split(":")[1]
+            print(f"{shape:<7} {t:>7} {name:>10} {h:>12.0f} {g:>12.0f} {v:>12.0f} {h / max(g, v):>12.2f}x")
 PY
