@@ -248,9 +248,6 @@ impl<T> Latch<T> {
     }
 }
 
-/// Spinning before parking: parking_lot_core's `SpinWait` (a few rounds of
-/// exponential backoff, then a few yields); under loom none (straight to
-/// the parking lot, which is the part the model checks).
 /// How long a parked thread first sleeps without the `membarrier`
 /// handshake: the most a release that missed it can delay it. 50 us, 200
 /// us and 1 ms gave 0.71x, 0.80x and 0.88x of parking_lot in `convoy.rs`
@@ -259,6 +256,9 @@ impl<T> Latch<T> {
 #[cfg(not(heirloom_loom))]
 const NAP: std::time::Duration = std::time::Duration::from_millis(1);
 
+/// Spinning before parking: parking_lot_core's `SpinWait` (a few rounds of
+/// exponential backoff, then a few yields); under loom none (straight to
+/// the parking lot, which is the part the model checks).
 #[cfg(not(heirloom_loom))]
 type Spin = parking_lot_core::SpinWait;
 

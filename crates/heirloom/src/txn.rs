@@ -1560,10 +1560,12 @@ impl<'a> Transaction<'a> {
             a.release_superseded(None);
         }
         if !a.inherited.is_empty() {
-            // The locks passed on again without a latch are the RECLAIMED
-            // entries of the new inherited list (the unused ones kept are
-            // PENDING); a run resumed after a panic finds those of the
-            // interrupted one here too.
+            // The locks passed on again without a latch are among the
+            // RECLAIMED entries of the new inherited list (the unused ones
+            // kept are PENDING; the others passed on again under their
+            // latch, and a second look costs them nothing but the fence);
+            // a run resumed after a panic finds those of the interrupted
+            // one here too.
             // SAFETY: each is this agent's own request, linked where `head`
             // says.
             unsafe {

@@ -67,9 +67,10 @@ impl Head {
     /// Publishes whether anybody waits, after an operation under the latch.
     /// If somebody does, an owner may have turned its request INHERITED
     /// without the latch just before our waiter looked at it; so, after a
-    /// SeqCst fence that pairs with the owner's (after [`Latched::reinherit`]), look
-    /// again (Dekker: either the owner sees `waiters` and comes to the
-    /// latch, or we see INHERITED and invalidate it). `sli`: the table's
+    /// SeqCst fence that pairs with the owner's (after
+    /// [`Latched::reinherit`]), look again (Dekker: either the owner sees
+    /// `waiters` and comes to the latch, or we see INHERITED and
+    /// invalidate it). `sli`: the table's
     /// manager passes locks on.
     #[inline]
     fn settle(&self, q: &mut Queue, wake: &mut Vec<ReqPtr>, sli: bool) {

@@ -434,13 +434,13 @@ impl Table {
     /// passes it on again without a latch if the table can tell that nobody
     /// waits (`Latched`, `LatchFree`).
     ///
-    /// # Safety
-    /// See the type's docs.
-    ///
     /// On the latched table a lock passed on this way is not settled yet:
     /// the caller must call [`Table::recheck_passed`] with it once every
     /// lock of the commit has been passed on, before the agent waits or
     /// sleeps (one fence for all of them).
+    ///
+    /// # Safety
+    /// See the type's docs.
     #[inline]
     pub(crate) unsafe fn reinherit(&self, a: Caller<'_>, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Reinherit {
         let c = a.counters;
@@ -458,10 +458,12 @@ impl Table {
         }
     }
 
-    /// After [`Table::reinherit`] passed the locks of `heads` on: one
-    /// SeqCst fence (none if `heads` is empty), then each is settled if
-    /// somebody has come to wait for it meanwhile (the owner's half of the
-    /// Dekker in `latched.rs`). Nothing to do on the other tables.
+    /// After [`Table::reinherit`] passed locks on: one SeqCst fence (none
+    /// if `heads` is empty), then each of `heads` is settled if somebody
+    /// has come to wait for it meanwhile (the owner's half of the Dekker in
+    /// `latched.rs`). `heads` may name locks passed on under their latch
+    /// too; settling those again is harmless. Nothing to do on the other
+    /// tables.
     ///
     /// # Safety
     /// Every handle is one this table returned with a request of the
