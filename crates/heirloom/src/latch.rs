@@ -30,7 +30,7 @@
 //!   on 2 cores, holders yielding now and then under the latch): with the
 //!   barrier on every park, 0.38-0.39x of parking_lot's `Mutex`'s
 //!   acquisitions (each `membarrier` interrupts the other core), 0.67-0.69x
-//!   at 4 threads; with the nap, 0.77-0.85x and 1.01-1.08x; in
+//!   at 4 threads; with the nap, 0.77-0.85x and 1.01-1.13x; in
 //!   those runs naps ended by time-out with the latch free 0 times in
 //!   245,000, and with it still held 3 times.
 //! * No lost wake-up (Dekker): the releaser stores `state` and then loads
