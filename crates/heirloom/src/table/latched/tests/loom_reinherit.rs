@@ -12,6 +12,24 @@ fn node(r: &ReqPtr) -> &Request {
     unsafe { r.get() }
 }
 
+/// A conflicting X request on the lock whose owner holds `r`, under the
+/// lock's latch (which guards "X is waiting"): `Queue::acquire`, then, if it
+/// has to wait, `Head::settle` with its fence and re-check.
+fn request_x(latch: &loom::sync::Mutex<bool>, waiters: &AtomicBool, r: ReqPtr) {
+    let mut x_waiting = latch.lock().unwrap();
+    // Queue::acquire: an INHERITED request in the way is invalidated.
+    if node(&r).status.load(Ordering::Acquire) == INHERITED && invalidate(node(&r)) {
+        return;
+    }
+    // Blocked by a GRANTED holder: link as waiting, then settle.
+    *x_waiting = true;
+    waiters.store(true, Ordering::Relaxed);
+    fence(Ordering::SeqCst);
+    if node(&r).status.load(Ordering::Acquire) == INHERITED && invalidate(node(&r)) {
+        *x_waiting = false; // granted by the re-check
+    }
+}
+
 #[test]
 fn a_waiter_is_never_stranded_behind_a_reinherited_request() {
     loom::model(|| {
@@ -23,20 +41,7 @@ fn a_waiter_is_never_stranded_behind_a_reinherited_request() {
 
         let requester = {
             let (latch, waiters) = (latch.clone(), waiters.clone());
-            loom::thread::spawn(move || {
-                let mut x_waiting = latch.lock().unwrap();
-                // Queue::acquire: an INHERITED request in the way is invalidated.
-                if node(&r).status.load(Ordering::Acquire) == INHERITED && invalidate(node(&r)) {
-                    return;
-                }
-                // Blocked by a GRANTED holder: link as waiting, then settle.
-                *x_waiting = true;
-                waiters.store(true, Ordering::Relaxed);
-                fence(Ordering::SeqCst);
-                if node(&r).status.load(Ordering::Acquire) == INHERITED && invalidate(node(&r)) {
-                    *x_waiting = false; // granted by the re-check
-                }
-            })
+            loom::thread::spawn(move || request_x(&latch, &waiters, r))
         };
 
         // Latched::reinherit by the owner at commit.
@@ -146,18 +151,7 @@ fn one_fence_covers_every_lock_passed_on() {
         let requesters: Vec<_> = (0..2)
             .map(|i| {
                 let (latch, waiters, r) = (latches[i].clone(), waiters[i].clone(), reqs[i]);
-                loom::thread::spawn(move || {
-                    let mut x_waiting = latch.lock().unwrap();
-                    if node(&r).status.load(Ordering::Acquire) == INHERITED && invalidate(node(&r)) {
-                        return;
-                    }
-                    *x_waiting = true;
-                    waiters.store(true, Ordering::Relaxed);
-                    fence(Ordering::SeqCst);
-                    if node(&r).status.load(Ordering::Acquire) == INHERITED && invalidate(node(&r)) {
-                        *x_waiting = false;
-                    }
-                })
+                loom::thread::spawn(move || request_x(&latch, &waiters, r))
             })
             .collect();
 
