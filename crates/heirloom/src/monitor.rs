@@ -126,11 +126,15 @@ pub(crate) fn describe(q: &crate::queue::Queue, now_ns: u64) -> LockInfo {
                 inherited: status == INHERITED,
             }),
             CONVERTING => {
-                info.holders.push(Holder {
-                    txn: r.txn(),
-                    mode: r.mode(),
-                    inherited: false,
-                });
+                // NL: a fast hold's conversion, whose hold is folded in by
+                // the table (`table/fast.rs`).
+                if r.mode() != Mode::NL {
+                    info.holders.push(Holder {
+                        txn: r.txn(),
+                        mode: r.mode(),
+                        inherited: false,
+                    });
+                }
                 info.waiters.push(Waiter {
                     txn: r.txn(),
                     mode: r.want(),
@@ -148,4 +152,33 @@ pub(crate) fn describe(q: &crate::queue::Queue, now_ns: u64) -> LockInfo {
         }
     });
     info
+}
+
+/// The index of `lock`'s entry in `out[from..]`, added if missing.
+pub(crate) fn info_of(out: &mut Vec<LockInfo>, from: usize, lock: LockId) -> usize {
+    match out[from..].iter().position(|l| l.lock == lock) {
+        Some(i) => from + i,
+        None => {
+            out.push(LockInfo {
+                lock,
+                group: Mode::NL,
+                holders: Vec::new(),
+                waiters: Vec::new(),
+            });
+            out.len() - 1
+        }
+    }
+}
+
+/// Adds `txn` holding `mode` to `info`'s holders, joined with what it
+/// already holds there (a conversion's older request, a fast hold).
+pub(crate) fn add_holder(info: &mut LockInfo, txn: TxnId, mode: Mode, inherited: bool) {
+    match info
+        .holders
+        .iter_mut()
+        .find(|h| h.txn == txn && h.inherited == inherited)
+    {
+        Some(h) => h.mode = h.mode.join(mode),
+        None => info.holders.push(Holder { txn, mode, inherited }),
+    }
 }

@@ -17,6 +17,13 @@
 //! `mode.rs`), so "compatible with each of several modes" is checked against
 //! their join.
 //!
+//! On the latched table a database or table lock may also have *fast*
+//! holds (IS, IX) that are not in the queue (`table/fast.rs`): the queue
+//! counts them as granted to their transactions through `outside`, closing
+//! the lock's word before it decides a strong request. A fast hold that
+//! must become stronger links a request served as a conversion whose old
+//! mode is NL (`Queue::convert_outside`): the fast hold is its granted part.
+//!
 //! Whoever has `&mut Queue` holds the latch that guards it, so every request
 //! in `reqs` is alive while the queue is borrowed (`ReqPtr` contract 2:
 //! agents unlink their requests before they can drop); the methods that
@@ -29,6 +36,86 @@ use crate::inherit::{self, Heat};
 use crate::mode::{Mode, ModeCounts};
 use crate::request::{CONVERTING, GRANTED, INHERITED, ReqPtr, WAITING};
 use crate::sync::Ordering;
+
+/// Holds of a lock granted outside its queue, which the queue's grant rules
+/// count as granted to the transactions holding them: the latched table's
+/// intention-lock fast path (`table/fast.rs`, which says why the protocol
+/// is sound). `slot` names the lock.
+pub(crate) trait OutsideHolds: Sync {
+    /// Closes the lock's word to fast acquisitions (under the queue's latch).
+    fn close(&self, slot: usize);
+    /// Opens it again.
+    fn open(&self, slot: usize);
+    /// Are holds of other agents than `agent`'s in the way of `mode`?
+    /// Meaningful while the word is closed.
+    fn in_way(&self, slot: usize, mode: Mode, agent: u32) -> bool;
+    /// Appends the transactions (other than `agent`'s) holding in a mode in
+    /// the way of `mode`.
+    fn holders(&self, slot: usize, mode: Mode, agent: u32, out: &mut Vec<Blocker>);
+    /// One of them, if there is one now.
+    fn blocker(&self, slot: usize, mode: Mode, agent: u32) -> Option<Blocker>;
+}
+
+/// Where a queue's lock has holds outside it (see [`OutsideHolds`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Outside {
+    holds: *const dyn OutsideHolds,
+    slot: usize,
+}
+
+impl std::fmt::Debug for Outside {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Outside(slot {})", self.slot)
+    }
+}
+
+// SAFETY: an `Outside` is a shared reference to an `OutsideHolds`, which is
+// `Sync`, and outlives it (the contract of `Outside::new`).
+unsafe impl Send for Outside {}
+// SAFETY: as above.
+unsafe impl Sync for Outside {}
+
+impl Outside {
+    /// The holds of lock `slot` of `holds`.
+    ///
+    /// # Safety
+    /// `holds` outlives every copy of the result (the latched table owns
+    /// its `Fast` and frees its heads, whose queues keep these, first).
+    pub(crate) unsafe fn new(holds: &dyn OutsideHolds, slot: usize) -> Self {
+        // SAFETY: only the lifetime is erased; the contract keeps it alive.
+        let holds: &'static dyn OutsideHolds = unsafe { std::mem::transmute(holds) };
+        Outside { holds, slot }
+    }
+
+    #[inline]
+    fn holds(&self) -> &dyn OutsideHolds {
+        // SAFETY: alive while `self` is (the contract of `new`).
+        unsafe { &*self.holds }
+    }
+
+    #[inline]
+    fn close(&self) {
+        self.holds().close(self.slot);
+    }
+
+    #[inline]
+    fn open(&self) {
+        self.holds().open(self.slot);
+    }
+
+    #[inline]
+    fn in_way(&self, mode: Mode, agent: u32) -> bool {
+        self.holds().in_way(self.slot, mode, agent)
+    }
+
+    fn holders(&self, mode: Mode, agent: u32, out: &mut Vec<Blocker>) {
+        self.holds().holders(self.slot, mode, agent, out);
+    }
+
+    fn blocker(&self, mode: Mode, agent: u32) -> Option<Blocker> {
+        self.holds().blocker(self.slot, mode, agent)
+    }
+}
 
 /// A request that stands in another's way (for deadlock handling).
 #[derive(Clone, Copy, Debug)]
@@ -88,6 +175,10 @@ pub(crate) struct Queue {
     /// the latch held. Written under the latch that is taken anyway, so
     /// keeping it costs no extra shared write.
     heat: u16,
+    /// The lock's fast holds, if it can have any (the latched table).
+    outside: Option<Outside>,
+    /// `outside`'s word is closed to fast acquisitions by this queue.
+    closed: bool,
 }
 
 /// The outcome of a release at commit when inheritance is allowed.
@@ -107,6 +198,50 @@ impl Queue {
             granted: ModeCounts::default(),
             waiting: 0,
             heat: 0,
+            outside: None,
+            closed: false,
+        }
+    }
+
+    /// Sets where the lock's fast holds are counted (at binding; the queue
+    /// is empty, so its word is open).
+    pub(crate) fn set_outside(&mut self, outside: Option<Outside>) {
+        debug_assert!(self.is_empty() && !self.closed);
+        self.outside = outside;
+    }
+
+    /// Closes the fast-path word before a strong request in `mode` is
+    /// decided, so that every fast hold is either seen by it or waits.
+    #[inline]
+    fn close_for(&mut self, mode: Mode) {
+        if let Some(o) = self.outside
+            && !self.closed
+            && !mode.compatible(Mode::IX)
+        {
+            o.close();
+            self.closed = true;
+        }
+    }
+
+    /// After an operation: opens the word again once no strong request is
+    /// granted and nobody waits (fast requests could not be granted
+    /// otherwise, and would only take their count back).
+    #[inline]
+    pub(crate) fn settle_outside(&mut self) {
+        if self.closed && self.waiting == 0 && self.granted.group().compatible(Mode::IX) {
+            if let Some(o) = self.outside {
+                o.open();
+            }
+            self.closed = false;
+        }
+    }
+
+    /// Are fast holds of other agents than `agent`'s in the way of `mode`?
+    #[inline]
+    fn outside_in_way(&self, mode: Mode, agent: u32) -> bool {
+        match self.outside {
+            Some(o) if self.closed => o.in_way(mode, agent),
+            _ => false,
         }
     }
 
@@ -149,26 +284,33 @@ impl Queue {
         // SAFETY: the caller's own live request (this function's contract).
         let q = unsafe { r.get() };
         self.heat = inherit::note_heat(self.heat, contended);
+        self.close_for(mode);
         let ahead = if self.waiting == 0 {
             Mode::NL
         } else {
             self.waiting_join(self.reqs.len())
         };
-        let mut group = self.granted.group();
-        if !mode.compatible(group) {
-            // Inherited requests in the way are invalidated, as if released.
-            self.invalidate_conflicting(mode, None);
-            group = self.granted.group();
-        }
-        if mode.compatible(group) && mode.compatible(ahead) {
-            q.mode.store(mode as u8, Ordering::Relaxed);
-            q.status.store(GRANTED, Ordering::Relaxed);
-            self.granted.add(mode);
-            self.reqs.push(r);
-            return Outcome::Granted;
-        }
-        if !may_wait {
-            return Outcome::Refused(self.first_blocker(mode, self.reqs.len(), None));
+        loop {
+            let mut group = self.granted.group();
+            if !mode.compatible(group) {
+                // Inherited requests in the way are invalidated, as if released.
+                self.invalidate_conflicting(mode, None);
+                group = self.granted.group();
+            }
+            if mode.compatible(group) && mode.compatible(ahead) && !self.outside_in_way(mode, q.agent) {
+                q.mode.store(mode as u8, Ordering::Relaxed);
+                q.status.store(GRANTED, Ordering::Relaxed);
+                self.granted.add(mode);
+                self.reqs.push(r);
+                return Outcome::Granted;
+            }
+            if may_wait {
+                break;
+            }
+            if let Some(b) = self.first_blocker(mode, self.reqs.len(), None, q.agent) {
+                return Outcome::Refused(b);
+            }
+            // Only fast holds were in the way, and they went: look again.
         }
         q.mode.store(Mode::NL as u8, Ordering::Relaxed);
         q.want.store(mode as u8, Ordering::Relaxed);
@@ -197,19 +339,25 @@ impl Queue {
         let q = unsafe { r.get() };
         let held = q.mode();
         debug_assert_eq!(q.status.load(Ordering::Relaxed), GRANTED);
-        if !to.compatible(self.granted.group_without(held)) {
-            self.invalidate_conflicting(to, Some(r));
-        }
-        if to.compatible(self.granted.group_without(held)) {
-            self.granted.remove(held);
-            self.granted.add(to);
-            q.mode.store(to as u8, Ordering::Relaxed);
-            self.notify_waiters(wake);
-            return Outcome::Granted;
-        }
-        if !may_wait {
+        self.close_for(to);
+        loop {
+            if !to.compatible(self.granted.group_without(held)) {
+                self.invalidate_conflicting(to, Some(r));
+            }
+            if to.compatible(self.granted.group_without(held)) && !self.outside_in_way(to, q.agent) {
+                self.granted.remove(held);
+                self.granted.add(to);
+                q.mode.store(to as u8, Ordering::Relaxed);
+                self.notify_waiters(wake);
+                return Outcome::Granted;
+            }
+            if may_wait {
+                break;
+            }
             let idx = self.index_of(r);
-            return Outcome::Refused(self.first_blocker(to, idx, Some(r)));
+            if let Some(b) = self.first_blocker(to, idx, Some(r), q.agent) {
+                return Outcome::Refused(b);
+            }
         }
         // A waiting conversion keeps its place among the holders, ahead of
         // every waiter: each waiter whose wish conflicts with `to` gets a new
@@ -225,6 +373,58 @@ impl Queue {
         q.want.store(to as u8, Ordering::Relaxed);
         q.status.store(CONVERTING, Ordering::Relaxed);
         self.waiting += 1;
+        Outcome::Waiting
+    }
+
+    /// Converts a fast hold (`table/fast.rs`) of `r`'s transaction to `to`
+    /// (already joined with the held mode): links `r`, a request of the
+    /// caller's not linked anywhere, served as a conversion from NL (the
+    /// fast hold is its granted part, kept by the caller until `r` goes).
+    /// Otherwise as [`Queue::convert`].
+    ///
+    /// # Safety
+    /// `r` is the caller's own request, alive and linked nowhere (`ReqPtr`
+    /// contract 1).
+    pub(crate) unsafe fn convert_outside(
+        &mut self,
+        r: ReqPtr,
+        to: Mode,
+        may_wait: bool,
+        wake_behind: bool,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Outcome {
+        // SAFETY: the caller's own live request (this function's contract).
+        let q = unsafe { r.get() };
+        self.close_for(to);
+        loop {
+            if !to.compatible(self.granted.group()) {
+                self.invalidate_conflicting(to, None);
+            }
+            if to.compatible(self.granted.group()) && !self.outside_in_way(to, q.agent) {
+                q.mode.store(to as u8, Ordering::Relaxed);
+                q.want.store(to as u8, Ordering::Relaxed);
+                q.status.store(GRANTED, Ordering::Relaxed);
+                self.granted.add(to);
+                self.reqs.push(r);
+                self.notify_waiters(wake);
+                return Outcome::Granted;
+            }
+            if may_wait {
+                break;
+            }
+            // Waiting new requests are behind a conversion.
+            if let Some(b) = self.first_blocker(to, 0, None, q.agent) {
+                return Outcome::Refused(b);
+            }
+        }
+        if wake_behind {
+            self.notify_waiters(wake);
+        }
+        q.mode.store(Mode::NL as u8, Ordering::Relaxed);
+        q.want.store(to as u8, Ordering::Relaxed);
+        q.status.store(CONVERTING, Ordering::Relaxed);
+        self.waiting += 1;
+        self.reqs.push(r);
         Outcome::Waiting
     }
 
@@ -318,6 +518,12 @@ impl Queue {
                 let idx = self.index_of(r);
                 self.reqs.remove(idx);
             }
+            // A conversion of a fast hold (`convert_outside`) holds
+            // nothing here: it goes.
+            CONVERTING if q.mode() == Mode::NL => {
+                let idx = self.index_of(r);
+                self.reqs.remove(idx);
+            }
             CONVERTING => {
                 q.want.store(q.mode.load(Ordering::Relaxed), Ordering::Relaxed);
                 q.status.store(GRANTED, Ordering::Relaxed);
@@ -374,6 +580,12 @@ impl Queue {
                 out.push(Blocker::of(oq));
             }
         }
+        // And the fast holds in its way.
+        if let Some(o) = self.outside
+            && self.closed
+        {
+            o.holders(want, q.agent, out);
+        }
         true
     }
 
@@ -410,10 +622,12 @@ impl Queue {
         j
     }
 
-    /// One request in the way of `want` (for the no-wait error). A request
-    /// its owner re-inherited without the latch since our conflict check
-    /// counts too: the refusal is ordered before that hand-off.
-    fn first_blocker(&self, want: Mode, upto: usize, own: Option<ReqPtr>) -> Blocker {
+    /// One request in the way of `want` of `agent` (for the no-wait error).
+    /// A request its owner re-inherited without the latch since our
+    /// conflict check counts too: the refusal is ordered before that
+    /// hand-off. `None` if only fast holds were in the way and they have
+    /// gone since (the caller looks again).
+    fn first_blocker(&self, want: Mode, upto: usize, own: Option<ReqPtr>, agent: u32) -> Option<Blocker> {
         for (i, &r) in self.reqs.iter().enumerate() {
             if Some(r) == own {
                 continue;
@@ -428,13 +642,18 @@ impl Queue {
                 _ => false,
             };
             if in_way {
-                return Blocker::of(q);
+                return Some(Blocker::of(q));
             }
+        }
+        if let Some(o) = self.outside
+            && self.closed
+        {
+            return o.blocker(want, agent);
         }
         // Not reachable while the grant rules and this scan agree; name the
         // oldest request rather than fail.
         debug_assert!(false, "a refused request on {} has no blocker", self.id);
-        self.reqs.iter().find(|&&r| Some(r) != own).map_or(
+        Some(self.reqs.iter().find(|&&r| Some(r) != own).map_or(
             Blocker {
                 txn: crate::error::TxnId(0),
                 agent: u32::MAX,
@@ -442,7 +661,7 @@ impl Queue {
             },
             // SAFETY: linked here, latch held (contract 2).
             |r| Blocker::of(unsafe { r.get() }),
-        )
+        ))
     }
 
     /// Grants conversions first, then waiters in order, as the rules allow.
@@ -462,8 +681,11 @@ impl Queue {
                 continue;
             }
             let (held, want) = (q.mode(), q.want());
-            if want.compatible(self.granted.group_without(held)) {
-                self.granted.remove(held);
+            if want.compatible(self.granted.group_without(held)) && !self.outside_in_way(want, q.agent) {
+                // NL: a fast hold's conversion (`convert_outside`).
+                if held != Mode::NL {
+                    self.granted.remove(held);
+                }
                 self.granted.add(want);
                 q.mode.store(want as u8, Ordering::Relaxed);
                 // Release: pairs with the owner's Acquire in `Request::status`.
@@ -497,7 +719,7 @@ impl Queue {
                 continue;
             }
             let want = q.want();
-            if want.compatible(self.granted.group()) && want.compatible(ahead) {
+            if want.compatible(self.granted.group()) && want.compatible(ahead) && !self.outside_in_way(want, q.agent) {
                 self.granted.add(want);
                 q.mode.store(want as u8, Ordering::Relaxed);
                 // Release: pairs with the owner's Acquire in `Request::status`.

@@ -30,6 +30,19 @@
 //!   request, so only the head latch is taken. A head with a linked request
 //!   cannot be rebound.
 //!
+//! * Intention locks (fast path, when no lock is passed on by
+//!   inheritance): IS and IX on a database or table lock are one
+//!   `fetch_add` on the lock's word in `table/fast.rs`, with no head found
+//!   and no latch taken; the lock's queue counts them as granted holds it
+//!   does not list (`Queue::outside`) and closes the word before it decides
+//!   a strong request (S, U, SIX, X). A handle with bit 0 set is a fast hold
+//!   (the slot in the bits above); a head's address has it clear. A fast
+//!   hold that must become stronger links a request served as a conversion
+//!   (`Queue::convert_outside`) and is given up when that request is
+//!   released (`Agent::converted`). A fast release or a fast request
+//!   backing off that finds the word closed takes the head latch and grants
+//!   the waiters now clear ([`Latched::fast_wake`]).
+//!
 //! Heads are freed only when the table drops; an emptied head stays bound (a
 //! hot lock finds it again at once) until an acquisition of another id in
 //! the same bucket rebinds it. Memory is bounded by the peak number of
@@ -39,14 +52,16 @@ use std::ptr;
 
 use crossbeam_utils::CachePadded;
 
-use super::{HeadRef, latch, latch_heat};
+use super::fast::{self, Fast};
+use super::{Converting, HeadRef, latch, latch_heat};
 use crate::id::{Level, LockId};
 use crate::latch::{Latch, LatchGuard};
 use crate::mode::Mode;
 use crate::monitor::{LockInfo, describe};
-use crate::queue::{Outcome, Queue};
-use crate::request::INHERITED;
-use crate::request::ReqPtr;
+
+use crate::nodes::Nodes;
+use crate::queue::{Blocker, Cancel, Outcome, Outside, Queue};
+use crate::request::{GRANTED, INHERITED, ReqPtr};
 use crate::stats::AgentCounters;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Ordering, fence};
 
@@ -72,6 +87,8 @@ impl Head {
     /// `waiters` and comes to the latch, or we see INHERITED and
     /// invalidate it). `sli`: the table's
     /// manager passes locks on.
+    /// Also opens the lock's fast-path word once the queue lets fast
+    /// requests in again (`Queue::settle_outside`).
     #[inline]
     fn settle(&self, q: &mut Queue, wake: &mut Vec<ReqPtr>, sli: bool) {
         if q.has_waiters() {
@@ -79,6 +96,7 @@ impl Head {
         } else if self.waiters.load(Ordering::Relaxed) {
             self.waiters.store(false, Ordering::Relaxed);
         }
+        q.settle_outside();
     }
 
     #[cold]
@@ -110,10 +128,12 @@ impl Head {
         self.key.load(Ordering::Relaxed) == key && self.hi.load(Ordering::Relaxed) == hi
     }
 
-    /// Rebinds to `id`; caller holds the bucket latch and the head latch.
-    fn bind(&self, q: &mut Queue, id: LockId) {
+    /// Rebinds to `id` (whose fast holds are counted in `outside`); caller
+    /// holds the bucket latch and the head latch.
+    fn bind(&self, q: &mut Queue, id: LockId, outside: Option<Outside>) {
         let (key, hi) = id.words();
         q.rebind(id);
+        q.set_outside(outside);
         self.key.store(key, Ordering::Relaxed);
         self.hi.store(hi, Ordering::Relaxed);
     }
@@ -135,12 +155,30 @@ pub(crate) struct Latched {
     /// The manager passes locks on (speculative lock inheritance): only
     /// then may an owner turn a request INHERITED without the latch.
     sli: bool,
+    /// The intention-lock fast path (`fast.rs`), when on. Dropped after
+    /// the heads, whose queues point to it (`Drop`).
+    fast: Option<Box<Fast>>,
+}
+
+/// A handle of a fast hold of slot `s`.
+#[inline]
+fn fast_handle(s: usize) -> HeadRef {
+    HeadRef(s << 1 | 1)
+}
+
+/// The slot of a fast hold's handle; `None` for a head's.
+#[inline]
+fn fast_slot(h: HeadRef) -> Option<usize> {
+    (h.0 & 1 == 1).then_some(h.0 >> 1)
 }
 
 impl Latched {
     /// `sli`: speculative lock inheritance is on (requests may be passed on
-    /// by [`Latched::reinherit`]).
-    pub(crate) fn new(buckets: usize, sli: bool) -> Self {
+    /// by [`Latched::reinherit`]); `fast_path`: intention locks take the
+    /// fast path (only without inheritance: a fast hold is no request to
+    /// pass on).
+    pub(crate) fn new(buckets: usize, sli: bool, fast_path: bool) -> Self {
+        debug_assert!(!(sli && fast_path));
         let n = buckets.max(1).next_power_of_two();
         Latched {
             buckets: (0..n)
@@ -153,7 +191,22 @@ impl Latched {
                 .collect(),
             mask: n as u64 - 1,
             sli,
+            fast: fast_path.then(|| Box::new(Fast::new())),
         }
+    }
+
+    /// Where the fast holds of `id` are counted, if it can have any (a slot
+    /// is claimed for it if need be; see `Fast::slot`).
+    #[inline]
+    fn outside_of(&self, id: LockId) -> Option<Outside> {
+        let f = self.fast.as_deref()?;
+        if !fast::eligible(id) {
+            return None;
+        }
+        let s = f.slot(id.words(), id.hash64(), true)?;
+        // SAFETY: the table drops its heads (and their queues) before its
+        // `Fast` (`Drop for Latched`).
+        Some(unsafe { Outside::new(f, s) })
     }
 
     /// The head a handle of this table names.
@@ -166,6 +219,7 @@ impl Latched {
     /// handles in its agents' lock caches are all of its kind.)
     #[inline]
     unsafe fn head(&self, h: HeadRef) -> &Head {
+        debug_assert!(fast_slot(h).is_none(), "a fast hold has no head");
         // SAFETY: the address of a live head of this table (the contract).
         unsafe { &*(h.0 as *const CachePadded<Head>) }
     }
@@ -211,20 +265,97 @@ impl Latched {
         may_wait: bool,
         wake: &mut Vec<ReqPtr>,
     ) -> (Outcome, HeadRef) {
+        if let Some(h) = self.try_fast(c, id, r, mode, wake) {
+            return (Outcome::Granted, h);
+        }
+        // SAFETY: the caller's own live request (the contract).
+        self.locate(c, id, wake, |q, contended, _| unsafe {
+            q.acquire(r, mode, may_wait, contended)
+        })
+    }
+
+    /// The fast path (`fast.rs`) for `r`, a request for `id` in `mode`: the
+    /// fast hold's handle if it was granted so.
+    #[inline]
+    fn try_fast(
+        &self,
+        c: &AgentCounters,
+        id: LockId,
+        r: ReqPtr,
+        mode: Mode,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Option<HeadRef> {
+        let f = self.fast.as_deref()?;
+        if !(fast::eligible(id) && fast::is_fast(mode)) {
+            return None;
+        }
+        let words = id.words();
+        let s = f.slot(words, id.hash64(), true)?;
+        // SAFETY: the caller's own live request (`Table::acquire`'s contract).
+        let q = unsafe { r.get() };
+        let (txn, ts) = (q.txn.load(Ordering::Relaxed), q.ts.load(Ordering::Relaxed));
+        match f.acquire(s, q.agent, txn, ts, mode) {
+            Ok(()) => {
+                q.key.store(words.0, Ordering::Relaxed);
+                q.hi.store(words.1, Ordering::Relaxed);
+                q.mode.store(mode as u8, Ordering::Relaxed);
+                q.want.store(mode as u8, Ordering::Relaxed);
+                q.status.store(GRANTED, Ordering::Relaxed);
+                Some(fast_handle(s))
+            }
+            Err(true) => {
+                self.fast_wake(c, id, wake);
+                None
+            }
+            Err(false) => None,
+        }
+    }
+
+    /// After a fast hold of `id` was given up (or a fast request took its
+    /// count back) while the word was closed: a strong request may have
+    /// seen the hold and be waiting for it, so grant what is clear now,
+    /// under the head latch (see `fast.rs`, "On the latched table").
+    #[cold]
+    fn fast_wake(&self, c: &AgentCounters, id: LockId, wake: &mut Vec<ReqPtr>) {
+        let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
+        let p = Self::find(bucket, id.words());
+        if p.is_null() {
+            // No head: nobody waits for the lock.
+            return;
+        }
+        // SAFETY: chain heads live as long as the table.
+        let head = unsafe { &*p };
+        let mut q = latch(&head.queue, c);
+        // Rebound meanwhile: the lock's queue emptied, nobody waits.
+        if q.id == id {
+            q.recheck_inherited(wake);
+            head.settle(&mut q, wake, self.sli);
+        }
+    }
+
+    /// Runs `f` on `id`'s queue under its head latch, binding a head if the
+    /// lock has none, then settles the queue; `f` is told whether the latch
+    /// was found held, and gets `wake`.
+    #[inline]
+    fn locate<R>(
+        &self,
+        c: &AgentCounters,
+        id: LockId,
+        wake: &mut Vec<ReqPtr>,
+        f: impl FnOnce(&mut Queue, bool, &mut Vec<ReqPtr>) -> R,
+    ) -> (R, HeadRef) {
         let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
         let words = id.words();
         loop {
             let p = Self::find(bucket, words);
             if p.is_null() {
-                // SAFETY: as this function's contract.
-                return unsafe { self.acquire_slow(c, bucket, id, r, mode, may_wait, wake) };
+                return self.locate_slow(c, bucket, id, wake, f);
             }
             // SAFETY: chain heads live as long as the table.
             let head = unsafe { &*p };
             let (mut q, contended) = latch_heat(&head.queue, c);
             if q.id == id {
-                // SAFETY: the caller's own live request (the contract).
-                let out = unsafe { q.acquire(r, mode, may_wait, contended) };
+                let out = f(&mut q, contended, wake);
                 head.settle(&mut q, wake, self.sli);
                 return (out, HeadRef(p as usize));
             }
@@ -233,21 +364,15 @@ impl Latched {
     }
 
     /// The lock has no head (or looked so): bind one under the bucket latch.
-    ///
-    /// # Safety
-    /// As [`Table::acquire`](super::Table::acquire).
     #[cold]
-    #[allow(clippy::too_many_arguments)] // the acquire arguments plus the bucket
-    unsafe fn acquire_slow(
+    fn locate_slow<R>(
         &self,
         c: &AgentCounters,
         bucket: &Bucket,
         id: LockId,
-        r: ReqPtr,
-        mode: Mode,
-        may_wait: bool,
         wake: &mut Vec<ReqPtr>,
-    ) -> (Outcome, HeadRef) {
+        f: impl FnOnce(&mut Queue, bool, &mut Vec<ReqPtr>) -> R,
+    ) -> (R, HeadRef) {
         let (_b, contended) = latch_heat(&bucket.latch, c);
         let words = id.words();
         // Exact under the bucket latch: somebody may have bound it
@@ -268,15 +393,15 @@ impl Latched {
             let head = unsafe { &*p };
             let (mut q, held) = latch_heat(&head.queue, c);
             debug_assert_eq!(q.id, id);
-            // SAFETY: the caller's own live request (the contract).
-            let out = unsafe { q.acquire(r, mode, may_wait, contended || held) };
+            let out = f(&mut q, contended || held, wake);
             head.settle(&mut q, wake, self.sli);
             return (out, HeadRef(p as usize));
         }
-        let (mut q, p) = Self::bind_slow(bucket, id, len);
-        // A fresh or empty head has no waiter: nothing to settle.
-        // SAFETY: the caller's own live request (the contract).
-        (unsafe { q.acquire(r, mode, may_wait, contended) }, HeadRef(p as usize))
+        let (mut q, p) = Self::bind_slow(bucket, id, len, self.outside_of(id));
+        let out = f(&mut q, contended, wake);
+        // SAFETY: just bound; heads live as long as the table.
+        unsafe { &*p }.settle(&mut q, wake, self.sli);
+        (out, HeadRef(p as usize))
     }
 
     /// Binds a head of `bucket` to `id`: a new one while the chain is
@@ -284,7 +409,12 @@ impl Latched {
     /// steal each other's heads), else an empty one if there is one, else a
     /// new one. Caller holds the bucket latch and has counted the chain
     /// (`len` heads). Returns the head latched.
-    fn bind_slow(bucket: &Bucket, id: LockId, len: usize) -> (LatchGuard<'_, Queue>, *mut CachePadded<Head>) {
+    fn bind_slow(
+        bucket: &Bucket,
+        id: LockId,
+        len: usize,
+        outside: Option<Outside>,
+    ) -> (LatchGuard<'_, Queue>, *mut CachePadded<Head>) {
         let mut p = if len < KEEP_HEADS {
             ptr::null_mut()
         } else {
@@ -298,14 +428,16 @@ impl Latched {
             if let Some(mut q) = h.queue.try_lock()
                 && q.is_empty()
             {
-                h.bind(&mut q, id);
+                h.bind(&mut q, id, outside);
                 return (q, p);
             }
             p = h.next.load(Ordering::Acquire);
         }
         let (key, hi) = id.words();
+        let mut queue = Queue::new(id);
+        queue.set_outside(outside);
         let node = Box::into_raw(Box::new(CachePadded::new(Head {
-            queue: Latch::new(Queue::new(id)),
+            queue: Latch::new(queue),
             key: AtomicU64::new(key),
             hi: AtomicU64::new(hi),
             next: AtomicPtr::new(bucket.first.load(Ordering::Relaxed)),
@@ -348,6 +480,102 @@ impl Latched {
         let out = f(&mut q, wake);
         head.settle(&mut q, wake, self.sli);
         out
+    }
+
+    /// Releases the granted `r`.
+    ///
+    /// # Safety
+    /// As [`Table::release`](super::Table::release).
+    #[inline]
+    pub(crate) unsafe fn release(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+        match (fast_slot(h), self.fast.as_deref()) {
+            (Some(s), Some(f)) => {
+                // SAFETY: the caller's own live request (the contract).
+                let q = unsafe { r.get() };
+                if f.release(s, q.agent, q.mode()) {
+                    let id = LockId::from_words(q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
+                    self.fast_wake(c, id, wake);
+                }
+            }
+            // SAFETY: a handle of this table and its request (the contract).
+            _ => unsafe { self.update(c, h, wake, |q, w| q.release(r, w)) },
+        }
+    }
+
+    /// Converts the granted `r` (a request for `id`) to `to`: in place, or
+    /// for a fast hold with a request from `nodes` served as a conversion
+    /// (`Queue::convert_outside`), or a second fast hold (IS to IX).
+    ///
+    /// # Safety
+    /// As [`Table::convert`](super::Table::convert).
+    #[allow(clippy::too_many_arguments)] // the table interface's inputs
+    pub(crate) unsafe fn convert(
+        &self,
+        c: &AgentCounters,
+        id: LockId,
+        h: HeadRef,
+        r: ReqPtr,
+        to: Mode,
+        may_wait: bool,
+        wake_behind: bool,
+        wake: &mut Vec<ReqPtr>,
+        nodes: &mut Nodes,
+    ) -> Converting {
+        if fast_slot(h).is_none() {
+            // SAFETY: a handle of this table and its request (the contract).
+            let outcome = unsafe { self.update(c, h, wake, |q, w| q.convert(r, to, may_wait, wake_behind, w)) };
+            return Converting::in_place(outcome, r, h);
+        }
+        let n = nodes.take(c);
+        // SAFETY: `r` is the caller's own granted request and `n` its own
+        // node from its pool, linked nowhere (the contract).
+        let (old, new) = unsafe { (r.get(), n.get()) };
+        new.txn.store(old.txn.load(Ordering::Relaxed), Ordering::Relaxed);
+        new.ts.store(old.ts.load(Ordering::Relaxed), Ordering::Relaxed);
+        if let Some(fh) = self.try_fast(c, id, n, to, wake) {
+            return Converting {
+                outcome: Outcome::Granted,
+                req: n,
+                head: fh,
+            };
+        }
+        // SAFETY: `n` as above.
+        let (outcome, head) = self.locate(c, id, wake, |q, _, w| unsafe {
+            q.convert_outside(n, to, may_wait, wake_behind, w)
+        });
+        match outcome {
+            Outcome::Refused(_) => {
+                // Never linked: reusable at once.
+                nodes.put(n);
+                Converting::in_place(outcome, r, h)
+            }
+            _ => Converting { outcome, req: n, head },
+        }
+    }
+
+    /// Withdraws the waiting `r` unless it was granted meanwhile (a fast
+    /// hold never waits).
+    ///
+    /// # Safety
+    /// As [`Table::cancel`](super::Table::cancel).
+    pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+        if fast_slot(h).is_some() {
+            return Cancel::WasGranted;
+        }
+        // SAFETY: a handle of this table and its request (the contract).
+        unsafe { self.update(c, h, wake, |q, w| q.cancel(r, w)) }
+    }
+
+    /// The blockers of the waiting `r`; `false` if it no longer waits.
+    ///
+    /// # Safety
+    /// As [`Table::blockers`](super::Table::blockers).
+    pub(crate) unsafe fn blockers(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+        if fast_slot(h).is_some() {
+            return false;
+        }
+        // SAFETY: a handle of this table (the contract).
+        unsafe { self.with(c, h, |q| q.blockers(r, out)) }
     }
 
     /// Passes a reclaimed request `r` on to the agent's next transaction
@@ -408,6 +636,10 @@ impl Latched {
                 p = h.next.load(Ordering::Acquire);
             }
         }
+        // The fast holds (`fast.rs`), folded into their locks' holders.
+        if let Some(f) = self.fast.as_deref() {
+            f.snapshot_into(out);
+        }
     }
 }
 
@@ -427,5 +659,6 @@ impl Drop for Latched {
 
 #[cfg(all(test, heirloom_loom))]
 mod tests {
+    mod loom_fast;
     mod loom_reinherit;
 }

@@ -126,11 +126,11 @@ use std::ptr;
 use crossbeam_epoch::{self as epoch, Guard, Shared};
 use crossbeam_utils::CachePadded;
 
-use super::{Converting, HeadRef, Reinherit};
-use crate::id::{Level, LockId, TxnId};
+use super::{Converting, HeadRef, Reinherit, fast};
+use crate::id::{Level, LockId};
 use crate::inherit::{self, Heat};
 use crate::mode::Mode;
-use crate::monitor::{Holder, LockInfo, Waiter};
+use crate::monitor::{LockInfo, Waiter, add_holder, info_of};
 use crate::nodes::Nodes;
 use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::{
@@ -138,8 +138,6 @@ use crate::request::{
 };
 use crate::stats::AgentCounters;
 use crate::sync::{AtomicU32, AtomicU64, Ordering, fence};
-
-mod fast;
 
 /// Tag on `Request::next`: the request is logically deleted.
 const MARK: usize = 1;
@@ -1187,45 +1185,8 @@ impl LatchFree {
         }
         // The fast holds (`fast.rs`), folded into their locks' holders.
         if let Some(f) = self.fast.as_deref() {
-            f.snapshot(|lock, txn, mode| {
-                let i = info_of(out, 0, lock);
-                let info = &mut out[i];
-                info.group = info.group.join(mode);
-                add_holder(info, txn, mode, false);
-                for w in info.waiters.iter_mut().filter(|w| w.txn == txn) {
-                    w.converting_from = Some(w.converting_from.map_or(mode, |m| m.join(mode)));
-                }
-            });
+            f.snapshot_into(out);
         }
-    }
-}
-
-/// The index of `lock`'s entry in `out[from..]`, added if missing.
-fn info_of(out: &mut Vec<LockInfo>, from: usize, lock: LockId) -> usize {
-    match out[from..].iter().position(|l| l.lock == lock) {
-        Some(i) => from + i,
-        None => {
-            out.push(LockInfo {
-                lock,
-                group: Mode::NL,
-                holders: Vec::new(),
-                waiters: Vec::new(),
-            });
-            out.len() - 1
-        }
-    }
-}
-
-/// Adds `txn` holding `mode` to `info`'s holders, joined with what it
-/// already holds there (a conversion's older request, a fast hold).
-fn add_holder(info: &mut LockInfo, txn: TxnId, mode: Mode, inherited: bool) {
-    match info
-        .holders
-        .iter_mut()
-        .find(|h| h.txn == txn && h.inherited == inherited)
-    {
-        Some(h) => h.mode = h.mode.join(mode),
-        None => info.holders.push(Holder { txn, mode, inherited }),
     }
 }
 

@@ -11,6 +11,7 @@
 //! snapshot. Waiting, conflict policies and deadlock detection live above
 //! the table (`txn.rs`, `deadlock.rs`) and work unchanged for every kind.
 
+pub(crate) mod fast;
 pub(crate) mod global;
 pub(crate) mod latched;
 pub(crate) mod latchfree;
@@ -172,7 +173,7 @@ pub(crate) struct Converting {
 }
 
 impl Converting {
-    fn in_place(outcome: Outcome, req: ReqPtr, head: HeadRef) -> Self {
+    pub(crate) fn in_place(outcome: Outcome, req: ReqPtr, head: HeadRef) -> Self {
         Converting { outcome, req, head }
     }
 }
@@ -213,17 +214,17 @@ pub(crate) enum Table {
 impl Table {
     /// A table of `kind`; `sli`: the manager passes locks on by inheritance
     /// (the latched table then pays a barrier when such a lock gets its
-    /// first waiter; the latch-free table's intention-lock fast path,
-    /// `table/latchfree/fast.rs`, is only for managers that do not).
+    /// first waiter; the intention-lock fast path of the latched and the
+    /// latch-free table, `table/fast.rs`, is only for managers that do not).
     pub(crate) fn new(kind: TableKind, buckets: usize, sli: bool) -> Self {
         match kind {
             TableKind::Global => Table::Global(global::Global::new()),
-            TableKind::Latched => Table::Latched(latched::Latched::new(buckets, sli)),
+            TableKind::Latched => Table::Latched(latched::Latched::new(buckets, sli, !sli)),
             TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(buckets, !sli)),
             TableKind::Server { partitions } => Table::Server(server::Server::new(partitions)),
             // Never asked (the transaction takes no lock): the smallest
             // table, so that the interface stays total.
-            TableKind::None => Table::Latched(latched::Latched::new(1, false)),
+            TableKind::None => Table::Latched(latched::Latched::new(1, false, false)),
         }
     }
 
@@ -320,11 +321,7 @@ impl Table {
                 r,
                 h,
             ),
-            Table::Latched(t) => Converting::in_place(
-                unsafe { t.update(c, h, wake, |q, w| q.convert(r, to, may_wait, wake_behind, w)) },
-                r,
-                h,
-            ),
+            Table::Latched(t) => unsafe { t.convert(c, id, h, r, to, may_wait, wake_behind, wake, nodes) },
             Table::LatchFree(t) => unsafe { t.convert(c, id, h, r, to, may_wait, wake, nodes) },
             Table::Server(t) => Converting::in_place(t.convert(a, h, r, to, may_wait, wake_behind), r, h),
         }
@@ -347,7 +344,7 @@ impl Table {
         // SAFETY (both unsafe arms): this function's contract.
         match self {
             Table::Global(t) => t.release(c, h, r, wake),
-            Table::Latched(t) => unsafe { t.update(c, h, wake, |q, w| q.release(r, w)) },
+            Table::Latched(t) => unsafe { t.release(c, h, r, wake) },
             Table::LatchFree(t) => unsafe { t.release(c, h, r, wake) },
             Table::Server(t) => {
                 t.release(a, h, r, None);
@@ -497,7 +494,7 @@ impl Table {
         // SAFETY (all three unsafe arms): this function's contract.
         match self {
             Table::Global(t) => unsafe { t.cancel(c, h, r, wake) },
-            Table::Latched(t) => unsafe { t.update(c, h, wake, |q, w| q.cancel(r, w)) },
+            Table::Latched(t) => unsafe { t.cancel(c, h, r, wake) },
             Table::LatchFree(t) => unsafe { t.cancel(c, h, r, wake) },
             Table::Server(t) => t.cancel(a, h, r),
         }
@@ -513,7 +510,7 @@ impl Table {
         match self {
             Table::Global(t) => t.with(c, h, |q| q.blockers(r, out)),
             // SAFETY: a handle of this table (the contract).
-            Table::Latched(t) => unsafe { t.with(c, h, |q| q.blockers(r, out)) },
+            Table::Latched(t) => unsafe { t.blockers(c, h, r, out) },
             Table::LatchFree(t) => t.blockers(c, h, r, out),
             Table::Server(t) => t.blockers(a, h, r, out),
         }

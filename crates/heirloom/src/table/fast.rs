@@ -1,6 +1,7 @@
-//! The latch-free table's fast path for intention locks: a granted IS or
-//! IX on a database or table lock is one `fetch_add` on a per-lock word,
-//! with no request linked, no list walked and no epoch pinned.
+//! The fast path for intention locks, shared by the latch-free and the
+//! latched table: a granted IS or IX on a database or table lock is one
+//! `fetch_add` on a per-lock word, with no request linked, no list walked,
+//! no epoch pinned and no latch taken.
 //!
 //! ## Why
 //!
@@ -47,6 +48,22 @@
 //!   (after the request is OBSOLETE, so a fast request granted on a zero
 //!   count never overlaps it).
 //!
+//! ## On the latched table (`Outside`)
+//!
+//! The latched table keeps the same words and records; its queues see a
+//! lock's fast holds as granted holds they do not list
+//! (`queue::Outside`, through the `OutsideHolds` trait). There the strong count is 0 or 1:
+//! the queue *closes* its word (adds one) under the head latch before it
+//! decides a strong request, and opens it again (under the latch) once it
+//! has no strong request granted and nobody waiting. Every fast
+//! acquisition and every close is a read-modify-write of the one word, so
+//! they are ordered: a fast request that comes later sees the count and
+//! goes to the queue; a strong request sees every hold that came earlier
+//! and waits for those of other transactions. A fast release or a fast
+//! request backing off that sees the word closed takes the head latch and
+//! grants the queue's waiters that are clear now (the wake-up duty; no
+//! fence is needed, since the waiter read the word under the same latch).
+//!
 //! ## Who holds a fast lock (`Record`)
 //!
 //! A count says how many, not who; deadlock detection, wait-die and
@@ -62,15 +79,16 @@ use crossbeam_utils::CachePadded;
 
 use crate::id::{Level, LockId, TxnId};
 use crate::mode::Mode;
-use crate::queue::Blocker;
+use crate::monitor::{LockInfo, add_holder, info_of};
+use crate::queue::{Blocker, OutsideHolds};
 use crate::sync::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 /// Slots per table (a database and its tables fit many times over).
-pub(super) const SLOTS: usize = if cfg!(heirloom_loom) { 2 } else { 64 };
+pub(crate) const SLOTS: usize = if cfg!(heirloom_loom) { 2 } else { 64 };
 /// Slots a lock may take, from its hash on.
 const PROBES: usize = if cfg!(heirloom_loom) { 2 } else { 4 };
 /// Agents with a record (registry indices below this use the fast path).
-pub(super) const AGENTS: usize = if cfg!(heirloom_loom) { 4 } else { 512 };
+pub(crate) const AGENTS: usize = if cfg!(heirloom_loom) { 4 } else { 512 };
 
 /// `Slot::state`.
 const EMPTY: u8 = 0;
@@ -103,20 +121,20 @@ fn strong(w: u64) -> u64 {
 
 /// Does a request in `mode` count in the strong count (conflicts with IX)?
 #[inline]
-pub(super) fn is_strong(mode: Mode) -> bool {
+pub(crate) fn is_strong(mode: Mode) -> bool {
     !mode.compatible(Mode::IX)
 }
 
 /// Can `mode` be held fast?
 #[inline]
-pub(super) fn is_fast(mode: Mode) -> bool {
+pub(crate) fn is_fast(mode: Mode) -> bool {
     matches!(mode, Mode::IS | Mode::IX)
 }
 
 /// Locks with a slot: databases and tables (not transaction locks, which
 /// are only ever S or X).
 #[inline]
-pub(super) fn eligible(id: LockId) -> bool {
+pub(crate) fn eligible(id: LockId) -> bool {
     matches!(id.level(), Level::Database | Level::Table) && id.transaction_of().is_none()
 }
 
@@ -143,7 +161,7 @@ struct Record {
     ix: AtomicU64,
 }
 
-pub(super) struct Fast {
+pub(crate) struct Fast {
     slots: Box<[Slot]>,
     records: Box<[CachePadded<Record>]>,
     /// One more than the highest agent index that ever held fast (how far
@@ -161,7 +179,7 @@ fn pause() {
 }
 
 impl Fast {
-    pub(super) fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Fast {
             slots: (0..SLOTS)
                 .map(|_| Slot {
@@ -193,7 +211,7 @@ impl Fast {
     /// only for a lock that a request of theirs (or one they found linked)
     /// already claimed a slot for.
     #[inline]
-    pub(super) fn slot(&self, words: (u64, u64), hash: u64, claim: bool) -> Option<usize> {
+    pub(crate) fn slot(&self, words: (u64, u64), hash: u64, claim: bool) -> Option<usize> {
         let start = (hash >> 40) as usize;
         for i in 0..PROBES {
             let s = (start + i) & (SLOTS - 1);
@@ -245,7 +263,7 @@ impl Fast {
     /// release's wake-up duty (see the module docs); `Err(false)` if it
     /// could not try (no record).
     #[inline]
-    pub(super) fn acquire(&self, slot: usize, agent: u32, txn: u64, ts: u64, mode: Mode) -> Result<(), bool> {
+    pub(crate) fn acquire(&self, slot: usize, agent: u32, txn: u64, ts: u64, mode: Mode) -> Result<(), bool> {
         let Some(r) = self.record(agent) else {
             return Err(false);
         };
@@ -278,7 +296,7 @@ impl Fast {
     /// Gives up a fast hold; `true` if strong requests were counted (the
     /// caller's wake-up duty, see the module docs).
     #[inline]
-    pub(super) fn release(&self, slot: usize, agent: u32, mode: Mode) -> bool {
+    pub(crate) fn release(&self, slot: usize, agent: u32, mode: Mode) -> bool {
         let Some(r) = self.record(agent) else {
             unreachable!("a fast hold of an agent without a record")
         };
@@ -293,7 +311,7 @@ impl Fast {
 
     /// A strong request for `slot`'s lock is about to be linked.
     #[inline]
-    pub(super) fn add_strong(&self, slot: usize) {
+    pub(crate) fn add_strong(&self, slot: usize) {
         // AcqRel: Acquire pairs with fast releases (their work happens
         // before a grant that sees their count gone); Release as the
         // decrement's.
@@ -303,7 +321,7 @@ impl Fast {
     /// A strong request for `slot`'s lock is gone (OBSOLETE, or never
     /// linked).
     #[inline]
-    pub(super) fn sub_strong(&self, slot: usize) {
+    pub(crate) fn sub_strong(&self, slot: usize) {
         // Release: a fast request granted on the lower count sees our work.
         self.slots[slot].word.fetch_sub(STRONG_ONE, Ordering::Release);
     }
@@ -326,7 +344,7 @@ impl Fast {
 
     /// The modes `agent` holds `slot`'s lock in fast, joined (NL: none).
     #[inline]
-    pub(super) fn own(&self, slot: usize, agent: u32) -> Mode {
+    pub(crate) fn own(&self, slot: usize, agent: u32) -> Mode {
         match self.own_holds(slot, agent) {
             (0, 0) => Mode::NL,
             (_, 0) => Mode::IS,
@@ -338,7 +356,7 @@ impl Fast {
     /// `mode` on `slot`'s lock? The caller counted a strong request there
     /// before (and, for a waiter, fenced).
     #[inline]
-    pub(super) fn in_way(&self, slot: usize, mode: Mode, agent: u32) -> bool {
+    pub(crate) fn in_way(&self, slot: usize, mode: Mode, agent: u32) -> bool {
         // Acquire: pairs with the Release of the holds' `fetch_sub`.
         let w = self.slots[slot].word.load(Ordering::Acquire);
         let (is, ix) = self.own_holds(slot, agent);
@@ -348,7 +366,7 @@ impl Fast {
 
     /// Appends the transactions (other than `agent`'s) that hold `slot`'s
     /// lock fast in a mode in the way of `mode`.
-    pub(super) fn holders(&self, slot: usize, mode: Mode, agent: u32, out: &mut Vec<Blocker>) {
+    pub(crate) fn holders(&self, slot: usize, mode: Mode, agent: u32, out: &mut Vec<Blocker>) {
         self.scan(slot, |i, txn, ts, held| {
             if i != agent && !mode.compatible(held) {
                 out.push(Blocker { txn, agent: i, ts });
@@ -359,7 +377,7 @@ impl Fast {
     /// One transaction (not `agent`'s) holding `slot`'s lock fast in a mode
     /// in the way of `mode`, if there is one now.
     #[cold]
-    pub(super) fn blocker(&self, slot: usize, mode: Mode, agent: u32) -> Option<Blocker> {
+    pub(crate) fn blocker(&self, slot: usize, mode: Mode, agent: u32) -> Option<Blocker> {
         let mut found = None;
         self.scan(slot, |i, txn, ts, held| {
             if found.is_none() && i != agent && !mode.compatible(held) {
@@ -396,8 +414,22 @@ impl Fast {
         }
     }
 
+    /// Folds every fast hold into `out`'s locks (its holders and group, and
+    /// as the old mode of its transaction's waiting conversion).
+    pub(crate) fn snapshot_into(&self, out: &mut Vec<LockInfo>) {
+        self.snapshot(|lock, txn, mode| {
+            let i = info_of(out, 0, lock);
+            let info = &mut out[i];
+            info.group = info.group.join(mode);
+            add_holder(info, txn, mode, false);
+            for w in info.waiters.iter_mut().filter(|w| w.txn == txn) {
+                w.converting_from = Some(w.converting_from.map_or(mode, |m| m.join(mode)));
+            }
+        });
+    }
+
     /// Calls `f(lock, txn, mode)` for every fast hold (the monitor).
-    pub(super) fn snapshot(&self, mut f: impl FnMut(LockId, TxnId, Mode)) {
+    pub(crate) fn snapshot(&self, mut f: impl FnMut(LockId, TxnId, Mode)) {
         for (s, slot) in self.slots.iter().enumerate() {
             if slot.meta.state.load(Ordering::Acquire) != READY {
                 continue;
@@ -407,6 +439,39 @@ impl Fast {
                 slot.meta.hi.load(Ordering::Relaxed),
             );
             self.scan(s, |_, txn, _, m| f(id, txn, m));
+        }
+    }
+}
+
+/// The latched table's queues count fast holds through this (see the
+/// module docs, "On the latched table").
+impl OutsideHolds for Fast {
+    #[inline]
+    fn close(&self, slot: usize) {
+        self.add_strong(slot);
+    }
+
+    #[inline]
+    fn open(&self, slot: usize) {
+        self.sub_strong(slot);
+    }
+
+    #[inline]
+    fn in_way(&self, slot: usize, mode: Mode, agent: u32) -> bool {
+        is_strong(mode) && Fast::in_way(self, slot, mode, agent)
+    }
+
+    fn holders(&self, slot: usize, mode: Mode, agent: u32, out: &mut Vec<Blocker>) {
+        if is_strong(mode) {
+            Fast::holders(self, slot, mode, agent, out);
+        }
+    }
+
+    fn blocker(&self, slot: usize, mode: Mode, agent: u32) -> Option<Blocker> {
+        if is_strong(mode) {
+            Fast::blocker(self, slot, mode, agent)
+        } else {
+            None
         }
     }
 }

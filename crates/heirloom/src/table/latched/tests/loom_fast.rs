@@ -1,0 +1,147 @@
+//! loom models of the latched table's intention-lock fast path
+//! (`table/fast.rs`, "On the latched table"), running the table's own code:
+//! the word's fast holds against a strong request that closes the word
+//! under the head latch, and the wake-up duty of a fast release.
+//!
+//! Run: `RUSTFLAGS="--cfg heirloom_loom --cfg crossbeam_loom"
+//! CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 cargo test --release
+//! -p heirloom --lib loom_fast`
+
+use super::super::Latched;
+use crate::id::{LockId, TableId};
+use crate::mode::Mode;
+use crate::queue::Outcome;
+use crate::request::{CONVERTING, GRANTED, ReqPtr, Request, WAITING};
+use crate::stats::AgentCounters;
+use crate::sync::{Arc, AtomicBool, Ordering};
+use crate::table::HeadRef;
+
+const T: TableId = TableId::new(0, 1);
+
+// Every node is the model's own, allocated by `request` and freed at the
+// model's end, after both threads are done with it.
+
+fn node(r: &ReqPtr) -> &Request {
+    // SAFETY: a model's own node (see above).
+    unsafe { r.get() }
+}
+
+fn request(agent: u32) -> ReqPtr {
+    let r = ReqPtr::alloc(agent);
+    node(&r).txn.store(agent as u64 + 1, Ordering::Relaxed);
+    r
+}
+
+fn acquire(t: &Latched, id: LockId, r: ReqPtr, mode: Mode, wake: &mut Vec<ReqPtr>) -> (Outcome, HeadRef) {
+    // SAFETY: a model's own node, linked nowhere yet (see above).
+    unsafe { t.acquire(&AgentCounters::default(), id, r, mode, true, wake) }
+}
+
+fn release(t: &Latched, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+    // SAFETY: a model's own node, with the handle its acquisition returned.
+    unsafe { t.release(&AgentCounters::default(), h, r, wake) }
+}
+
+/// Waits (as a parked owner would) until `r` is no longer WAITING or
+/// CONVERTING.
+fn wait_granted(r: ReqPtr) {
+    while matches!(node(&r).status.load(Ordering::Acquire), WAITING | CONVERTING) {
+        loom::thread::yield_now();
+    }
+}
+
+/// A transaction takes IS fast and gives it up while another asks for X on
+/// the same table (closing the word under the head latch and waiting if it
+/// sees the hold): X is granted in the end — at once, or by the fast
+/// release's wake-up duty — and never while the IS is held; and the word
+/// is open again once X is gone.
+#[test]
+fn a_fast_release_never_loses_the_strong_waiters_wake_up() {
+    loom::model(|| {
+        let t = Arc::new(Latched::new(1, false, true));
+        let id = LockId::table(T);
+        let (is, x) = (request(0), request(1));
+        let is_held = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let (t, is_held) = (t.clone(), is_held.clone());
+            loom::thread::spawn(move || {
+                let mut wake = Vec::new();
+                let (out, h) = acquire(&t, id, x, Mode::X, &mut wake);
+                if matches!(out, Outcome::Waiting) {
+                    wait_granted(x);
+                }
+                assert_eq!(node(&x).status.load(Ordering::Acquire), GRANTED);
+                assert!(!is_held.load(Ordering::SeqCst), "X granted while IS is held");
+                release(&t, h, x, &mut wake);
+            })
+        };
+        let mut wake = Vec::new();
+        let (out, h) = acquire(&t, id, is, Mode::IS, &mut wake);
+        assert!(matches!(out, Outcome::Granted | Outcome::Waiting));
+        if matches!(out, Outcome::Waiting) {
+            // Queued behind X (the word was closed): granted when X goes.
+            wait_granted(is);
+        }
+        is_held.store(true, Ordering::SeqCst);
+        is_held.store(false, Ordering::SeqCst);
+        release(&t, h, is, &mut wake);
+        writer.join().unwrap();
+        // Nothing is held: a fast request is granted again.
+        let again = request(0);
+        let (out, h) = acquire(&t, id, again, Mode::IS, &mut wake);
+        assert!(matches!(out, Outcome::Granted));
+        assert_eq!(h.0 & 1, 1, "the word was left closed");
+        release(&t, h, again, &mut wake);
+        drop(t);
+        for r in [is, x, again] {
+            // SAFETY: the model's own nodes; both threads are done.
+            unsafe { r.free() };
+        }
+    });
+}
+
+/// Two transactions hold IS fast; one converts to X (a request served as
+/// a conversion, `Queue::convert_outside`) while the other gives its IS
+/// up: the conversion is granted in the end and not while the other IS is
+/// held.
+#[test]
+fn a_conversion_of_a_fast_hold_waits_for_the_others_only() {
+    loom::model(|| {
+        let t = Arc::new(Latched::new(1, false, true));
+        let id = LockId::table(T);
+        let (mine, other) = (request(0), request(1));
+        let mut wake = Vec::new();
+        let (_, hm) = acquire(&t, id, mine, Mode::IS, &mut wake);
+        let (_, ho) = acquire(&t, id, other, Mode::IS, &mut wake);
+        assert_eq!((hm.0 & 1, ho.0 & 1), (1, 1), "both taken fast");
+        let other_held = Arc::new(AtomicBool::new(true));
+        let releaser = {
+            let (t, other_held) = (t.clone(), other_held.clone());
+            loom::thread::spawn(move || {
+                other_held.store(false, Ordering::SeqCst);
+                release(&t, ho, other, &mut Vec::new());
+            })
+        };
+        let conv = request(0);
+        let (out, hc) = t.locate(&AgentCounters::default(), id, &mut wake, |q, _, w| {
+            // SAFETY: the model's own node, linked nowhere yet.
+            unsafe { q.convert_outside(conv, Mode::X, true, false, w) }
+        });
+        if matches!(out, Outcome::Waiting) {
+            wait_granted(conv);
+        }
+        assert_eq!(node(&conv).status.load(Ordering::Acquire), GRANTED);
+        assert!(
+            !other_held.load(Ordering::SeqCst),
+            "X granted while the other IS is held"
+        );
+        releaser.join().unwrap();
+        release(&t, hc, conv, &mut wake);
+        release(&t, hm, mine, &mut wake);
+        drop(t);
+        for r in [mine, other, conv] {
+            // SAFETY: the model's own nodes; both threads are done.
+            unsafe { r.free() };
+        }
+    });
+}
