@@ -30,6 +30,8 @@
 //! take a request not yet linked, or trust the caller that it is linked,
 //! are `unsafe` and say so.
 
+use smallvec::SmallVec;
+
 use crate::error::TxnId;
 use crate::id::LockId;
 use crate::inherit::{self, Heat};
@@ -165,8 +167,10 @@ pub(crate) enum Cancel {
 #[derive(Debug)]
 pub(crate) struct Queue {
     pub(crate) id: LockId,
-    /// Requests in arrival order.
-    reqs: Vec<ReqPtr>,
+    /// Requests in arrival order; the first two in the queue itself, so
+    /// that a lock with one or two requests (a hot row read by two
+    /// threads) costs the latch holder no other cache line.
+    reqs: SmallVec<[ReqPtr; 2]>,
     /// Granted modes (converting requests count with their old mode).
     granted: ModeCounts,
     /// WAITING plus CONVERTING requests.
@@ -194,7 +198,7 @@ impl Queue {
     pub(crate) fn new(id: LockId) -> Self {
         Queue {
             id,
-            reqs: Vec::new(),
+            reqs: SmallVec::new(),
             granted: ModeCounts::default(),
             waiting: 0,
             heat: 0,
