@@ -210,7 +210,7 @@ impl Fast {
     /// being claimed for it right now: callers look up without claiming
     /// only for a lock that a request of theirs (or one they found linked)
     /// already claimed a slot for.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn slot(&self, words: (u64, u64), hash: u64, claim: bool) -> Option<usize> {
         let start = (hash >> 40) as usize;
         for i in 0..PROBES {
@@ -262,7 +262,7 @@ impl Fast {
     /// back because strong requests are there: the caller then has a
     /// release's wake-up duty (see the module docs); `Err(false)` if it
     /// could not try (no record).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn acquire(&self, slot: usize, agent: u32, txn: u64, ts: u64, mode: Mode) -> Result<(), bool> {
         let Some(r) = self.record(agent) else {
             return Err(false);
@@ -295,7 +295,7 @@ impl Fast {
 
     /// Gives up a fast hold; `true` if strong requests were counted (the
     /// caller's wake-up duty, see the module docs).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn release(&self, slot: usize, agent: u32, mode: Mode) -> bool {
         let Some(r) = self.record(agent) else {
             unreachable!("a fast hold of an agent without a record")

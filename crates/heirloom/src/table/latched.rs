@@ -268,10 +268,12 @@ impl Latched {
         if let Some(h) = self.try_fast(c, id, r, mode, wake) {
             return (Outcome::Granted, h);
         }
+        let (mut q, p, contended) = self.latched_head(c, id);
         // SAFETY: the caller's own live request (the contract).
-        self.locate(c, id, wake, |q, contended, _| unsafe {
-            q.acquire(r, mode, may_wait, contended)
-        })
+        let out = unsafe { q.acquire(r, mode, may_wait, contended) };
+        // SAFETY: chain heads live as long as the table.
+        unsafe { &*p }.settle(&mut q, wake, self.sli);
+        (out, HeadRef(p as usize))
     }
 
     /// The fast path (`fast.rs`) for `r`, a request for `id` in `mode`: the
@@ -333,31 +335,22 @@ impl Latched {
         }
     }
 
-    /// Runs `f` on `id`'s queue under its head latch, binding a head if the
-    /// lock has none, then settles the queue; `f` is told whether the latch
-    /// was found held, and gets `wake`.
+    /// `id`'s head, latched (bound first if the lock has none), its
+    /// address, and whether a latch on the way was found held.
     #[inline]
-    fn locate<R>(
-        &self,
-        c: &AgentCounters,
-        id: LockId,
-        wake: &mut Vec<ReqPtr>,
-        f: impl FnOnce(&mut Queue, bool, &mut Vec<ReqPtr>) -> R,
-    ) -> (R, HeadRef) {
+    fn latched_head(&self, c: &AgentCounters, id: LockId) -> (LatchGuard<'_, Queue>, *mut CachePadded<Head>, bool) {
         let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
         let words = id.words();
         loop {
             let p = Self::find(bucket, words);
             if p.is_null() {
-                return self.locate_slow(c, bucket, id, wake, f);
+                return self.latched_head_slow(c, bucket, id);
             }
             // SAFETY: chain heads live as long as the table.
             let head = unsafe { &*p };
-            let (mut q, contended) = latch_heat(&head.queue, c);
+            let (q, contended) = latch_heat(&head.queue, c);
             if q.id == id {
-                let out = f(&mut q, contended, wake);
-                head.settle(&mut q, wake, self.sli);
-                return (out, HeadRef(p as usize));
+                return (q, p, contended);
             }
             // Rebound between the walk and the latch: walk again.
         }
@@ -365,14 +358,12 @@ impl Latched {
 
     /// The lock has no head (or looked so): bind one under the bucket latch.
     #[cold]
-    fn locate_slow<R>(
-        &self,
+    fn latched_head_slow<'a>(
+        &'a self,
         c: &AgentCounters,
-        bucket: &Bucket,
+        bucket: &'a Bucket,
         id: LockId,
-        wake: &mut Vec<ReqPtr>,
-        f: impl FnOnce(&mut Queue, bool, &mut Vec<ReqPtr>) -> R,
-    ) -> (R, HeadRef) {
+    ) -> (LatchGuard<'a, Queue>, *mut CachePadded<Head>, bool) {
         let (_b, contended) = latch_heat(&bucket.latch, c);
         let words = id.words();
         // Exact under the bucket latch: somebody may have bound it
@@ -391,17 +382,12 @@ impl Latched {
         if !p.is_null() {
             // SAFETY: chain heads live as long as the table.
             let head = unsafe { &*p };
-            let (mut q, held) = latch_heat(&head.queue, c);
+            let (q, held) = latch_heat(&head.queue, c);
             debug_assert_eq!(q.id, id);
-            let out = f(&mut q, contended || held, wake);
-            head.settle(&mut q, wake, self.sli);
-            return (out, HeadRef(p as usize));
+            return (q, p, contended || held);
         }
-        let (mut q, p) = Self::bind_slow(bucket, id, len, self.outside_of(id));
-        let out = f(&mut q, contended, wake);
-        // SAFETY: just bound; heads live as long as the table.
-        unsafe { &*p }.settle(&mut q, wake, self.sli);
-        (out, HeadRef(p as usize))
+        let (q, p) = Self::bind_slow(bucket, id, len, self.outside_of(id));
+        (q, p, contended)
     }
 
     /// Binds a head of `bucket` to `id`: a new one while the chain is
@@ -540,9 +526,13 @@ impl Latched {
             };
         }
         // SAFETY: `n` as above.
-        let (outcome, head) = self.locate(c, id, wake, |q, _, w| unsafe {
-            q.convert_outside(n, to, may_wait, wake_behind, w)
-        });
+        let (mut q, p, _) = self.latched_head(c, id);
+        // SAFETY: `n` as above.
+        let outcome = unsafe { q.convert_outside(n, to, may_wait, wake_behind, wake) };
+        // SAFETY: chain heads live as long as the table.
+        unsafe { &*p }.settle(&mut q, wake, self.sli);
+        drop(q);
+        let head = HeadRef(p as usize);
         match outcome {
             Outcome::Refused(_) => {
                 // Never linked: reusable at once.

@@ -123,10 +123,13 @@ fn a_conversion_of_a_fast_hold_waits_for_the_others_only() {
             })
         };
         let conv = request(0);
-        let (out, hc) = t.locate(&AgentCounters::default(), id, &mut wake, |q, _, w| {
-            // SAFETY: the model's own node, linked nowhere yet.
-            unsafe { q.convert_outside(conv, Mode::X, true, false, w) }
-        });
+        let (mut q, p, _) = t.latched_head(&AgentCounters::default(), id);
+        // SAFETY: the model's own node, linked nowhere yet.
+        let out = unsafe { q.convert_outside(conv, Mode::X, true, false, &mut wake) };
+        // SAFETY: the table's own head.
+        unsafe { &*p }.settle(&mut q, &mut wake, false);
+        drop(q);
+        let hc = HeadRef(p as usize);
         if matches!(out, Outcome::Waiting) {
             wait_granted(conv);
         }
