@@ -59,12 +59,16 @@ use crate::sync::{AsymmetricFence, AtomicU8, AtomicU32, Ordering, UnsafeCell};
 const FREE: u8 = 0;
 const HELD: u8 = 1;
 
-/// A mutual-exclusion latch over a `T` (see the module docs).
+/// A mutual-exclusion latch over a `T` (see the module docs). `repr(C)`:
+/// the latch's word first and the value right after it, so that a small
+/// value placed by its owner shares the word's cache line (the latched
+/// table's heads).
+#[repr(C)]
 pub(crate) struct Latch<T> {
     state: AtomicU8,
+    barrier: AsymmetricFence,
     /// Threads between their decision to park and their next attempt.
     parked: AtomicU32,
-    barrier: AsymmetricFence,
     /// Loom's model of the parking lot (see [`Latch::park`]).
     #[cfg(heirloom_loom)]
     sleepers: loom::sync::Mutex<Sleepers>,

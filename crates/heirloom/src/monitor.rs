@@ -106,11 +106,11 @@ impl fmt::Display for Snapshot {
 }
 
 /// Builds a [`LockInfo`] from a queue (called under the queue's latch).
-pub(crate) fn describe(q: &crate::queue::Queue, now_ns: u64) -> LockInfo {
+pub(crate) fn describe(q: &crate::queue::Queue, id: LockId, now_ns: u64) -> LockInfo {
     use crate::request::{CONVERTING, GRANTED, INHERITED, WAITING};
     use crate::sync::Ordering;
     let mut info = LockInfo {
-        lock: q.id,
+        lock: id,
         group: q.group(),
         holders: Vec::new(),
         waiters: Vec::new(),

@@ -33,7 +33,7 @@
 use smallvec::SmallVec;
 
 use crate::error::TxnId;
-use crate::id::LockId;
+
 use crate::inherit::{self, Heat};
 use crate::mode::{Mode, ModeCounts};
 use crate::request::{CONVERTING, GRANTED, INHERITED, ReqPtr, WAITING};
@@ -163,14 +163,13 @@ pub(crate) enum Cancel {
     Cancelled,
 }
 
-/// The queue of one lock.
+/// The queue of one lock. `repr(C)`, in the order of use: what every
+/// operation reads first, the fast path's pointer (only database and table
+/// locks read it) last, so that in the latched table's head (`Head`) a row
+/// lock's operations stay within two cache lines.
 #[derive(Debug)]
+#[repr(C)]
 pub(crate) struct Queue {
-    pub(crate) id: LockId,
-    /// Requests in arrival order; the first two in the queue itself, so
-    /// that a lock with one or two requests (a hot row read by two
-    /// threads) costs the latch holder no other cache line.
-    reqs: SmallVec<[ReqPtr; 2]>,
     /// Granted modes (converting requests count with their old mode).
     granted: ModeCounts,
     /// WAITING plus CONVERTING requests.
@@ -179,10 +178,16 @@ pub(crate) struct Queue {
     /// the latch held. Written under the latch that is taken anyway, so
     /// keeping it costs no extra shared write.
     heat: u16,
-    /// The lock's fast holds, if it can have any (the latched table).
-    outside: Option<Outside>,
+    /// `outside` is set (read instead of it on every strong request).
+    has_outside: bool,
     /// `outside`'s word is closed to fast acquisitions by this queue.
     closed: bool,
+    /// Requests in arrival order; the first two in the queue itself, so
+    /// that a lock with one or two requests (a hot row read by two
+    /// threads) costs the latch holder no other cache line.
+    reqs: SmallVec<[ReqPtr; 2]>,
+    /// The lock's fast holds, if it can have any (the latched table).
+    outside: Option<Outside>,
 }
 
 /// The outcome of a release at commit when inheritance is allowed.
@@ -195,15 +200,15 @@ pub(crate) enum Handoff {
 }
 
 impl Queue {
-    pub(crate) fn new(id: LockId) -> Self {
+    pub(crate) fn new() -> Self {
         Queue {
-            id,
             reqs: SmallVec::new(),
             granted: ModeCounts::default(),
             waiting: 0,
             heat: 0,
-            outside: None,
+            has_outside: false,
             closed: false,
+            outside: None,
         }
     }
 
@@ -211,6 +216,7 @@ impl Queue {
     /// is empty, so its word is open).
     pub(crate) fn set_outside(&mut self, outside: Option<Outside>) {
         debug_assert!(self.is_empty() && !self.closed);
+        self.has_outside = outside.is_some();
         self.outside = outside;
     }
 
@@ -218,9 +224,10 @@ impl Queue {
     /// decided, so that every fast hold is either seen by it or waits.
     #[inline]
     fn close_for(&mut self, mode: Mode) {
-        if let Some(o) = self.outside
+        if self.has_outside
             && !self.closed
             && !mode.compatible(Mode::IX)
+            && let Some(o) = self.outside
         {
             o.close();
             self.closed = true;
@@ -243,18 +250,17 @@ impl Queue {
     /// Are fast holds of other agents than `agent`'s in the way of `mode`?
     #[inline]
     fn outside_in_way(&self, mode: Mode, agent: u32) -> bool {
-        match self.outside {
-            Some(o) if self.closed => o.in_way(mode, agent),
-            _ => false,
+        if !self.closed {
+            return false;
         }
+        self.outside.is_some_and(|o| o.in_way(mode, agent))
     }
 
-    /// Reuses this empty queue for the lock `id`: its heat window belonged
+    /// Reuses this empty queue for another lock: its heat window belonged
     /// to the previous lock and starts again from cold (a cold lock must not
     /// be passed on because a hot one used the same head before it).
-    pub(crate) fn rebind(&mut self, id: LockId) {
-        debug_assert!(self.is_empty(), "rebinding a queue with requests on {}", self.id);
-        self.id = id;
+    pub(crate) fn rebind(&mut self) {
+        debug_assert!(self.is_empty(), "rebinding a queue with requests");
         self.heat = 0;
     }
 
@@ -585,8 +591,8 @@ impl Queue {
             }
         }
         // And the fast holds in its way.
-        if let Some(o) = self.outside
-            && self.closed
+        if self.closed
+            && let Some(o) = self.outside
         {
             o.holders(want, q.agent, out);
         }
@@ -607,7 +613,7 @@ impl Queue {
         // lock); recently granted requests sit near the end.
         match self.reqs.iter().rposition(|&x| x == r) {
             Some(i) => i,
-            None => unreachable!("request not linked to lock {}", self.id),
+            None => unreachable!("request not linked to this lock"),
         }
     }
 
@@ -649,14 +655,14 @@ impl Queue {
                 return Some(Blocker::of(q));
             }
         }
-        if let Some(o) = self.outside
-            && self.closed
+        if self.closed
+            && let Some(o) = self.outside
         {
             return o.blocker(want, agent);
         }
         // Not reachable while the grant rules and this scan agree; name the
         // oldest request rather than fail.
-        debug_assert!(false, "a refused request on {} has no blocker", self.id);
+        debug_assert!(false, "a refused request has no blocker");
         Some(self.reqs.iter().find(|&&r| Some(r) != own).map_or(
             Blocker {
                 txn: crate::error::TxnId(0),
@@ -758,7 +764,6 @@ impl Queue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::id::{LockId, TableId};
 
     fn req(txn: u64) -> ReqPtr {
         let r = ReqPtr::alloc(0);
@@ -784,7 +789,7 @@ mod tests {
     /// deadlock left unresolved in the stress test).
     #[test]
     fn waiter_is_not_granted_past_a_pending_conversion() {
-        let mut q = Queue::new(LockId::table(TableId::new(0, 1)));
+        let mut q = Queue::new();
         let mut wake = Vec::new();
         let (s1, is4, ix2, is3) = (req(1), req(4), req(2), req(3));
         assert!(matches!(acq(&mut q, s1, Mode::S), Outcome::Granted));
@@ -824,7 +829,7 @@ mod tests {
     /// older waiter behind a younger converter, nobody wounded).
     #[test]
     fn a_conversion_that_waits_wakes_the_waiters_behind_it() {
-        let mut q = Queue::new(LockId::table(TableId::new(0, 1)));
+        let mut q = Queue::new();
         let (is1, ix2, x3) = (req(1), req(2), req(3));
         assert!(matches!(acq(&mut q, is1, Mode::IS), Outcome::Granted));
         assert!(matches!(acq(&mut q, ix2, Mode::IX), Outcome::Granted));
@@ -862,7 +867,7 @@ mod tests {
     /// so a cold lock could be passed on because a hot one used the head.
     #[test]
     fn rebinding_a_queue_forgets_the_old_locks_heat() {
-        let mut q = Queue::new(LockId::table(TableId::new(0, 1)));
+        let mut q = Queue::new();
         let mut wake = Vec::new();
         for t in 0..16 {
             let r = req(t);
@@ -874,14 +879,14 @@ mod tests {
             unsafe { r.free() };
         }
         assert!(Heat::AtLeast(16).allows(|| q.heat()));
-        q.rebind(LockId::table(TableId::new(0, 2)));
+        q.rebind();
         assert_eq!(q.heat(), 0);
         assert!(!Heat::AtLeast(1).allows(|| q.heat()));
     }
 
     #[test]
     fn fifo_stops_new_requests_behind_an_incompatible_waiter() {
-        let mut q = Queue::new(LockId::table(TableId::new(0, 1)));
+        let mut q = Queue::new();
         let mut wake = Vec::new();
         let (is1, x2, is3) = (req(1), req(2), req(3));
         assert!(matches!(acq(&mut q, is1, Mode::IS), Outcome::Granted));

@@ -38,7 +38,8 @@ const RETIRE_BATCH: usize = 1024;
 /// request linked in them (`ReqPtr` contract 2).
 pub(crate) struct Queues {
     map: HashMap<LockId, usize, IdBuildHasher>,
-    queues: Vec<Queue>,
+    /// Each queue with its lock (a queue does not keep its id).
+    queues: Vec<(LockId, Queue)>,
     free: Vec<usize>,
     /// Slots that became empty since the last sweep (may repeat).
     emptied: Vec<usize>,
@@ -73,11 +74,12 @@ impl Queues {
             None => {
                 let i = match self.free.pop() {
                     Some(i) => {
-                        self.queues[i].rebind(id);
+                        self.queues[i].1.rebind();
+                        self.queues[i].0 = id;
                         i
                     }
                     None => {
-                        self.queues.push(Queue::new(id));
+                        self.queues.push((id, Queue::new()));
                         self.queues.len() - 1
                     }
                 };
@@ -86,7 +88,7 @@ impl Queues {
             }
         };
         // SAFETY: this function's contract.
-        let out = unsafe { self.queues[idx].acquire(r, mode, may_wait, contended) };
+        let out = unsafe { self.queues[idx].1.acquire(r, mode, may_wait, contended) };
         if matches!(out, Outcome::Refused(_)) {
             self.retire_if_empty(idx);
         }
@@ -98,13 +100,13 @@ impl Queues {
     /// in it before they touch it).
     #[inline]
     pub(crate) fn get(&mut self, idx: usize) -> Option<&mut Queue> {
-        self.queues.get_mut(idx)
+        self.queues.get_mut(idx).map(|(_, q)| q)
     }
 
     /// Notes `idx` if its queue is empty; sweeps when enough are noted.
     #[inline]
     pub(crate) fn retire_if_empty(&mut self, idx: usize) {
-        if !self.queues[idx].is_empty() {
+        if !self.queues[idx].1.is_empty() {
             return;
         }
         self.emptied.push(idx);
@@ -117,9 +119,9 @@ impl Queues {
     fn sweep(&mut self) {
         let mut emptied = std::mem::take(&mut self.emptied);
         for &idx in &emptied {
-            let q = &self.queues[idx];
-            if q.is_empty() && self.map.get(&q.id) == Some(&idx) {
-                self.map.remove(&q.id);
+            let (id, ref q) = self.queues[idx];
+            if q.is_empty() && self.map.get(&id) == Some(&idx) {
+                self.map.remove(&id);
                 self.free.push(idx);
             }
         }
@@ -129,9 +131,9 @@ impl Queues {
 
     /// Appends every lock with live requests.
     pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
-        for &idx in self.map.values() {
-            if !self.queues[idx].is_empty() {
-                out.push(describe(&self.queues[idx], now_ns));
+        for (&id, &idx) in &self.map {
+            if !self.queues[idx].1.is_empty() {
+                out.push(describe(&self.queues[idx].1, id, now_ns));
             }
         }
     }
@@ -150,7 +152,7 @@ impl Queues {
         heat: Option<Heat>,
         wake: &mut Vec<ReqPtr>,
     ) -> Handoff {
-        let q = &mut self.queues[idx];
+        let q = &mut self.queues[idx].1;
         let out = match heat {
             None => {
                 q.release(r, wake);
@@ -169,7 +171,7 @@ impl Queues {
     /// `r` is alive and linked in the queue at `idx`.
     pub(crate) unsafe fn cancel(&mut self, idx: usize, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
         // SAFETY: this function's contract.
-        let out = unsafe { self.queues[idx].cancel(r, wake) };
+        let out = unsafe { self.queues[idx].1.cancel(r, wake) };
         self.retire_if_empty(idx);
         out
     }
@@ -241,7 +243,7 @@ impl Global {
     #[inline]
     pub(crate) fn with<R>(&self, c: &AgentCounters, h: HeadRef, f: impl FnOnce(&mut Queue) -> R) -> R {
         let mut g = latch(&*self.inner, c);
-        f(&mut g.queues[h.0])
+        f(&mut g.queues[h.0].1)
     }
 
     #[inline]

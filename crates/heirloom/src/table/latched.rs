@@ -65,10 +65,13 @@ use crate::request::{GRANTED, INHERITED, ReqPtr};
 use crate::stats::AgentCounters;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Ordering, fence};
 
-/// A lock head.
+/// A lock head. `repr(C)`: the fields a bucket walk reads come first, so
+/// that walking past a head reads one cache line, and the queue's own hot
+/// fields follow (see `Queue`'s layout).
+#[repr(C)]
 struct Head {
-    queue: Latch<Queue>,
-    /// `queue.id.words()`, written under both latches, read by anyone.
+    /// The lock's id (`LockId::words`), written under both latches (so
+    /// exact under either), read by anyone.
     key: AtomicU64,
     hi: AtomicU64,
     /// Next head of the bucket's chain (written once, before publication).
@@ -76,6 +79,7 @@ struct Head {
     /// Somebody waits in the queue: written under the head latch after every
     /// operation, read without it by [`Latched::reinherit`].
     waiters: AtomicBool,
+    queue: Latch<Queue>,
 }
 
 impl Head {
@@ -111,7 +115,7 @@ impl Head {
             // requests INHERITED without the latch (`inherit::Sli::candidate`:
             // not rows, and only with inheritance on): the others need no
             // fence.
-            if sli && q.id.level() != Level::Row {
+            if sli && self.id().level() != Level::Row {
                 fence(Ordering::SeqCst);
             }
         }
@@ -121,10 +125,17 @@ impl Head {
         }
     }
 
+    /// The lock the head is bound to (exact under either latch).
+    #[inline]
+    fn id(&self) -> LockId {
+        // Relaxed: written under both latches.
+        LockId::from_words(self.key.load(Ordering::Relaxed), self.hi.load(Ordering::Relaxed))
+    }
+
     #[inline]
     fn bound_to(&self, (key, hi): (u64, u64)) -> bool {
-        // Relaxed: a racy hint only; the caller checks `Queue::id` under the
-        // head latch (or holds the bucket latch, which makes these exact).
+        // Relaxed: a racy hint unless the caller holds the head latch or
+        // the bucket latch, which make these exact (writers hold both).
         self.key.load(Ordering::Relaxed) == key && self.hi.load(Ordering::Relaxed) == hi
     }
 
@@ -132,7 +143,7 @@ impl Head {
     /// holds the bucket latch and the head latch.
     fn bind(&self, q: &mut Queue, id: LockId, outside: Option<Outside>) {
         let (key, hi) = id.words();
-        q.rebind(id);
+        q.rebind();
         q.set_outside(outside);
         self.key.store(key, Ordering::Relaxed);
         self.hi.store(hi, Ordering::Relaxed);
@@ -329,7 +340,7 @@ impl Latched {
         let head = unsafe { &*p };
         let mut q = latch(&head.queue, c);
         // Rebound meanwhile: the lock's queue emptied, nobody waits.
-        if q.id == id {
+        if head.bound_to(id.words()) {
             q.recheck_inherited(wake);
             head.settle(&mut q, wake, self.sli);
         }
@@ -349,7 +360,7 @@ impl Latched {
             // SAFETY: chain heads live as long as the table.
             let head = unsafe { &*p };
             let (q, contended) = latch_heat(&head.queue, c);
-            if q.id == id {
+            if head.bound_to(words) {
                 return (q, p, contended);
             }
             // Rebound between the walk and the latch: walk again.
@@ -383,7 +394,7 @@ impl Latched {
             // SAFETY: chain heads live as long as the table.
             let head = unsafe { &*p };
             let (q, held) = latch_heat(&head.queue, c);
-            debug_assert_eq!(q.id, id);
+            debug_assert!(head.bound_to(words));
             return (q, p, contended || held);
         }
         let (q, p) = Self::bind_slow(bucket, id, len, self.outside_of(id));
@@ -420,7 +431,7 @@ impl Latched {
             p = h.next.load(Ordering::Acquire);
         }
         let (key, hi) = id.words();
-        let mut queue = Queue::new(id);
+        let mut queue = Queue::new();
         queue.set_outside(outside);
         let node = Box::into_raw(Box::new(CachePadded::new(Head {
             queue: Latch::new(queue),
@@ -620,7 +631,7 @@ impl Latched {
                 let h = unsafe { &*p };
                 let q = h.queue.lock();
                 if !q.is_empty() {
-                    out.push(describe(&q, now_ns));
+                    out.push(describe(&q, h.id(), now_ns));
                 }
                 drop(q);
                 p = h.next.load(Ordering::Acquire);

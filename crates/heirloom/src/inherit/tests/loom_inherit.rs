@@ -74,7 +74,7 @@ fn a_blockers_read_sees_the_reclaiming_owner() {
         let w = ReqPtr::alloc(1);
         node(&r).txn.store(OLD, Ordering::Relaxed);
         node(&w).txn.store(TxnId::new(1, 1).as_u64(), Ordering::Relaxed);
-        let mut q = Queue::new(LockId::table(TableId::new(0, 1)));
+        let mut q = Queue::new();
         // SAFETY: the model's own nodes, linked nowhere yet.
         unsafe {
             assert!(matches!(q.acquire(r, Mode::IS, true, false), Outcome::Granted));
