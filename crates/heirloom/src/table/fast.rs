@@ -309,6 +309,34 @@ impl Fast {
         strong(w) != 0
     }
 
+    /// Converts `agent`'s fast IS hold of `slot`'s lock to IX in place: one
+    /// `fetch_add` moves its count from IS to IX, granted if the strong
+    /// count it returns is zero (an IX hold is what a fast IX acquisition
+    /// would have granted then; the IS goes in the same step). Otherwise
+    /// it moves the count back and answers `false`: the hold is IS again,
+    /// and the caller has a release's wake-up duty (an IX was counted for
+    /// a moment) and converts through the queue or list.
+    #[inline]
+    pub(crate) fn upgrade(&self, slot: usize, agent: u32) -> bool {
+        let Some(r) = self.record(agent) else {
+            unreachable!("a fast hold of an agent without a record")
+        };
+        let word = &self.slots[slot].word;
+        // The IX bit before the count shows it, the IS bit cleared after the
+        // count stopped showing it (see `Record`: a stale bit is tolerated).
+        r.ix.store(r.ix.load(Ordering::Relaxed) | 1 << slot, Ordering::Relaxed);
+        // AcqRel: as in `acquire`. The wrapping add is IX_ONE - IS_ONE: the
+        // IS count is at least one (ours), so no field borrows.
+        if strong(word.fetch_add(IX_ONE.wrapping_sub(IS_ONE), Ordering::AcqRel)) == 0 {
+            r.is.store(r.is.load(Ordering::Relaxed) & !(1 << slot), Ordering::Relaxed);
+            return true;
+        }
+        // AcqRel: as in `release`.
+        word.fetch_add(IS_ONE.wrapping_sub(IX_ONE), Ordering::AcqRel);
+        r.ix.store(r.ix.load(Ordering::Relaxed) & !(1 << slot), Ordering::Relaxed);
+        false
+    }
+
     /// A strong request for `slot`'s lock is about to be linked.
     #[inline]
     pub(crate) fn add_strong(&self, slot: usize) {

@@ -523,10 +523,23 @@ impl Latched {
             let outcome = unsafe { self.update(c, h, wake, |q, w| q.convert(r, to, may_wait, wake_behind, w)) };
             return Converting::in_place(outcome, r, h);
         }
+        // SAFETY: the caller's own granted request (the contract).
+        let old = unsafe { r.get() };
+        if let (Some(s), Some(f)) = (fast_slot(h), self.fast.as_deref())
+            && old.mode() == Mode::IS
+            && to == Mode::IX
+        {
+            if f.upgrade(s, old.agent) {
+                old.mode.store(Mode::IX as u8, Ordering::Relaxed);
+                old.want.store(Mode::IX as u8, Ordering::Relaxed);
+                return Converting::in_place(Outcome::Granted, r, h);
+            }
+            self.fast_wake(c, id, wake);
+        }
         let n = nodes.take(c);
-        // SAFETY: `r` is the caller's own granted request and `n` its own
-        // node from its pool, linked nowhere (the contract).
-        let (old, new) = unsafe { (r.get(), n.get()) };
+        // SAFETY: `n` is the caller's own node from its pool, linked nowhere
+        // (the contract).
+        let new = unsafe { n.get() };
         new.txn.store(old.txn.load(Ordering::Relaxed), Ordering::Relaxed);
         new.ts.store(old.ts.load(Ordering::Relaxed), Ordering::Relaxed);
         if let Some(fh) = self.try_fast(c, id, n, to, wake) {

@@ -531,10 +531,29 @@ impl LatchFree {
         wake: &mut Vec<ReqPtr>,
         nodes: &mut Nodes,
     ) -> Converting {
+        // SAFETY: the caller's own granted request (the contract).
+        let old = unsafe { r.get() };
+        // A fast IS becomes IX in place (`Fast::upgrade`).
+        if h.0 & H_FAST != 0
+            && old.mode() == Mode::IS
+            && to == Mode::IX
+            && let Some((f, s)) = self.fast_of(h)
+        {
+            if f.upgrade(s, old.agent) {
+                old.mode.store(Mode::IX as u8, Ordering::Relaxed);
+                old.want.store(Mode::IX as u8, Ordering::Relaxed);
+                return Converting {
+                    outcome: Outcome::Granted,
+                    req: r,
+                    head: h,
+                };
+            }
+            self.after_fast_release(self.bucket(h), c, id.words(), Mode::IX, wake);
+        }
         let n = nodes.take(c);
-        // SAFETY: `r` is the caller's own linked request and `n` its own
-        // node from its pool, linked nowhere (the contract).
-        let (old, new) = unsafe { (r.get(), n.get()) };
+        // SAFETY: `n` is the caller's own node from its pool, linked nowhere
+        // (the contract).
+        let new = unsafe { n.get() };
         new.txn.store(old.txn.load(Ordering::Relaxed), Ordering::Relaxed);
         new.ts.store(old.ts.load(Ordering::Relaxed), Ordering::Relaxed);
         // SAFETY: `n` as above.

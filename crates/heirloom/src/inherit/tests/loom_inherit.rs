@@ -63,7 +63,6 @@ fn exactly_one_of_reclaim_and_invalidate_wins() {
 /// which needs `blockers` to load the status with Acquire.)
 #[test]
 fn a_blockers_read_sees_the_reclaiming_owner() {
-    use crate::id::{LockId, TableId};
     use crate::mode::Mode;
     use crate::queue::{Outcome, Queue};
 

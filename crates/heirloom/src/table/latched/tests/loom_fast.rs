@@ -10,6 +10,7 @@
 use super::super::Latched;
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
+use crate::nodes::{Nodes, Reuse};
 use crate::queue::Outcome;
 use crate::request::{CONVERTING, GRANTED, ReqPtr, Request, WAITING};
 use crate::stats::AgentCounters;
@@ -146,5 +147,75 @@ fn a_conversion_of_a_fast_hold_waits_for_the_others_only() {
             // SAFETY: the model's own nodes; both threads are done.
             unsafe { r.free() };
         }
+    });
+}
+
+/// A fast IS is converted to IX (`Fast::upgrade`, or through the queue
+/// when the word is closed) while another transaction takes S, which is
+/// compatible with the IS and not with the IX: the two never overlap, and
+/// both end.
+#[test]
+fn a_fast_upgrade_never_overlaps_a_strong_request() {
+    loom::model(|| {
+        let t = Arc::new(Latched::new(1, false, true));
+        let id = LockId::table(T);
+        let (is, s) = (request(0), request(1));
+        let (ix_held, s_held) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+        let reader = {
+            let (t, ix_held, s_held) = (t.clone(), ix_held.clone(), s_held.clone());
+            loom::thread::spawn(move || {
+                let mut wake = Vec::new();
+                let (out, h) = acquire(&t, id, s, Mode::S, &mut wake);
+                if matches!(out, Outcome::Waiting) {
+                    wait_granted(s);
+                }
+                s_held.store(true, Ordering::SeqCst);
+                assert!(!ix_held.load(Ordering::SeqCst), "S granted while IX is held");
+                s_held.store(false, Ordering::SeqCst);
+                release(&t, h, s, &mut wake);
+            })
+        };
+        let mut wake = Vec::new();
+        let mut nodes = Nodes::new(Reuse::Unlinked, 0, || {});
+        let (out, h) = acquire(&t, id, is, Mode::IS, &mut wake);
+        assert!(matches!(out, Outcome::Granted), "IS is compatible with S");
+        // SAFETY: the model's own granted request, with its handle.
+        let conv = unsafe {
+            t.convert(
+                &AgentCounters::default(),
+                id,
+                h,
+                is,
+                Mode::IX,
+                true,
+                false,
+                &mut wake,
+                &mut nodes,
+            )
+        };
+        if matches!(conv.outcome, Outcome::Waiting) {
+            wait_granted(conv.req);
+        }
+        ix_held.store(true, Ordering::SeqCst);
+        assert!(!s_held.load(Ordering::SeqCst), "IX granted while S is held");
+        ix_held.store(false, Ordering::SeqCst);
+        release(&t, conv.head, conv.req, &mut wake);
+        if conv.req != is {
+            release(&t, h, is, &mut wake);
+        }
+        reader.join().unwrap();
+        // The word is open again: a fast request is granted.
+        let again = request(0);
+        let (out, h) = acquire(&t, id, again, Mode::IS, &mut wake);
+        assert!(matches!(out, Outcome::Granted));
+        assert_eq!(h.0 & 1, 1, "the word was left closed");
+        release(&t, h, again, &mut wake);
+        drop(t);
+        let extra = (conv.req != is).then_some(conv.req);
+        for r in [is, s, again].into_iter().chain(extra) {
+            // SAFETY: the model's own nodes; both threads are done.
+            unsafe { r.free() };
+        }
+        drop(nodes);
     });
 }

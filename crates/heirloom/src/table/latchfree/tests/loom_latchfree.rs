@@ -15,7 +15,7 @@ use crate::nodes::{Nodes, Reuse};
 use crate::queue::{Cancel, Outcome};
 use crate::request::{GRANTED, NEVER_LINKED, OBSOLETE, ORPHANED, RETURNED, ReqPtr, Request, WAITING};
 use crate::stats::AgentCounters;
-use crate::sync::{Arc, Ordering};
+use crate::sync::{Arc, AtomicBool, Ordering};
 use crate::table::HeadRef;
 
 const T: TableId = TableId::new(0, 1);
@@ -61,7 +61,7 @@ fn wait_granted(r: ReqPtr) {
 /// The end of a model: the agents are gone; the table frees what is linked.
 fn orphan(nodes: &[ReqPtr]) {
     for r in nodes {
-        if node(&r).recycle.swap(ORPHANED, Ordering::AcqRel) == RETURNED {
+        if node(r).recycle.swap(ORPHANED, Ordering::AcqRel) == RETURNED {
             // SAFETY: returned by the collector: in no list, seen by nobody.
             unsafe { r.free() };
         }
@@ -423,4 +423,66 @@ fn reclamation_by_the_owner_never_frees_under_a_scan() {
 #[test]
 fn reclamation_by_a_walker_never_frees_under_a_scan() {
     reclamation_scenario(false);
+}
+
+/// A fast IS is converted to IX (`Fast::upgrade`, or by a request appended
+/// for IX when the word has strong requests) while another transaction
+/// takes S, compatible with the IS and not with the IX: the two never
+/// overlap, and both end.
+#[test]
+fn a_fast_upgrade_never_overlaps_a_strong_request() {
+    loom::model(|| {
+        let t = Arc::new(LatchFree::new(1, true));
+        let id = LockId::table(T);
+        let (is, s) = (request(1), request(2));
+        let (ix_held, s_held) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+        let reader = {
+            let (t, ix_held, s_held) = (t.clone(), ix_held.clone(), s_held.clone());
+            loom::thread::spawn(move || {
+                let c = AgentCounters::default();
+                let (out, h) = acquire(&t, &c, id, s, Mode::S, true);
+                if matches!(out, Outcome::Waiting) {
+                    wait_granted(s);
+                }
+                s_held.store(true, Ordering::SeqCst);
+                assert!(!ix_held.load(Ordering::SeqCst), "S granted while IX is held");
+                s_held.store(false, Ordering::SeqCst);
+                // SAFETY: the model's own granted request, with its handle.
+                unsafe { t.release(&c, h, s, &mut Vec::new()) };
+            })
+        };
+        let c = AgentCounters::default();
+        let mut wake = Vec::new();
+        let mut nodes = Nodes::new(Reuse::AfterGracePeriod, 1, hand_over_retired);
+        let (out, h) = acquire(&t, &c, id, is, Mode::IS, true);
+        assert!(matches!(out, Outcome::Granted), "IS is compatible with S");
+        // SAFETY: the model's own granted request, with its handle.
+        let conv = unsafe { t.convert(&c, id, h, is, Mode::IX, true, &mut wake, &mut nodes) };
+        if matches!(conv.outcome, Outcome::Waiting) {
+            wait_granted(conv.req);
+        }
+        ix_held.store(true, Ordering::SeqCst);
+        assert!(!s_held.load(Ordering::SeqCst), "IX granted while S is held");
+        ix_held.store(false, Ordering::SeqCst);
+        // SAFETY: the model's own granted requests, with their handles.
+        unsafe {
+            t.release(&c, conv.head, conv.req, &mut wake);
+            if conv.req != is {
+                t.release(&c, h, is, &mut wake);
+            }
+        }
+        reader.join().unwrap();
+        drop(t);
+        let mut linked = vec![s];
+        for r in [Some(is), (conv.req != is).then_some(conv.req)].into_iter().flatten() {
+            if node(&r).recycle.load(Ordering::Relaxed) == NEVER_LINKED {
+                // SAFETY: a fast hold is never linked: the model frees it.
+                unsafe { r.free() };
+            } else {
+                linked.push(r);
+            }
+        }
+        drop(nodes);
+        orphan(&linked);
+    });
 }
