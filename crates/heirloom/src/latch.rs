@@ -59,12 +59,12 @@ use crate::sync::{AsymmetricFence, AtomicU8, AtomicU32, Ordering, UnsafeCell};
 const FREE: u8 = 0;
 const HELD: u8 = 1;
 
-/// A mutual-exclusion latch over a `T` (see the module docs). `repr(C)`:
-/// the latch's word first and the value right after it, so that a small
-/// value placed by its owner shares the word's cache line (the latched
-/// table's heads).
+/// A mutual-exclusion latch over a `T` (see the module docs). `repr(C)`,
+/// the value first and the latch's word right after it, so that a value's
+/// owner can lay both out in cache lines (the latched table's heads).
 #[repr(C)]
 pub(crate) struct Latch<T> {
+    value: UnsafeCell<T>,
     state: AtomicU8,
     barrier: AsymmetricFence,
     /// Threads between their decision to park and their next attempt.
@@ -74,7 +74,6 @@ pub(crate) struct Latch<T> {
     sleepers: loom::sync::Mutex<Sleepers>,
     #[cfg(heirloom_loom)]
     wakeup: loom::sync::Condvar,
-    value: UnsafeCell<T>,
 }
 
 // SAFETY: the latch hands out access to `value` to one thread at a time

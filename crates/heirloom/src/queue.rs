@@ -163,31 +163,30 @@ pub(crate) enum Cancel {
     Cancelled,
 }
 
-/// The queue of one lock. `repr(C)`, in the order of use: what every
-/// operation reads first, the fast path's pointer (only database and table
-/// locks read it) last, so that in the latched table's head (`Head`) a row
-/// lock's operations stay within two cache lines.
+/// The queue of one lock: 88 bytes, `repr(C)`, the fields that change
+/// rarely first (24 bytes, 8 of flags and counts), then the 56 that every
+/// operation writes (see the latched table's `Head`).
 #[derive(Debug)]
 #[repr(C)]
 pub(crate) struct Queue {
-    /// Granted modes (converting requests count with their old mode).
-    granted: ModeCounts,
-    /// WAITING plus CONVERTING requests.
-    waiting: u32,
-    /// Heat window: bit i is 1 if the i-th most recent acquisition found
-    /// the latch held. Written under the latch that is taken anyway, so
-    /// keeping it costs no extra shared write.
-    heat: u16,
+    /// The lock's fast holds, if it can have any (the latched table).
+    outside: Option<Outside>,
     /// `outside` is set (read instead of it on every strong request).
     has_outside: bool,
     /// `outside`'s word is closed to fast acquisitions by this queue.
     closed: bool,
+    /// Heat window: bit i is 1 if the i-th most recent acquisition found
+    /// the latch held. Written under the latch that is taken anyway, and
+    /// only when it changes (a lock that stays cold or hot is not written).
+    heat: u16,
+    /// WAITING plus CONVERTING requests.
+    waiting: u32,
+    /// Granted modes (converting requests count with their old mode).
+    granted: ModeCounts,
     /// Requests in arrival order; the first two in the queue itself, so
     /// that a lock with one or two requests (a hot row read by two
     /// threads) costs the latch holder no other cache line.
     reqs: SmallVec<[ReqPtr; 2]>,
-    /// The lock's fast holds, if it can have any (the latched table).
-    outside: Option<Outside>,
 }
 
 /// The outcome of a release at commit when inheritance is allowed.
@@ -293,7 +292,10 @@ impl Queue {
     pub(crate) unsafe fn acquire(&mut self, r: ReqPtr, mode: Mode, may_wait: bool, contended: bool) -> Outcome {
         // SAFETY: the caller's own live request (this function's contract).
         let q = unsafe { r.get() };
-        self.heat = inherit::note_heat(self.heat, contended);
+        let heat = inherit::note_heat(self.heat, contended);
+        if heat != self.heat {
+            self.heat = heat;
+        }
         self.close_for(mode);
         let ahead = if self.waiting == 0 {
             Mode::NL

@@ -65,9 +65,12 @@ use crate::request::{GRANTED, INHERITED, ReqPtr};
 use crate::stats::AgentCounters;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Ordering, fence};
 
-/// A lock head. `repr(C)`: the fields a bucket walk reads come first, so
-/// that walking past a head reads one cache line, and the queue's own hot
-/// fields follow (see `Queue`'s layout).
+/// A lock head: 128 bytes, `repr(C)`, laid out so that the first cache
+/// line holds what a bucket walk reads and what changes rarely (the id
+/// words, the chain link, `waiters`, and the queue's read-mostly fields)
+/// and the second what every operation writes (the queue's granted modes
+/// and requests, then the latch's word; see `Queue`'s layout). A walk past
+/// a head that another thread is latching then reads a line nobody writes.
 #[repr(C)]
 struct Head {
     /// The lock's id (`LockId::words`), written under both latches (so
