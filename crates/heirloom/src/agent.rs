@@ -138,7 +138,8 @@ pub struct Agent {
     pub(crate) escalating: Vec<Held>,
     /// Lock requests this agent has reserved of `Builder::max_locks`.
     pub(crate) reserved: usize,
-    /// Granted requests that a conversion replaced (the latch-free table),
+    /// Granted requests that a conversion replaced (the latch-free table;
+    /// fast holds on the latched table),
     /// each released right after its lock's current request, oldest last;
     /// see `Agent::converted`.
     pub(crate) superseded: Vec<Held>,
@@ -494,7 +495,8 @@ impl Agent {
 
     /// Completes the granted conversion of cache entry `k` to `to`: `req`
     /// is the entry's request (converted in place) or one the table linked
-    /// to replace it (the latch-free table). The replaced one stays granted
+    /// to replace it (the latch-free table; a fast hold's conversion on the
+    /// latched table). The replaced one stays granted
     /// in `superseded` until the new one is released: waiters behind it
     /// that the new request did not wait for stay shut out by it (see
     /// `table/latchfree.rs`, "Upgrades").

@@ -43,7 +43,7 @@ pub(crate) const ORPHANED: u8 = 2;
 /// `recycle`: its owner unlinked it itself (it was first in its list); the
 /// owner retires it in a batch of its own (`nodes.rs`, `Nodes`).
 pub(crate) const OWNER_UNLINKED: u8 = 3;
-/// `recycle`: a fast hold of the latch-free table (`table/latchfree/fast.rs`),
+/// `recycle`: a fast hold of the latch-free table (`table/fast.rs`),
 /// never in a list; its agent reuses it at once.
 pub(crate) const NEVER_LINKED: u8 = 4;
 

@@ -72,7 +72,7 @@
 //! still form a waits-for cycle that every conflict policy resolves, as the
 //! deadlock tests check.
 //!
-//! ## The intention-lock fast path (`latchfree/fast.rs`)
+//! ## The intention-lock fast path (`table/fast.rs`)
 //!
 //! With inheritance off, IS and IX on a database or table lock are not
 //! linked at all: one `fetch_add` on the lock's word, granted while no
@@ -84,8 +84,9 @@
 //! older request does. A handle (`HeadRef`) carries the lock's slot and
 //! whether the request is a fast hold (`H_FAST`) or a counted strong one
 //! (`H_STRONG`), so release, cancel and blockers know which protocol is
-//! theirs. See `fast.rs` for the word, the fences and the records of who
-//! holds fast.
+//! theirs. A fast IS that must become IX moves its count in place while
+//! the word has no strong request (`Fast::upgrade`). See `fast.rs` for the
+//! word, the fences and the records of who holds fast.
 //!
 //! ## Reclamation
 //!
