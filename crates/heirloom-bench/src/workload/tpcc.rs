@@ -12,17 +12,23 @@
 //!   under an X lock on the DISTRICT row (NewOrder increments D_NEXT_O_ID);
 //!   StockLevel S-locks the DISTRICT row before scanning, so no line can
 //!   appear in its range while it runs;
-//! - Delivery takes only what it changes: per district, X on the oldest
-//!   NEW_ORDER row (which it deletes), its ORDER row, its lines and its
-//!   customer; no lock on the DISTRICT row, which it neither reads nor
-//!   writes. Its one phantom question is "which NEW_ORDER row is the
-//!   oldest?", and inserts cannot change the answer: a NewOrder inserts
-//!   only above every existing order id. If the district has none, a
-//!   NewOrder's row that Delivery sees it X-locks (so it waits for that
-//!   NewOrder), and one it does not see orders Delivery before that
-//!   NewOrder, which touches none of the rows Delivery changes in other
-//!   districts (a customer belongs to one district). A Delivery that finds
-//!   its oldest row deleted by another looks again;
+//! - Delivery takes, per district, X on a sentinel (the NEW_ORDER row of
+//!   order id 0, which never exists), then X on the oldest NEW_ORDER row
+//!   (which it deletes), its ORDER row, its lines and its customer; no lock
+//!   on the DISTRICT row, which it neither reads nor writes. The sentinel
+//!   orders the Deliveries of one district: a delete takes its row out of
+//!   the index at once, before the Delivery commits, so without it a
+//!   second Delivery would take the next row as the oldest, and if the
+//!   first then aborted its row would come back below the second's deleted
+//!   one (a gap in the district's NEW_ORDER ids, which the consistency
+//!   check caught under no-wait). Its one phantom question is "which
+//!   NEW_ORDER row is the oldest?", and inserts cannot change the answer:
+//!   a NewOrder inserts only above every existing order id. If the
+//!   district has none, a NewOrder's row that Delivery sees it X-locks (so
+//!   it waits for that NewOrder), and one it does not see orders Delivery
+//!   before that NewOrder, which touches none of the rows Delivery changes
+//!   in other districts (a customer belongs to one district). A Delivery
+//!   that finds its oldest row deleted by another looks again;
 //! - a customer's orders (OrderStatus) only grow by a new maximum from a
 //!   NewOrder; an OrderStatus that sees the new entry waits on the ORDER row
 //!   lock and serialises after that NewOrder, one that does not serialises
@@ -617,6 +623,8 @@ impl Tpcc {
     fn delivery<'d>(&'d self, tx: &mut Tx<'_, '_, 'd>, w: u64, carrier: u64) -> Result<Outcome, TxError> {
         let now = self.now();
         for d in 1..=DISTRICTS {
+            // One Delivery of this district at a time (module docs).
+            tx.lock_id(LockId::row(NEW_ORDER, o_key(w, d, 0)), Mode::X)?;
             // The oldest NEW_ORDER row; inserts come only above it (module docs).
             let o = loop {
                 let Some((k, _)) = self
