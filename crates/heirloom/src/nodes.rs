@@ -39,7 +39,7 @@ const RECLAIM_CAP: usize = if cfg!(heirloom_loom) { usize::MAX } else { 4096 };
 /// Rounds of help (hand over, flush, yield) before `take` allocates anyway.
 const HELP_ROUNDS: u32 = 64;
 
-use crate::request::{IN_USE, NEVER_LINKED, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr};
+use crate::request::{IN_USE, NEVER_LINKED, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr, Request};
 use crate::stats::AgentCounters;
 use crate::sync::{AtomicU8, Ordering};
 
@@ -142,6 +142,19 @@ impl Nodes {
     #[inline]
     fn reclaiming(&self) -> usize {
         (self.alive + 1).saturating_sub(self.out + self.pool.len())
+    }
+
+    /// A free node for the transaction that owns `old` (its id and age
+    /// copied): the second request of a conversion that does not convert
+    /// in place.
+    #[inline]
+    pub(crate) fn take_for(&mut self, c: &AgentCounters, old: &Request) -> ReqPtr {
+        let n = self.take(c);
+        // SAFETY: just taken from this agent's pool, linked nowhere.
+        let new = unsafe { n.get() };
+        new.txn.store(old.txn.load(Ordering::Relaxed), Ordering::Relaxed);
+        new.ts.store(old.ts.load(Ordering::Relaxed), Ordering::Relaxed);
+        n
     }
 
     /// A free request node: from the pool, else from the requests the

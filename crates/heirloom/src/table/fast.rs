@@ -81,6 +81,7 @@ use crate::id::{Level, LockId, TxnId};
 use crate::mode::Mode;
 use crate::monitor::{LockInfo, add_holder, info_of};
 use crate::queue::{Blocker, OutsideHolds};
+use crate::request::Request;
 use crate::sync::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 /// Slots per table (a database and its tables fit many times over).
@@ -309,16 +310,17 @@ impl Fast {
         strong(w) != 0
     }
 
-    /// Converts `agent`'s fast IS hold of `slot`'s lock to IX in place: one
+    /// Converts the fast IS hold `q` of `slot`'s lock to IX in place: one
     /// `fetch_add` moves its count from IS to IX, granted if the strong
     /// count it returns is zero (an IX hold is what a fast IX acquisition
     /// would have granted then; the IS goes in the same step). Otherwise
     /// it moves the count back and answers `false`: the hold is IS again,
     /// and the caller has a release's wake-up duty (an IX was counted for
-    /// a moment) and converts through the queue or list.
+    /// a moment) and converts through the queue or list. On success `q`'s
+    /// mode is IX.
     #[inline]
-    pub(crate) fn upgrade(&self, slot: usize, agent: u32) -> bool {
-        let Some(r) = self.record(agent) else {
+    pub(crate) fn upgrade(&self, slot: usize, q: &Request) -> bool {
+        let Some(r) = self.record(q.agent) else {
             unreachable!("a fast hold of an agent without a record")
         };
         let word = &self.slots[slot].word;
@@ -329,6 +331,8 @@ impl Fast {
         // IS count is at least one (ours), so no field borrows.
         if strong(word.fetch_add(IX_ONE.wrapping_sub(IS_ONE), Ordering::AcqRel)) == 0 {
             r.is.store(r.is.load(Ordering::Relaxed) & !(1 << slot), Ordering::Relaxed);
+            q.mode.store(Mode::IX as u8, Ordering::Relaxed);
+            q.want.store(Mode::IX as u8, Ordering::Relaxed);
             return true;
         }
         // AcqRel: as in `release`.

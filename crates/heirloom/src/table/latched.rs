@@ -521,30 +521,21 @@ impl Latched {
         wake: &mut Vec<ReqPtr>,
         nodes: &mut Nodes,
     ) -> Converting {
-        if fast_slot(h).is_none() {
+        let (Some(s), Some(f)) = (fast_slot(h), self.fast.as_deref()) else {
             // SAFETY: a handle of this table and its request (the contract).
             let outcome = unsafe { self.update(c, h, wake, |q, w| q.convert(r, to, may_wait, wake_behind, w)) };
             return Converting::in_place(outcome, r, h);
-        }
+        };
         // SAFETY: the caller's own granted request (the contract).
         let old = unsafe { r.get() };
-        if let (Some(s), Some(f)) = (fast_slot(h), self.fast.as_deref())
-            && old.mode() == Mode::IS
-            && to == Mode::IX
-        {
-            if f.upgrade(s, old.agent) {
-                old.mode.store(Mode::IX as u8, Ordering::Relaxed);
-                old.want.store(Mode::IX as u8, Ordering::Relaxed);
+        if old.mode() == Mode::IS && to == Mode::IX {
+            if f.upgrade(s, old) {
                 return Converting::in_place(Outcome::Granted, r, h);
             }
             self.fast_wake(c, id, wake);
         }
-        let n = nodes.take(c);
-        // SAFETY: `n` is the caller's own node from its pool, linked nowhere
-        // (the contract).
-        let new = unsafe { n.get() };
-        new.txn.store(old.txn.load(Ordering::Relaxed), Ordering::Relaxed);
-        new.ts.store(old.ts.load(Ordering::Relaxed), Ordering::Relaxed);
+        // The caller's own node, linked nowhere.
+        let n = nodes.take_for(c, old);
         if let Some(fh) = self.try_fast(c, id, n, to, wake) {
             return Converting {
                 outcome: Outcome::Granted,
@@ -552,9 +543,8 @@ impl Latched {
                 head: fh,
             };
         }
-        // SAFETY: `n` as above.
         let (mut q, p, _) = self.latched_head(c, id);
-        // SAFETY: `n` as above.
+        // SAFETY: `n` is the caller's own node, linked nowhere.
         let outcome = unsafe { q.convert_outside(n, to, may_wait, wake_behind, wake) };
         // SAFETY: chain heads live as long as the table.
         unsafe { &*p }.settle(&mut q, wake, self.sli);

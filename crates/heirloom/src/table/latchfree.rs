@@ -540,9 +540,7 @@ impl LatchFree {
             && to == Mode::IX
             && let Some((f, s)) = self.fast_of(h)
         {
-            if f.upgrade(s, old.agent) {
-                old.mode.store(Mode::IX as u8, Ordering::Relaxed);
-                old.want.store(Mode::IX as u8, Ordering::Relaxed);
+            if f.upgrade(s, old) {
                 return Converting {
                     outcome: Outcome::Granted,
                     req: r,
@@ -551,13 +549,8 @@ impl LatchFree {
             }
             self.after_fast_release(self.bucket(h), c, id.words(), Mode::IX, wake);
         }
-        let n = nodes.take(c);
-        // SAFETY: `n` is the caller's own node from its pool, linked nowhere
-        // (the contract).
-        let new = unsafe { n.get() };
-        new.txn.store(old.txn.load(Ordering::Relaxed), Ordering::Relaxed);
-        new.ts.store(old.ts.load(Ordering::Relaxed), Ordering::Relaxed);
-        // SAFETY: `n` as above.
+        let n = nodes.take_for(c, old);
+        // SAFETY: `n` is the caller's own node from its pool, linked nowhere.
         let (outcome, head) = unsafe { self.acquire(c, id, n, to, may_wait, wake) };
         match outcome {
             Outcome::Refused(_) => {

@@ -51,6 +51,17 @@ fn wait_granted(r: ReqPtr) {
     }
 }
 
+/// Once nothing is held the word is open again: a fast IS is granted (and
+/// given back). Returns its node, for the model to free.
+fn assert_open(t: &Latched, id: LockId) -> ReqPtr {
+    let (again, mut wake) = (request(0), Vec::new());
+    let (out, h) = acquire(t, id, again, Mode::IS, &mut wake);
+    assert!(matches!(out, Outcome::Granted));
+    assert_eq!(h.0 & 1, 1, "the word was left closed");
+    release(t, h, again, &mut wake);
+    again
+}
+
 /// A transaction takes IS fast and gives it up while another asks for X on
 /// the same table (closing the word under the head latch and waiting if it
 /// sees the hold): X is granted in the end — at once, or by the fast
@@ -87,12 +98,7 @@ fn a_fast_release_never_loses_the_strong_waiters_wake_up() {
         is_held.store(false, Ordering::SeqCst);
         release(&t, h, is, &mut wake);
         writer.join().unwrap();
-        // Nothing is held: a fast request is granted again.
-        let again = request(0);
-        let (out, h) = acquire(&t, id, again, Mode::IS, &mut wake);
-        assert!(matches!(out, Outcome::Granted));
-        assert_eq!(h.0 & 1, 1, "the word was left closed");
-        release(&t, h, again, &mut wake);
+        let again = assert_open(&t, id);
         drop(t);
         for r in [is, x, again] {
             // SAFETY: the model's own nodes; both threads are done.
@@ -204,12 +210,7 @@ fn a_fast_upgrade_never_overlaps_a_strong_request() {
             release(&t, h, is, &mut wake);
         }
         reader.join().unwrap();
-        // The word is open again: a fast request is granted.
-        let again = request(0);
-        let (out, h) = acquire(&t, id, again, Mode::IS, &mut wake);
-        assert!(matches!(out, Outcome::Granted));
-        assert_eq!(h.0 & 1, 1, "the word was left closed");
-        release(&t, h, again, &mut wake);
+        let again = assert_open(&t, id);
         drop(t);
         let extra = (conv.req != is).then_some(conv.req);
         for r in [is, s, again].into_iter().chain(extra) {
