@@ -46,7 +46,13 @@ use crate::sync::Ordering;
 pub(crate) trait OutsideHolds: Sync {
     /// Closes the lock's word to fast acquisitions (under the queue's latch).
     fn close(&self, slot: usize);
-    /// Opens it again.
+    /// A strong request came while the word is closed (restarts the count
+    /// of `try_open`).
+    fn stir(&self, slot: usize);
+    /// Opens the word again if the queue has been calm (nothing strong) for
+    /// long enough, counting this call; `true` if it opened it.
+    fn try_open(&self, slot: usize) -> bool;
+    /// Opens it again now.
     fn open(&self, slot: usize);
     /// Are holds of other agents than `agent`'s in the way of `mode`?
     /// Meaningful while the word is closed.
@@ -98,6 +104,16 @@ impl Outside {
     #[inline]
     fn close(&self) {
         self.holds().close(self.slot);
+    }
+
+    #[inline]
+    fn stir(&self) {
+        self.holds().stir(self.slot);
+    }
+
+    #[inline]
+    fn try_open(&self) -> bool {
+        self.holds().try_open(self.slot)
     }
 
     #[inline]
@@ -212,7 +228,7 @@ impl Queue {
     }
 
     /// Sets where the lock's fast holds are counted (at binding; the queue
-    /// is empty, so its word is open).
+    /// is empty and `rebind` opened its word).
     pub(crate) fn set_outside(&mut self, outside: Option<Outside>) {
         debug_assert!(self.is_empty() && !self.closed);
         self.has_outside = outside.is_some();
@@ -224,24 +240,29 @@ impl Queue {
     #[inline]
     fn close_for(&mut self, mode: Mode) {
         if self.has_outside
-            && !self.closed
             && !mode.compatible(Mode::IX)
             && let Some(o) = self.outside
         {
-            o.close();
-            self.closed = true;
+            if self.closed {
+                o.stir();
+            } else {
+                o.close();
+                self.closed = true;
+            }
         }
     }
 
     /// After an operation: opens the word again once no strong request is
-    /// granted and nobody waits (fast requests could not be granted
-    /// otherwise, and would only take their count back).
+    /// granted, nobody waits (fast requests could not be granted otherwise,
+    /// and would only back off) and the lock has been calm for a while
+    /// (`fast::REOPEN_AFTER`: each close costs a heavy fence).
     #[inline]
     pub(crate) fn settle_outside(&mut self) {
-        if self.closed && self.waiting == 0 && self.granted.group().compatible(Mode::IX) {
-            if let Some(o) = self.outside {
-                o.open();
-            }
+        if self.closed
+            && self.waiting == 0
+            && self.granted.group().compatible(Mode::IX)
+            && self.outside.is_none_or(|o| o.try_open())
+        {
             self.closed = false;
         }
     }
@@ -261,6 +282,13 @@ impl Queue {
     pub(crate) fn rebind(&mut self) {
         debug_assert!(self.is_empty(), "rebinding a queue with requests");
         self.heat = 0;
+        // A word left closed for calm's sake opens with its lock's head.
+        if self.closed {
+            if let Some(o) = self.outside {
+                o.open();
+            }
+            self.closed = false;
+        }
     }
 
     /// The heat window (tests).

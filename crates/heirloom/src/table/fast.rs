@@ -1,7 +1,7 @@
 //! The fast path for intention locks, shared by the latch-free and the
-//! latched table: a granted IS or IX on a database or table lock is one
-//! `fetch_add` on a per-lock word, with no request linked, no list walked,
-//! no epoch pinned and no latch taken.
+//! latched table: a granted IS or IX on a database or table lock is a bit
+//! set in the agent's own record, with no read-modify-write, no request
+//! linked, no list walked, no epoch pinned and no latch taken.
 //!
 //! ## Why
 //!
@@ -16,64 +16,83 @@
 //! conflicts with IX (S, U, SIX, X: *strong*) is granted or queued; that is
 //! a count, and a count is one word (PostgreSQL's fast path keeps the same
 //! count of strong locks per partition, `FastPathStrongRelationLocks`).
+//! And since strong requests on databases and tables are rare, the fast
+//! side is the one that must cost nothing: it never writes a shared line
+//! (the scheme of biased reader-writer locks, e.g. BRAVO, with the
+//! asymmetric fence of `sync::AsymmetricFence` in place of a store-load
+//! fence on the fast side).
 //!
-//! ## The word of a lock (`Slot::word`)
+//! ## The two sides
 //!
-//! Three counts: fast IS holds, fast IX holds, and *strong* requests linked
-//! in the lock's list (or about to be). A lock gets a slot the first time
-//! an intention or strong request asks (`Fast::slot`); slots are never
-//! given back, so a lock's slot never moves, and a lock that finds no free
-//! slot among its probes simply has none (both kinds of request then use
-//! the list alone).
+//! A lock gets a slot the first time an intention or strong request asks
+//! (`Fast::slot`); slots are never given back, so a lock's slot never
+//! moves, and a lock that finds no free slot among its probes simply has
+//! none (both kinds of request then use the list or queue alone). The
+//! slot's word is the lock's *strong count*. Every agent (up to
+//! [`AGENTS`]; agents beyond use the lists) has a record it alone writes:
+//! its current transaction and age, and per mode a bit per slot it holds
+//! fast.
 //!
-//! * **Fast acquire** (IS or IX): `fetch_add` of its count; if the strong
-//!   count it returns is zero the request is granted (nothing strong was
-//!   ahead of it). Otherwise it takes its count back (with a release's
-//!   wake-up duty, below) and goes to the list like any request, where it
-//!   queues behind the strong ones (first come, first served).
-//! * **Strong acquire**: `fetch_add` of the strong count *before* the
-//!   request is linked, so no fast acquisition succeeds from then on. The
-//!   request then also counts the fast holds of modes it conflicts with as
-//!   granted requests ahead of it: they were granted before its increment
-//!   in the word's modification order, and only go away. It waits while
-//!   any of another transaction remain (its own, from a conversion, are
-//!   not in its way).
-//! * **Fast release**: `fetch_sub`; if the returned word has strong
-//!   requests, a SeqCst fence and the bucket's `waiting` count, as a list
-//!   release (`after_release`): this pairs with the waiter's fence between
-//!   its count in `waiting` and its re-read of the word (Dekker), so either
-//!   the waiter sees the hold gone or the releaser sees the waiter and
-//!   grants it.
+//! * **Fast acquire** (IS or IX): set the bit (Release: publishes the
+//!   record), light fence, load the strong count; zero: granted. Otherwise
+//!   it clears the bit again (with a release's wake-up duty, below) and
+//!   goes to the list or queue like any request, where it queues behind
+//!   the strong ones (first come, first served).
+//! * **Strong acquire**: `fetch_add` of the strong count, then the heavy
+//!   fence, before the request decides anything. The two fences make a
+//!   Dekker handshake: a fast acquirer whose load missed the count set its
+//!   bit before the heavy fence, so every scan of the bits after the fence
+//!   sees it; one whose load came later sees the count and backs off. The
+//!   request then counts the fast holds of modes it conflicts with as
+//!   granted requests ahead of it (they only go away) and waits while any
+//!   of another agent remain (its own, from a conversion, are not in its
+//!   way).
+//! * **Fast release**: clear the bit (Release: our work happens before a
+//!   grant that sees it gone), light fence, load the strong count; if it is
+//!   not zero, the wake-up duty: a strong request may have seen the bit and
+//!   be waiting for it. The same handshake as above: a releaser whose load
+//!   missed the count cleared its bit before the heavy fence, so no
+//!   strong request ever counts it.
 //! * **Strong release**: the list release, then the strong count drops
 //!   (after the request is OBSOLETE, so a fast request granted on a zero
 //!   count never overlaps it).
+//!
+//! The light fence is a compiler fence where the kernel's membarrier works
+//! (the heavy fence is then `membarrier`, a few microseconds beside
+//! running threads), else both are SeqCst fences, the form the loom models
+//! check. So a fast acquisition and its release cost two plain stores and
+//! two loads of lines nobody else writes, and a strong request on a
+//! database or table lock costs one heavy fence.
+//!
+//! On the latch-free table the wake-up duty is a release's
+//! (`after_release`): a SeqCst fence and the bucket's `waiting` count,
+//! which pairs with the waiter's fence between its count in `waiting` and
+//! its re-read of the bits (Dekker), so either the waiter sees the hold
+//! gone or the releaser sees the waiter and grants it.
 //!
 //! ## On the latched table (`Outside`)
 //!
 //! The latched table keeps the same words and records; its queues see a
 //! lock's fast holds as granted holds they do not list
-//! (`queue::Outside`, through the `OutsideHolds` trait). There the strong count is 0 or 1:
-//! the queue *closes* its word (adds one) under the head latch before it
-//! decides a strong request, and opens it again (under the latch) once it
-//! has no strong request granted and nobody waiting. Every fast
-//! acquisition and every close is a read-modify-write of the one word, so
-//! they are ordered: a fast request that comes later sees the count and
-//! goes to the queue; a strong request sees every hold that came earlier
-//! and waits for those of other transactions. A fast release or a fast
-//! request backing off that sees the word closed takes the head latch and
-//! grants the queue's waiters that are clear now (the wake-up duty; no
-//! fence is needed, since the waiter read the word under the same latch).
+//! (`queue::Outside`, through the `OutsideHolds` trait). There the strong
+//! count is 0 or 1: the queue *closes* its word (adds one, heavy fence)
+//! under the head latch before it decides a strong request, and opens it
+//! again (under the latch) once it has no strong request granted, nobody
+//! waiting, and has been calm for [`REOPEN_AFTER`] operations: a lock that
+//! keeps getting strong requests stays closed and its intention requests
+//! queue (as without the fast path), instead of paying a heavy fence per
+//! strong request. A fast release or a fast request backing off that sees
+//! the word closed takes the head latch and grants the queue's waiters
+//! that are clear now (the wake-up duty; no fence is needed, since the
+//! waiter scanned the bits under the same latch).
 //!
-//! ## Who holds a fast lock (`Record`)
+//! ## Who holds a fast lock
 //!
-//! A count says how many, not who; deadlock detection, wait-die and
-//! wound-wait and the monitor need who. Every agent (up to [`AGENTS`];
-//! agents beyond use the lists) has a record it alone writes: its current
-//! transaction and age, and per mode a bit per slot it holds fast. A bit is
-//! set before the count is added (the `fetch_add` publishes it) and cleared
-//! after it is taken back, so a reader that sees a count sees the bits of
-//! the holders it counts (it may see a stale bit too: a blocker that has
-//! just gone, which a waits-for graph tolerates).
+//! The bits are also what deadlock detection, wait-die and wound-wait and
+//! the monitor read to learn who holds a lock fast. A record's transaction
+//! and age are written before its bit is set (Release) and read after the
+//! bit (Acquire); a reader may see a stale bit (a blocker that has just
+//! gone, which a waits-for graph tolerates).
 
 use crossbeam_utils::CachePadded;
 
@@ -82,7 +101,7 @@ use crate::mode::Mode;
 use crate::monitor::{LockInfo, add_holder, info_of};
 use crate::queue::{Blocker, OutsideHolds};
 use crate::request::Request;
-use crate::sync::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{AsymmetricFence, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// Slots per table (a database and its tables fit many times over).
 pub(crate) const SLOTS: usize = if cfg!(heirloom_loom) { 2 } else { 64 };
@@ -96,29 +115,12 @@ const EMPTY: u8 = 0;
 const CLAIMING: u8 = 1;
 const READY: u8 = 2;
 
-/// The word: fast IS holds in bits 0..21, fast IX holds in 21..42, strong
-/// requests in 42..64. A count of holds is at most [`AGENTS`] (a
-/// transaction holds a lock fast at most once per mode) and the strong
-/// count at most the requests in flight, far below the fields' limits.
-const IS_ONE: u64 = 1;
-const IX_ONE: u64 = 1 << 21;
-const STRONG_ONE: u64 = 1 << 42;
-const COUNT: u64 = (1 << 21) - 1;
-
-#[inline]
-fn is_holds(w: u64) -> u64 {
-    w & COUNT
-}
-
-#[inline]
-fn ix_holds(w: u64) -> u64 {
-    (w >> 21) & COUNT
-}
-
-#[inline]
-fn strong(w: u64) -> u64 {
-    w >> 42
-}
+/// Operations on a lock whose word a queue closed (latched table) with no
+/// strong request since, after which the queue opens it again: a lock
+/// that keeps getting strong requests stays closed (its intention
+/// requests queue, as without the fast path) instead of paying a heavy
+/// fence per close.
+pub(crate) const REOPEN_AFTER: u32 = if cfg!(heirloom_loom) { 0 } else { 4096 };
 
 /// Does a request in `mode` count in the strong count (conflicts with IX)?
 #[inline]
@@ -146,10 +148,19 @@ struct Meta {
 }
 
 /// One lock's slot: its identity (read by every lookup, written once) and
-/// its word (written by every fast acquisition) on separate lines.
+/// its word (read by every fast acquisition and release, written by strong
+/// requests) on separate lines.
 struct Slot {
     meta: CachePadded<Meta>,
-    word: CachePadded<AtomicU64>,
+    word: CachePadded<Word>,
+}
+
+/// A lock's strong count, and (latched table) the operations its queue
+/// did since the word was last closed with nothing strong among them
+/// (written only under the head latch; see [`REOPEN_AFTER`]).
+struct Word {
+    strong: AtomicU64,
+    calm: AtomicU32,
 }
 
 /// An agent's fast holds (written only by the agent).
@@ -168,6 +179,9 @@ pub(crate) struct Fast {
     /// One more than the highest agent index that ever held fast (how far
     /// scans for holders read).
     used: AtomicUsize,
+    /// Between a hold's bit and the strong count (light), and between a
+    /// strong count and the scan of the bits (heavy).
+    fence: AsymmetricFence,
 }
 
 /// Waits for a slot being claimed (a few stores by the claimer).
@@ -189,7 +203,10 @@ impl Fast {
                         key: AtomicU64::new(0),
                         hi: AtomicU64::new(0),
                     }),
-                    word: CachePadded::new(AtomicU64::new(0)),
+                    word: CachePadded::new(Word {
+                        strong: AtomicU64::new(0),
+                        calm: AtomicU32::new(0),
+                    }),
                 })
                 .collect(),
             records: (0..AGENTS)
@@ -203,6 +220,7 @@ impl Fast {
                 })
                 .collect(),
             used: AtomicUsize::new(0),
+            fence: AsymmetricFence::new(),
         }
     }
 
@@ -259,22 +277,22 @@ impl Fast {
     }
 
     /// Tries to take `slot`'s lock in `mode` (IS or IX) fast for `txn`
-    /// (age `ts`) of `agent`. `Err(true)` if it added its count and took it
+    /// (age `ts`) of `agent`. `Err(true)` if it set its bit and took it
     /// back because strong requests are there: the caller then has a
     /// release's wake-up duty (see the module docs); `Err(false)` if it
-    /// could not try (no record).
+    /// could not try (no record, or the word was closed at a first look).
     #[inline(always)]
     pub(crate) fn acquire(&self, slot: usize, agent: u32, txn: u64, ts: u64, mode: Mode) -> Result<(), bool> {
         let Some(r) = self.record(agent) else {
             return Err(false);
         };
-        let word = &self.slots[slot].word;
-        // Relaxed: a quick look, so that a lock with strong requests is not
-        // written to at all (the `fetch_add` below decides).
-        if strong(word.load(Ordering::Relaxed)) != 0 {
+        let strong = &self.slots[slot].word.strong;
+        // Relaxed: a quick look, so that a lock with strong requests costs
+        // no bit (the load after the fence below decides).
+        if strong.load(Ordering::Relaxed) != 0 {
             return Err(false);
         }
-        // Relaxed (all three): published by the `fetch_add` below (Release).
+        // Relaxed (all three): published by the bit's Release store.
         let old = r.txn.load(Ordering::Relaxed);
         if old != txn {
             if old == 0 {
@@ -283,12 +301,13 @@ impl Fast {
             r.txn.store(txn, Ordering::Relaxed);
             r.ts.store(ts, Ordering::Relaxed);
         }
-        let (m, one) = (Self::mask(r, mode), if mode == Mode::IS { IS_ONE } else { IX_ONE });
-        m.store(m.load(Ordering::Relaxed) | 1 << slot, Ordering::Relaxed);
-        // AcqRel: Release publishes the record to whoever reads the count
-        // (holders, snapshots); Acquire pairs with the Release of a strong
-        // request's decrement, so its holder's work happens before ours.
-        if strong(word.fetch_add(one, Ordering::AcqRel)) == 0 {
+        let m = Self::mask(r, mode);
+        // Release: a scanner that sees the bit (Acquire) sees the record.
+        m.store(m.load(Ordering::Relaxed) | 1 << slot, Ordering::Release);
+        self.fence.light();
+        // Acquire: pairs with the Release of a strong request's decrement,
+        // so its holder's work happens before ours.
+        if strong.load(Ordering::Acquire) == 0 {
             return Ok(());
         }
         Err(self.release(slot, agent, mode))
@@ -301,61 +320,62 @@ impl Fast {
         let Some(r) = self.record(agent) else {
             unreachable!("a fast hold of an agent without a record")
         };
-        let one = if mode == Mode::IS { IS_ONE } else { IX_ONE };
-        // AcqRel: Release orders our work before the count's drop (a strong
-        // request granted on it); Acquire for the strong count we read.
-        let w = self.slots[slot].word.fetch_sub(one, Ordering::AcqRel);
         let m = Self::mask(r, mode);
-        m.store(m.load(Ordering::Relaxed) & !(1 << slot), Ordering::Relaxed);
-        strong(w) != 0
+        // Release: our work happens before a strong request granted on
+        // seeing the bit gone (its scan loads with Acquire).
+        m.store(m.load(Ordering::Relaxed) & !(1 << slot), Ordering::Release);
+        self.fence.light();
+        self.slots[slot].word.strong.load(Ordering::Relaxed) != 0
     }
 
-    /// Converts the fast IS hold `q` of `slot`'s lock to IX in place: one
-    /// `fetch_add` moves its count from IS to IX, granted if the strong
-    /// count it returns is zero (an IX hold is what a fast IX acquisition
-    /// would have granted then; the IS goes in the same step). Otherwise
-    /// it moves the count back and answers `false`: the hold is IS again,
-    /// and the caller has a release's wake-up duty (an IX was counted for
-    /// a moment) and converts through the queue or list. On success `q`'s
-    /// mode is IX.
+    /// Converts the fast IS hold `q` of `slot`'s lock to IX in place: its
+    /// IX bit is set, and if no strong request is counted after the fence
+    /// the hold is IX (what a fast IX acquisition would have granted then)
+    /// and its IS bit goes. Otherwise the IX bit goes again and it answers
+    /// `false`: the hold is IS, and the caller has a release's wake-up duty
+    /// (a scan may have seen the IX bit) and converts through the queue or
+    /// list. On success `q`'s mode is IX.
     #[inline]
     pub(crate) fn upgrade(&self, slot: usize, q: &Request) -> bool {
         let Some(r) = self.record(q.agent) else {
             unreachable!("a fast hold of an agent without a record")
         };
-        let word = &self.slots[slot].word;
-        // The IX bit before the count shows it, the IS bit cleared after the
-        // count stopped showing it (see `Record`: a stale bit is tolerated).
-        r.ix.store(r.ix.load(Ordering::Relaxed) | 1 << slot, Ordering::Relaxed);
-        // AcqRel: as in `acquire`. The wrapping add is IX_ONE - IS_ONE: the
-        // IS count is at least one (ours), so no field borrows.
-        if strong(word.fetch_add(IX_ONE.wrapping_sub(IS_ONE), Ordering::AcqRel)) == 0 {
-            r.is.store(r.is.load(Ordering::Relaxed) & !(1 << slot), Ordering::Relaxed);
+        let bit = 1 << slot;
+        // The IX bit before the strong count is read, the IS bit cleared
+        // after (a scan may see both for a moment: the same transaction).
+        // Release and Acquire: as in `acquire`.
+        r.ix.store(r.ix.load(Ordering::Relaxed) | bit, Ordering::Release);
+        self.fence.light();
+        if self.slots[slot].word.strong.load(Ordering::Acquire) == 0 {
+            r.is.store(r.is.load(Ordering::Relaxed) & !bit, Ordering::Release);
             q.mode.store(Mode::IX as u8, Ordering::Relaxed);
             q.want.store(Mode::IX as u8, Ordering::Relaxed);
             return true;
         }
-        // AcqRel: as in `release`.
-        word.fetch_add(IS_ONE.wrapping_sub(IX_ONE), Ordering::AcqRel);
-        r.ix.store(r.ix.load(Ordering::Relaxed) & !(1 << slot), Ordering::Relaxed);
+        // Release: as in `release`.
+        r.ix.store(r.ix.load(Ordering::Relaxed) & !bit, Ordering::Release);
         false
     }
 
-    /// A strong request for `slot`'s lock is about to be linked.
+    /// A strong request for `slot`'s lock is about to be linked (latch-free
+    /// table), or its queue closes the word (latched table). From the
+    /// heavy fence on, every fast hold is either in the bits a scan reads
+    /// or sees the count and backs off (see the module docs).
     #[inline]
     pub(crate) fn add_strong(&self, slot: usize) {
         // AcqRel: Acquire pairs with fast releases (their work happens
-        // before a grant that sees their count gone); Release as the
+        // before a grant that sees their bit gone); Release as the
         // decrement's.
-        self.slots[slot].word.fetch_add(STRONG_ONE, Ordering::AcqRel);
+        self.slots[slot].word.strong.fetch_add(1, Ordering::AcqRel);
+        self.fence.heavy();
     }
 
     /// A strong request for `slot`'s lock is gone (OBSOLETE, or never
-    /// linked).
+    /// linked), or its queue opens the word.
     #[inline]
     pub(crate) fn sub_strong(&self, slot: usize) {
         // Release: a fast request granted on the lower count sees our work.
-        self.slots[slot].word.fetch_sub(STRONG_ONE, Ordering::Release);
+        self.slots[slot].word.strong.fetch_sub(1, Ordering::Release);
     }
 
     /// Whether `agent` holds `slot`'s lock fast in IS and in IX (0 or 1
@@ -386,14 +406,19 @@ impl Fast {
 
     /// Are fast holds of other transactions than `agent`'s in the way of
     /// `mode` on `slot`'s lock? The caller counted a strong request there
-    /// before (and, for a waiter, fenced).
+    /// before (whose heavy fence makes every hold that did not back off
+    /// visible here) and, for a waiter, fenced.
     #[inline]
     pub(crate) fn in_way(&self, slot: usize, mode: Mode, agent: u32) -> bool {
-        // Acquire: pairs with the Release of the holds' `fetch_sub`.
-        let w = self.slots[slot].word.load(Ordering::Acquire);
-        let (is, ix) = self.own_holds(slot, agent);
-        (!mode.compatible(Mode::IS) && is_holds(w).saturating_sub(is) > 0)
-            || (!mode.compatible(Mode::IX) && ix_holds(w).saturating_sub(ix) > 0)
+        let bit = 1 << slot;
+        let (is, ix) = (!mode.compatible(Mode::IS), !mode.compatible(Mode::IX));
+        let used = self.used.load(Ordering::Relaxed).min(AGENTS);
+        // Acquire: pairs with the Release of a hold's bit being cleared, so
+        // a grant that sees the bit gone follows the holder's work.
+        self.records[..used].iter().enumerate().any(|(i, r)| {
+            i != agent as usize
+                && ((is && r.is.load(Ordering::Acquire) & bit != 0) || (ix && r.ix.load(Ordering::Acquire) & bit != 0))
+        })
     }
 
     /// Appends the transactions (other than `agent`'s) that hold `slot`'s
@@ -422,17 +447,13 @@ impl Fast {
     /// Calls `f(agent, txn, ts, mode)` for every fast hold of `slot`'s lock.
     fn scan(&self, slot: usize, mut f: impl FnMut(u32, TxnId, u64, Mode)) {
         let bit = 1 << slot;
-        // Acquire: pairs with the holds' `fetch_add` (Release), which
-        // published their records.
-        let w = self.slots[slot].word.load(Ordering::Acquire);
-        if is_holds(w) == 0 && ix_holds(w) == 0 {
-            return;
-        }
         let used = self.used.load(Ordering::Relaxed).min(AGENTS);
         for (i, r) in self.records[..used].iter().enumerate() {
+            // Acquire: pairs with the bit's Release store, which published
+            // the record's transaction and age.
             let (is, ix) = (
-                r.is.load(Ordering::Relaxed) & bit != 0,
-                r.ix.load(Ordering::Relaxed) & bit != 0,
+                r.is.load(Ordering::Acquire) & bit != 0,
+                r.ix.load(Ordering::Acquire) & bit != 0,
             );
             if is || ix {
                 let (txn, ts) = (TxnId(r.txn.load(Ordering::Relaxed)), r.ts.load(Ordering::Relaxed));
@@ -480,7 +501,28 @@ impl Fast {
 impl OutsideHolds for Fast {
     #[inline]
     fn close(&self, slot: usize) {
+        self.slots[slot].word.calm.store(0, Ordering::Relaxed);
         self.add_strong(slot);
+    }
+
+    #[inline]
+    fn stir(&self, slot: usize) {
+        self.slots[slot].word.calm.store(0, Ordering::Relaxed);
+    }
+
+    #[inline]
+    // Under loom `REOPEN_AFTER` is 0 (the models open at once).
+    #[allow(clippy::absurd_extreme_comparisons)]
+    fn try_open(&self, slot: usize) -> bool {
+        // Relaxed: written only under the lock's head latch.
+        let calm = &self.slots[slot].word.calm;
+        let n = calm.load(Ordering::Relaxed);
+        if n < REOPEN_AFTER {
+            calm.store(n + 1, Ordering::Relaxed);
+            return false;
+        }
+        self.sub_strong(slot);
+        true
     }
 
     #[inline]

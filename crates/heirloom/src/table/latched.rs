@@ -31,17 +31,18 @@
 //!   cannot be rebound.
 //!
 //! * Intention locks (fast path, when no lock is passed on by
-//!   inheritance): IS and IX on a database or table lock are one
-//!   `fetch_add` on the lock's word in `table/fast.rs`, with no head found
-//!   and no latch taken; the lock's queue counts them as granted holds it
-//!   does not list (`Queue::outside`) and closes the word before it decides
-//!   a strong request (S, U, SIX, X). A handle with bit 0 set is a fast hold
-//!   (the slot in the bits above); a head's address has it clear. A fast
-//!   hold that must become stronger links a request served as a conversion
-//!   (`Queue::convert_outside`) and is given up when that request is
-//!   released (`Agent::converted`). A fast release or a fast request
-//!   backing off that finds the word closed takes the head latch and grants
-//!   the waiters now clear ([`Latched::fast_wake`]).
+//!   inheritance): IS and IX on a database or table lock are a bit in the
+//!   agent's record in `table/fast.rs`, with no head found, no latch taken
+//!   and no shared line written; the lock's queue counts them as granted
+//!   holds it does not list (`Queue::outside`) and closes the lock's word
+//!   before it decides a strong request (S, U, SIX, X), opening it again
+//!   after a calm stretch (`fast::REOPEN_AFTER`). A handle with bit 0 set
+//!   is a fast hold (the slot in the bits above); a head's address has it
+//!   clear. A fast hold that must become stronger links a request served
+//!   as a conversion (`Queue::convert_outside`) and is given up when that
+//!   request is released (`Agent::converted`). A fast release or a fast
+//!   request backing off that finds the word closed takes the head latch
+//!   and grants the waiters now clear ([`Latched::fast_wake`]).
 //!
 //! Heads are freed only when the table drops; an emptied head stays bound (a
 //! hot lock finds it again at once) until an acquisition of another id in
@@ -328,7 +329,7 @@ impl Latched {
     }
 
     /// After a fast hold of `id` was given up (or a fast request took its
-    /// count back) while the word was closed: a strong request may have
+    /// bit back) while the word was closed: a strong request may have
     /// seen the hold and be waiting for it, so grant what is clear now,
     /// under the head latch (see `fast.rs`, "On the latched table").
     #[cold]
@@ -664,8 +665,12 @@ impl Drop for Latched {
     }
 }
 
-#[cfg(all(test, heirloom_loom))]
+#[cfg(test)]
 mod tests {
+    #[cfg(not(heirloom_loom))]
+    mod calm;
+    #[cfg(heirloom_loom)]
     mod loom_fast;
+    #[cfg(heirloom_loom)]
     mod loom_reinherit;
 }

@@ -75,16 +75,17 @@
 //! ## The intention-lock fast path (`table/fast.rs`)
 //!
 //! With inheritance off, IS and IX on a database or table lock are not
-//! linked at all: one `fetch_add` on the lock's word, granted while no
-//! strong request (S, U, SIX, X) is counted there. A strong request counts
-//! itself in the word before it is linked and treats other transactions'
+//! linked at all: a bit in the agent's record, granted while no strong
+//! request (S, U, SIX, X) is counted in the lock's word. A strong request
+//! counts itself in the word (and fences) before it is linked and treats
+//! other transactions'
 //! fast holds that conflict with it as granted requests ahead of it
 //! (`Fast::in_way`, in `acquire` and `clear`); its own are ahead of
 //! everything, so they shut out the waiters they conflict with, as an own
 //! older request does. A handle (`HeadRef`) carries the lock's slot and
 //! whether the request is a fast hold (`H_FAST`) or a counted strong one
 //! (`H_STRONG`), so release, cancel and blockers know which protocol is
-//! theirs. A fast IS that must become IX moves its count in place while
+//! theirs. A fast IS that must become IX sets its IX bit in place while
 //! the word has no strong request (`Fast::upgrade`). See `fast.rs` for the
 //! word, the fences and the records of who holds fast.
 //!
@@ -588,8 +589,8 @@ impl LatchFree {
         let words = id.words();
         // SAFETY: the caller's own live request (the contract).
         let q = unsafe { r.get() };
-        // The intention-lock fast path (`fast.rs`): IS and IX try one
-        // `fetch_add`; strong requests count themselves first.
+        // The intention-lock fast path (`fast.rs`): IS and IX try their
+        // record's bit; strong requests count themselves first.
         let (mut fast_slot, mut flags) = (None, 0);
         if let Some(f) = self.fast.as_deref()
             && fast::eligible(id)
@@ -782,8 +783,8 @@ impl LatchFree {
     /// showed strong requests: the wake-up duty of a release (`fast.rs`).
     #[cold]
     fn after_fast_release(&self, b: &Bucket, c: &AgentCounters, words: (u64, u64), mode: Mode, wake: &mut Vec<ReqPtr>) {
-        // SeqCst fence between the `fetch_sub` and the load of `waiting`;
-        // pairs with the waiter's fence in `acquire` (Dekker).
+        // SeqCst fence between the bit's clearing and the load of
+        // `waiting`; pairs with the waiter's fence in `acquire` (Dekker).
         fence(Ordering::SeqCst);
         if b.waiting.load(Ordering::Relaxed) != 0 {
             let g = epoch::pin();
