@@ -239,10 +239,15 @@ impl Queue {
     /// decided, so that every fast hold is either seen by it or waits.
     #[inline]
     fn close_for(&mut self, mode: Mode) {
-        if self.has_outside
-            && !mode.compatible(Mode::IX)
-            && let Some(o) = self.outside
-        {
+        if self.has_outside && !mode.compatible(Mode::IX) {
+            self.close_outside();
+        }
+    }
+
+    /// [`Queue::close_for`] for a strong request on a lock with fast holds.
+    #[cold]
+    fn close_outside(&mut self) {
+        if let Some(o) = self.outside {
             if self.closed {
                 o.stir();
             } else {
