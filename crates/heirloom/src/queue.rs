@@ -46,13 +46,7 @@ use crate::sync::Ordering;
 pub(crate) trait OutsideHolds: Sync {
     /// Closes the lock's word to fast acquisitions (under the queue's latch).
     fn close(&self, slot: usize);
-    /// A strong request came while the word is closed (restarts the count
-    /// of `try_open`).
-    fn stir(&self, slot: usize);
-    /// Opens the word again if the queue has been calm (nothing strong) for
-    /// long enough, counting this call; `true` if it opened it.
-    fn try_open(&self, slot: usize) -> bool;
-    /// Opens it again now.
+    /// Opens it again.
     fn open(&self, slot: usize);
     /// Are holds of other agents than `agent`'s in the way of `mode`?
     /// Meaningful while the word is closed.
@@ -104,16 +98,6 @@ impl Outside {
     #[inline]
     fn close(&self) {
         self.holds().close(self.slot);
-    }
-
-    #[inline]
-    fn stir(&self) {
-        self.holds().stir(self.slot);
-    }
-
-    #[inline]
-    fn try_open(&self) -> bool {
-        self.holds().try_open(self.slot)
     }
 
     #[inline]
@@ -228,7 +212,7 @@ impl Queue {
     }
 
     /// Sets where the lock's fast holds are counted (at binding; the queue
-    /// is empty and `rebind` opened its word).
+    /// is empty, so its word is open).
     pub(crate) fn set_outside(&mut self, outside: Option<Outside>) {
         debug_assert!(self.is_empty() && !self.closed);
         self.has_outside = outside.is_some();
@@ -239,35 +223,31 @@ impl Queue {
     /// decided, so that every fast hold is either seen by it or waits.
     #[inline]
     fn close_for(&mut self, mode: Mode) {
-        if self.has_outside && !mode.compatible(Mode::IX) {
+        if self.has_outside && !self.closed && !mode.compatible(Mode::IX) {
             self.close_outside();
         }
     }
 
-    /// [`Queue::close_for`] for a strong request on a lock with fast holds.
+    /// [`Queue::close_for`] for a strong request on a lock with fast holds
+    /// (a heavy fence, unless the word is sealed: see `fast.rs`).
     #[cold]
     fn close_outside(&mut self) {
         if let Some(o) = self.outside {
-            if self.closed {
-                o.stir();
-            } else {
-                o.close();
-                self.closed = true;
-            }
+            o.close();
+            self.closed = true;
         }
     }
 
-    /// After an operation: opens the word again once no strong request is
-    /// granted, nobody waits (fast requests could not be granted otherwise,
-    /// and would only back off) and the lock has been calm for a while
-    /// (`fast::REOPEN_AFTER`: each close costs a heavy fence).
+    /// After an operation: takes the queue's count off the word again once
+    /// no strong request is granted and nobody waits (fast requests could
+    /// not be granted otherwise). The word stays sealed until the lock has
+    /// been calm for a while (`fast::REOPEN_AFTER`).
     #[inline]
     pub(crate) fn settle_outside(&mut self) {
-        if self.closed
-            && self.waiting == 0
-            && self.granted.group().compatible(Mode::IX)
-            && self.outside.is_none_or(|o| o.try_open())
-        {
+        if self.closed && self.waiting == 0 && self.granted.group().compatible(Mode::IX) {
+            if let Some(o) = self.outside {
+                o.open();
+            }
             self.closed = false;
         }
     }
@@ -287,13 +267,6 @@ impl Queue {
     pub(crate) fn rebind(&mut self) {
         debug_assert!(self.is_empty(), "rebinding a queue with requests");
         self.heat = 0;
-        // A word left closed for calm's sake opens with its lock's head.
-        if self.closed {
-            if let Some(o) = self.outside {
-                o.open();
-            }
-            self.closed = false;
-        }
     }
 
     /// The heat window (tests).

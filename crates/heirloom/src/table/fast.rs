@@ -39,11 +39,12 @@
 //!   goes to the list or queue like any request, where it queues behind
 //!   the strong ones (first come, first served).
 //! * **Strong acquire**: `fetch_add` of the strong count, then the heavy
-//!   fence, before the request decides anything. The two fences make a
-//!   Dekker handshake: a fast acquirer whose load missed the count set its
-//!   bit before the heavy fence, so every scan of the bits after the fence
-//!   sees it; one whose load came later sees the count and backs off. The
-//!   request then counts the fast holds of modes it conflicts with as
+//!   fence (unless the word is sealed, below), before the request decides
+//!   anything. The two fences make a Dekker handshake: a fast acquirer
+//!   whose load missed the count set its bit before the heavy fence, so
+//!   every scan of the bits after the fence sees it; one whose load came
+//!   later sees the count and backs off. The request then counts the fast
+//!   holds of modes it conflicts with as
 //!   granted requests ahead of it (they only go away) and waits while any
 //!   of another agent remain (its own, from a conversion, are not in its
 //!   way).
@@ -58,11 +59,28 @@
 //!   count never overlaps it).
 //!
 //! The light fence is a compiler fence where the kernel's membarrier works
-//! (the heavy fence is then `membarrier`, a few microseconds beside
-//! running threads), else both are SeqCst fences, the form the loom models
-//! check. So a fast acquisition and its release cost two plain stores and
-//! two loads of lines nobody else writes, and a strong request on a
-//! database or table lock costs one heavy fence.
+//! (the heavy fence is then `membarrier`: 0.1 us alone, 18 us beside a
+//! running thread on the 2-core development VM), else both are SeqCst
+//! fences, the form the loom models check. So a fast acquisition and its
+//! release cost two plain stores and two loads of lines nobody else
+//! writes.
+//!
+//! ## Sealed
+//!
+//! A heavy fence per strong request would make a lock that keeps getting
+//! them slow, so the first strong request after the word left zero seals
+//! it ([`SEALED`], after its heavy fence): the word then stays non-zero
+//! when the strong count drops, so every fast hold that was not in the
+//! bits at the fence backs off, and a later strong request that finds the
+//! seal needs no fence of its own (the sealer's fence happens before its
+//! scan). A release that finds the word
+//! non-zero has the wake-up duty, sealed or not. The fast attempts a
+//! sealed word turns away while no strong request is counted are counted
+//! (`Word::calm`, reset by every strong request), and the one after
+//! [`REOPEN_AFTER`] of them opens the word again (a CAS from exactly
+//! `SEALED`, which fails if a strong request came meanwhile). So a lock
+//! with strong requests now and then pays one heavy fence per calm stretch,
+//! and its intention requests use the list or queue meanwhile.
 //!
 //! On the latch-free table the wake-up duty is a release's
 //! (`after_release`): a SeqCst fence and the bucket's `waiting` count,
@@ -75,13 +93,11 @@
 //! The latched table keeps the same words and records; its queues see a
 //! lock's fast holds as granted holds they do not list
 //! (`queue::Outside`, through the `OutsideHolds` trait). There the strong
-//! count is 0 or 1: the queue *closes* its word (adds one, heavy fence)
-//! under the head latch before it decides a strong request, and opens it
-//! again (under the latch) once it has no strong request granted, nobody
-//! waiting, and has been calm for [`REOPEN_AFTER`] operations: a lock that
-//! keeps getting strong requests stays closed and its intention requests
-//! queue (as without the fast path), instead of paying a heavy fence per
-//! strong request. A fast release or a fast request backing off that sees
+//! count is 0 or 1: the queue *closes* its word (adds one) under the head
+//! latch before it decides a strong request, and takes its count back
+//! (under the latch) once it has no strong request granted and nobody
+//! waiting; the seal keeps fast requests in the queue until the lock has
+//! been calm. A fast release or a fast request backing off that sees
 //! the word closed takes the head latch and grants the queue's waiters
 //! that are clear now (the wake-up duty; no fence is needed, since the
 //! waiter scanned the bits under the same latch).
@@ -115,12 +131,16 @@ const EMPTY: u8 = 0;
 const CLAIMING: u8 = 1;
 const READY: u8 = 2;
 
-/// Operations on a lock whose word a queue closed (latched table) with no
-/// strong request since, after which the queue opens it again: a lock
-/// that keeps getting strong requests stays closed (its intention
-/// requests queue, as without the fast path) instead of paying a heavy
-/// fence per close.
+/// Fast attempts a sealed word turns away while no strong request is
+/// counted, after which the next one opens it again: a lock that keeps
+/// getting strong requests stays sealed (its intention requests go to the
+/// list or queue, as without the fast path), so it pays one heavy fence,
+/// not one per strong request.
 pub(crate) const REOPEN_AFTER: u32 = if cfg!(heirloom_loom) { 0 } else { 4096 };
+
+/// The word's flag: a heavy fence has passed since the word last left
+/// zero (see the module docs, "Sealed").
+const SEALED: u64 = 1 << 63;
 
 /// Does a request in `mode` count in the strong count (conflicts with IX)?
 #[inline]
@@ -155,9 +175,8 @@ struct Slot {
     word: CachePadded<Word>,
 }
 
-/// A lock's strong count, and (latched table) the operations its queue
-/// did since the word was last closed with nothing strong among them
-/// (written only under the head latch; see [`REOPEN_AFTER`]).
+/// A lock's strong count and [`SEALED`] flag, and the fast attempts it
+/// turned away since the last strong request (see [`REOPEN_AFTER`]).
 struct Word {
     strong: AtomicU64,
     calm: AtomicU32,
@@ -289,7 +308,8 @@ impl Fast {
         let strong = &self.slots[slot].word.strong;
         // Relaxed: a quick look, so that a lock with strong requests costs
         // no bit (the load after the fence below decides).
-        if strong.load(Ordering::Relaxed) != 0 {
+        let w = strong.load(Ordering::Relaxed);
+        if w != 0 && !self.calm_down(slot, w) {
             return Err(false);
         }
         // Relaxed (all three): published by the bit's Release store.
@@ -357,21 +377,57 @@ impl Fast {
         false
     }
 
+    /// The word `w` (not zero) turned a fast attempt on `slot`'s lock
+    /// away: counts the attempt if no strong request is counted, and opens
+    /// the word after [`REOPEN_AFTER`] of them. `true` if it opened it (the
+    /// caller tries again).
+    #[cold]
+    // Under loom `REOPEN_AFTER` is 0 (the models open at once).
+    #[allow(clippy::absurd_extreme_comparisons)]
+    fn calm_down(&self, slot: usize, w: u64) -> bool {
+        if w != SEALED {
+            return false;
+        }
+        let word = &self.slots[slot].word;
+        // Relaxed: a heuristic count; the CAS below decides.
+        if word.calm.fetch_add(1, Ordering::Relaxed) < REOPEN_AFTER {
+            return false;
+        }
+        word.calm.store(0, Ordering::Relaxed);
+        // AcqRel: continues the release sequence of the last strong
+        // request's decrement, so fast holds granted on the open word
+        // follow its holder's work. Fails if a strong request came.
+        word.strong
+            .compare_exchange(SEALED, 0, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    }
+
     /// A strong request for `slot`'s lock is about to be linked (latch-free
-    /// table), or its queue closes the word (latched table). From the
-    /// heavy fence on, every fast hold is either in the bits a scan reads
-    /// or sees the count and backs off (see the module docs).
+    /// table), or its queue closes the word (latched table). From here on,
+    /// every fast hold is either in the bits a scan reads or sees the word
+    /// and backs off (see the module docs): the first request after the
+    /// word left zero takes the heavy fence and seals it; later ones find
+    /// it sealed and need no fence.
     #[inline]
     pub(crate) fn add_strong(&self, slot: usize) {
+        let word = &self.slots[slot].word;
+        word.calm.store(0, Ordering::Relaxed);
         // AcqRel: Acquire pairs with fast releases (their work happens
-        // before a grant that sees their bit gone); Release as the
-        // decrement's.
-        self.slots[slot].word.strong.fetch_add(1, Ordering::AcqRel);
-        self.fence.heavy();
+        // before a grant that sees their bit gone) and with the seal;
+        // Release as the decrement's.
+        // A request that finds the seal needs no fence of its own: the
+        // sealer's heavy fence happens before our scan (Release/Acquire on
+        // the seal), and in the fence order it follows the light fence of
+        // every fast hold that missed the count (C++20 [atomics.order] p4).
+        if word.strong.fetch_add(1, Ordering::AcqRel) & SEALED == 0 {
+            self.fence.heavy();
+            // Release: whoever finds the seal follows the heavy fence.
+            word.strong.fetch_or(SEALED, Ordering::Release);
+        }
     }
 
     /// A strong request for `slot`'s lock is gone (OBSOLETE, or never
-    /// linked), or its queue opens the word.
+    /// linked), or its queue takes its count back (the word stays sealed).
     #[inline]
     pub(crate) fn sub_strong(&self, slot: usize) {
         // Release: a fast request granted on the lower count sees our work.
@@ -501,28 +557,7 @@ impl Fast {
 impl OutsideHolds for Fast {
     #[inline]
     fn close(&self, slot: usize) {
-        self.slots[slot].word.calm.store(0, Ordering::Relaxed);
         self.add_strong(slot);
-    }
-
-    #[inline]
-    fn stir(&self, slot: usize) {
-        self.slots[slot].word.calm.store(0, Ordering::Relaxed);
-    }
-
-    #[inline]
-    // Under loom `REOPEN_AFTER` is 0 (the models open at once).
-    #[allow(clippy::absurd_extreme_comparisons)]
-    fn try_open(&self, slot: usize) -> bool {
-        // Relaxed: written only under the lock's head latch.
-        let calm = &self.slots[slot].word.calm;
-        let n = calm.load(Ordering::Relaxed);
-        if n < REOPEN_AFTER {
-            calm.store(n + 1, Ordering::Relaxed);
-            return false;
-        }
-        self.sub_strong(slot);
-        true
     }
 
     #[inline]
@@ -548,4 +583,12 @@ impl OutsideHolds for Fast {
             None
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    #[cfg(not(heirloom_loom))]
+    mod calm;
+    #[cfg(heirloom_loom)]
+    mod loom_seal;
 }

@@ -35,10 +35,10 @@
 //!   agent's record in `table/fast.rs`, with no head found, no latch taken
 //!   and no shared line written; the lock's queue counts them as granted
 //!   holds it does not list (`Queue::outside`) and closes the lock's word
-//!   before it decides a strong request (S, U, SIX, X), opening it again
-//!   after a calm stretch (`fast::REOPEN_AFTER`). A handle with bit 0 set
-//!   is a fast hold (the slot in the bits above); a head's address has it
-//!   clear. A fast hold that must become stronger links a request served
+//!   before it decides a strong request (S, U, SIX, X); the word stays
+//!   sealed for a calm stretch after (`fast::REOPEN_AFTER`). A handle with
+//!   bit 0 set is a fast hold (the slot in the bits above); a head's
+//!   address has it clear. A fast hold that must become stronger links a request served
 //!   as a conversion (`Queue::convert_outside`) and is given up when that
 //!   request is released (`Agent::converted`). A fast release or a fast
 //!   request backing off that finds the word closed takes the head latch
