@@ -297,9 +297,10 @@ impl Fast {
 
     /// Tries to take `slot`'s lock in `mode` (IS or IX) fast for `txn`
     /// (age `ts`) of `agent`. `Err(true)` if it set its bit and took it
-    /// back because strong requests are there: the caller then has a
-    /// release's wake-up duty (see the module docs); `Err(false)` if it
-    /// could not try (no record, or the word was closed at a first look).
+    /// back because the word was not zero: the caller then has a release's
+    /// wake-up duty (see the module docs); `Err(false)` if it could not try
+    /// (no record, or the word counted strong requests or was sealed at a
+    /// first look).
     #[inline(always)]
     pub(crate) fn acquire(&self, slot: usize, agent: u32, txn: u64, ts: u64, mode: Mode) -> Result<(), bool> {
         let Some(r) = self.record(agent) else {
