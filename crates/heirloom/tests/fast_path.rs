@@ -248,6 +248,21 @@ fn deadlocks_through_intention_holds_are_resolved() {
 /// left behind.
 #[test]
 fn intention_holders_and_table_lockers_never_overlap() {
+    holders_and_lockers(8, 2_000);
+}
+
+/// The same with table locks rare enough that the fast path's word opens
+/// again between them (more than `REOPEN_AFTER`, 4,096, intention requests
+/// turned away in between), so that fast holds race the heavy fence of the
+/// strong request that seals the word again, not only a sealed word.
+#[test]
+fn intention_holders_and_rare_table_lockers_never_overlap() {
+    holders_and_lockers(2_500, 20_000);
+}
+
+/// Six agents, `rounds` transactions each; agents 0 and 1 take the table
+/// in X resp. S every `every`-th transaction.
+fn holders_and_lockers(every: u64, rounds: u64) {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicI64, Ordering};
     for kind in TableKind::ALL {
@@ -266,8 +281,8 @@ fn intention_holders_and_table_lockers_never_overlap() {
                         let (lm, inside) = (&lm, &inside);
                         s.spawn(move || {
                             let mut a = lm.agent();
-                            for i in 0..2_000u64 {
-                                let (table, weight) = match (w, i % 8) {
+                            for i in 0..rounds {
+                                let (table, weight) = match (w, i % every) {
                                     (0, 0) => (Some(Mode::X), 1i64 << 40),
                                     (1, 0) => (Some(Mode::S), 1 << 20),
                                     _ => (None, 1),
