@@ -38,11 +38,11 @@
 //!   before it decides a strong request (S, U, SIX, X); the word stays
 //!   sealed for a calm stretch after (`fast::REOPEN_AFTER`). A handle with
 //!   bit 0 set is a fast hold (the slot in the bits above); a head's
-//!   address has it clear. A fast hold that must become stronger links a request served
-//!   as a conversion (`Queue::convert_outside`) and is given up when that
-//!   request is released (`Agent::converted`). A fast release or a fast
-//!   request backing off that finds the word closed takes the head latch
-//!   and grants the waiters now clear ([`Latched::fast_wake`]).
+//!   address has it clear. A fast hold that must become stronger links a
+//!   request served as a conversion (`Queue::convert_outside`) and is given
+//!   up when that request is released (`Agent::converted`). A fast release
+//!   or a fast request backing off that finds the word non-zero takes the
+//!   head latch and grants the waiters now clear ([`Latched::fast_wake`]).
 //!
 //! Heads are freed only when the table drops; an emptied head stays bound (a
 //! hot lock finds it again at once) until an acquisition of another id in

@@ -78,16 +78,15 @@
 //! linked at all: a bit in the agent's record, granted while no strong
 //! request (S, U, SIX, X) is counted in the lock's word. A strong request
 //! counts itself in the word (and fences) before it is linked and treats
-//! other transactions'
-//! fast holds that conflict with it as granted requests ahead of it
-//! (`Fast::in_way`, in `acquire` and `clear`); its own are ahead of
-//! everything, so they shut out the waiters they conflict with, as an own
-//! older request does. A handle (`HeadRef`) carries the lock's slot and
-//! whether the request is a fast hold (`H_FAST`) or a counted strong one
-//! (`H_STRONG`), so release, cancel and blockers know which protocol is
-//! theirs. A fast IS that must become IX sets its IX bit in place while
-//! the word has no strong request (`Fast::upgrade`). See `fast.rs` for the
-//! word, the fences and the records of who holds fast.
+//! other transactions' fast holds that conflict with it as granted
+//! requests ahead of it (`Fast::in_way`, in `acquire` and `clear`); its
+//! own are ahead of everything, so they shut out the waiters they conflict
+//! with, as an own older request does. A handle (`HeadRef`) carries the
+//! lock's slot and whether the request is a fast hold (`H_FAST`) or a
+//! counted strong one (`H_STRONG`), so release, cancel and blockers know
+//! which protocol is theirs. A fast IS that must become IX sets its IX bit
+//! in place while the word is zero (`Fast::upgrade`). See `fast.rs` for
+//! the word, its seal, the fences and the records of who holds fast.
 //!
 //! ## Reclamation
 //!
