@@ -334,8 +334,9 @@ impl Fast {
         Err(self.release(slot, agent, mode))
     }
 
-    /// Gives up a fast hold; `true` if strong requests were counted (the
-    /// caller's wake-up duty, see the module docs).
+    /// Gives up a fast hold; `true` if the word was not zero (strong
+    /// requests counted, or sealed: the caller's wake-up duty, see the
+    /// module docs).
     #[inline(always)]
     pub(crate) fn release(&self, slot: usize, agent: u32, mode: Mode) -> bool {
         let Some(r) = self.record(agent) else {
