@@ -97,6 +97,10 @@ struct BenchArgs {
     /// agent before it is released (0-255; a list runs each) [default: 0].
     #[arg(long = "sli-keep", value_delimiter = ',', value_name = "K")]
     sli_keep: Option<Vec<String>>,
+    /// The intention-lock fast path of the latched and latch-free tables:
+    /// on, off (a list runs each) [default: on].
+    #[arg(long = "fast-path", value_delimiter = ',', value_name = "ON|OFF")]
+    fast_path: Option<Vec<String>>,
     /// Conflict policies: detect, timeout[=MS], nowait, waitdie, woundwait
     /// [default: detect].
     #[arg(long = "policy", value_delimiter = ',')]
@@ -253,6 +257,17 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
                     k.trim()
                         .parse::<u32>()
                         .map_err(|_| usage(format!("--sli-keep: {k:?} is not a number of transactions")))
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        },
+        fast_path: match &a.fast_path {
+            None => vec![true],
+            Some(v) => v
+                .iter()
+                .map(|s| match s.trim() {
+                    "off" | "false" => Ok(false),
+                    "on" | "true" => Ok(true),
+                    other => Err(usage(format!("--fast-path: {other:?} is neither off nor on"))),
                 })
                 .collect::<Result<Vec<_>, _>>()?,
         },

@@ -69,6 +69,7 @@ pub fn table(runs: &[RunResult]) -> String {
     let ops = runs.iter().any(|r| r.op.is_some());
     let ceiling = runs.iter().any(|r| r.of_ceiling.is_some());
     let levels = runs.iter().any(|r| r.sli);
+    let fast = runs.iter().any(|r| r.per_txn.fast_ops > 0.0);
     let deadlocks = runs.iter().any(|r| r.abort_causes.deadlock > 0);
     // The policy column fits its longest label (`nowait+excl@never`), the
     // SLI column `on+k16`.
@@ -95,6 +96,9 @@ pub fn table(runs: &[RunResult]) -> String {
     ));
     if levels {
         out.push_str(&format!(" {:>9}", "hi-ops/tx"));
+    }
+    if fast {
+        out.push_str(&format!(" {:>8}", "fast/tx"));
     }
     if messages {
         out.push_str(&format!(" {:>8}", "msg/tx"));
@@ -142,6 +146,9 @@ pub fn table(runs: &[RunResult]) -> String {
         ));
         if levels {
             out.push_str(&format!(" {:>9.3}", r.per_txn.table_ops_by_level.above_row()));
+        }
+        if fast {
+            out.push_str(&format!(" {:>8.3}", r.per_txn.fast_ops));
         }
         if messages {
             out.push_str(&format!(" {:>8.2}", r.per_txn.messages));
@@ -234,6 +241,7 @@ struct CsvRow<'a> {
     table: &'a str,
     sli: bool,
     sli_keep: u32,
+    fast_path: bool,
     policy: &'a str,
     retry: &'a str,
     pregen: usize,
@@ -256,6 +264,7 @@ struct CsvRow<'a> {
     max_us: f64,
     lock_requests_per_txn: f64,
     table_ops_per_txn: f64,
+    fast_ops_per_txn: f64,
     database_table_ops_per_txn: f64,
     table_table_ops_per_txn: f64,
     page_table_ops_per_txn: f64,
@@ -301,6 +310,7 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             table: &r.table,
             sli: r.sli,
             sli_keep: r.sli_keep,
+            fast_path: r.fast_path,
             policy: &r.policy,
             retry: r.retry.name(),
             pregen: r.pregen,
@@ -323,6 +333,7 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             max_us: r.latency_us.max,
             lock_requests_per_txn: r.per_txn.lock_requests,
             table_ops_per_txn: r.per_txn.table_ops,
+            fast_ops_per_txn: r.per_txn.fast_ops,
             database_table_ops_per_txn: r.per_txn.table_ops_by_level.database,
             table_table_ops_per_txn: r.per_txn.table_ops_by_level.table,
             page_table_ops_per_txn: r.per_txn.table_ops_by_level.page,
@@ -499,6 +510,7 @@ pub fn table_summary(runs: &[RunResult]) -> Vec<String> {
             r.table == TableKind::Latched.name()
                 && r.sli == free.sli
                 && r.sli_keep == free.sli_keep
+                && r.fast_path == free.fast_path
                 && r.policy == free.policy
                 && r.threads == free.threads
         }) {
@@ -521,10 +533,13 @@ pub fn table_summary(runs: &[RunResult]) -> Vec<String> {
 pub fn sli_summary(runs: &[RunResult]) -> Vec<String> {
     let mut out = Vec::new();
     for on in runs.iter().filter(|r| r.sli) {
-        if let Some(off) = runs
-            .iter()
-            .find(|r| !r.sli && r.table == on.table && r.policy == on.policy && r.threads == on.threads)
-        {
+        if let Some(off) = runs.iter().find(|r| {
+            !r.sli
+                && r.table == on.table
+                && r.fast_path == on.fast_path
+                && r.policy == on.policy
+                && r.threads == on.threads
+        }) {
             out.push(format!(
                 "{} {} {} threads: SLI {}/off throughput {:.2}x; lock-table ops per txn {:.2} -> {:.2} ({:.2}x), above row level {:.3} -> {:.3}; contended latches per txn {:.3} -> {:.3}",
                 on.table,

@@ -190,6 +190,8 @@ pub struct RunConfig {
     /// With SLI on: transactions an inherited lock may stay unused on its
     /// agent (`heirloom::Builder::keep_inherited`).
     pub sli_keep: u32,
+    /// The intention-lock fast path (`heirloom::Builder::fast_path`).
+    pub fast_path: bool,
     /// Conflict policy.
     pub policy: ConflictPolicy,
     /// Wait before the first deadlock search (`Detect`).
@@ -250,8 +252,15 @@ pub struct AbortCauses {
 pub struct PerTxn {
     /// `lock()` calls (intention locks included).
     pub lock_requests: f64,
-    /// Lock table operations: acquisitions, conversions, releases.
+    /// Lock table operations: acquisitions, conversions, releases (fast
+    /// holds included).
     pub table_ops: f64,
+    /// The part of `table_ops` (all of it above row level) that the
+    /// intention-lock fast path served (`--fast-path`): acquisitions,
+    /// conversions and releases of fast holds, with no latch, queue or
+    /// list. `table_ops_by_level.above_row() - fast_ops` is what touched
+    /// the table's shared state above row level.
+    pub fast_ops: f64,
     /// Latch acquisitions that found the latch held.
     pub latch_contended: f64,
     /// Latch-free table: failed and retried compare-and-swaps (its
@@ -352,6 +361,9 @@ pub struct RunResult {
     /// With SLI on, transactions an inherited lock may stay unused
     /// (`--sli-keep`).
     pub sli_keep: u32,
+    /// The intention-lock fast path on (`--fast-path`; it exists on the
+    /// latched and latch-free tables only).
+    pub fast_path: bool,
     /// Conflict policy, and after `+excl@` the restarts before exclusive
     /// mode when they are not the default 10 (`never`: no exclusive mode).
     pub policy: String,
@@ -418,20 +430,21 @@ pub struct RunResult {
 
 impl RunResult {
     /// The SLI setting as reports name it: `off`, `on`, or `on+kN` with
-    /// `--sli-keep N`.
+    /// `--sli-keep N`, and `/nofast` with the fast path off.
     pub fn sli_label(&self) -> String {
-        sli_label(self.sli, self.sli_keep)
+        sli_label(self.sli, self.sli_keep, self.fast_path)
     }
 }
 
 /// `off`, `on`, or `on+kN` (inherited locks kept through N unused
-/// transactions).
-pub fn sli_label(sli: bool, keep: u32) -> String {
-    match (sli, keep) {
-        (false, _) => "off".into(),
+/// transactions), with `/nofast` when the intention-lock fast path is off.
+pub fn sli_label(sli: bool, keep: u32, fast_path: bool) -> String {
+    let s = match (sli, keep) {
+        (false, _) => "off".to_string(),
         (true, 0) => "on".into(),
         (true, k) => format!("on+k{k}"),
-    }
+    };
+    if fast_path { s } else { s + "/nofast" }
 }
 
 /// Why a run could not finish.
@@ -495,6 +508,7 @@ pub fn lock_manager(cfg: &RunConfig) -> LockManager {
         .restart_backoff(cfg.retry != Retry::Now)
         .inheritance(if cfg.sli { Inheritance::On } else { Inheritance::Off })
         .keep_inherited(cfg.sli_keep)
+        .fast_path(cfg.fast_path)
         .build()
 }
 
@@ -617,6 +631,7 @@ pub fn run<W: Workload>(
         table: cfg.table.to_string(),
         sli: cfg.sli,
         sli_keep: if cfg.sli { cfg.sli_keep } else { 0 },
+        fast_path: cfg.fast_path,
         policy: policy_label(cfg),
         exclusive_after: (cfg.exclusive_after != u32::MAX).then_some(cfg.exclusive_after),
         threads: cfg.threads,
@@ -648,6 +663,7 @@ pub fn run<W: Workload>(
         per_txn: PerTxn {
             lock_requests: per(stats.lock_requests),
             table_ops: per(stats.table_ops),
+            fast_ops: per(stats.fast_ops),
             latch_contended: per(stats.latch_contended),
             cas_retries: per(stats.cas_retries),
             waits: per(stats.waits),

@@ -164,6 +164,10 @@ pub struct Spec {
     /// With SLI on: transactions an inherited lock may stay unused, one
     /// sweep dimension (`heirloom::Builder::keep_inherited`).
     pub sli_keep: Vec<u32>,
+    /// The intention-lock fast path on or off, one sweep dimension
+    /// (`heirloom::Builder::fast_path`; only the latched and latch-free
+    /// tables have it, the others run once).
+    pub fast_path: Vec<bool>,
     /// Conflict policies.
     pub policies: Vec<ConflictPolicy>,
     /// How long a blocked request waits before its first deadlock search
@@ -202,6 +206,7 @@ impl Default for Spec {
             tables: vec![TableKind::Latched],
             sli: vec![false, true],
             sli_keep: vec![0],
+            fast_path: vec![true],
             policies: vec![ConflictPolicy::Detect],
             deadlock_timeout: heirloom::DEFAULT_DEADLOCK_TIMEOUT,
             exclusive_after: vec![crate::runner::EXCLUSIVE_AFTER],
@@ -288,9 +293,10 @@ pub fn plan(bench: &'static dyn Benchmark, spec: &Spec) -> Result<Plan, BenchErr
         || spec.tables.is_empty()
         || spec.sli.is_empty()
         || spec.sli_keep.is_empty()
+        || spec.fast_path.is_empty()
         || spec.policies.is_empty()
     {
-        return bad("--threads, --table, --sli, --sli-keep and --policy need at least one value".into());
+        return bad("--threads, --table, --sli, --sli-keep, --fast-path and --policy need at least one value".into());
     }
     if let Some(&k) = spec.sli_keep.iter().find(|&&k| k > 255) {
         return bad(format!("--sli-keep: {k} is not between 0 and 255"));
@@ -362,12 +368,13 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
     for &table in &spec.tables {
         for &policy in &spec.policies {
             for &exclusive_after in &spec.exclusive_after {
-                for (sli, sli_keep) in sli_settings(spec, table) {
+                for (sli, sli_keep, fast_path) in sli_settings(spec, table) {
                     for &threads in &spec.threads {
                         v.push(RunConfig {
                             table,
                             sli,
                             sli_keep,
+                            fast_path,
                             policy,
                             deadlock_timeout: spec.deadlock_timeout,
                             exclusive_after,
@@ -388,21 +395,30 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
     v
 }
 
-/// The SLI settings of a sweep on `table`: off once, on once per
-/// `--sli-keep` value (`none` takes no locks: off only).
-fn sli_settings(spec: &Spec, table: TableKind) -> Vec<(bool, u32)> {
+/// The SLI and fast-path settings of a sweep on `table`: off once, on
+/// once per `--sli-keep` value, each with every `--fast-path` value on the
+/// tables that have one (`none` takes no locks: off only; the others have
+/// no fast path and run once, labelled as on, which changes nothing).
+fn sli_settings(spec: &Spec, table: TableKind) -> Vec<(bool, u32, bool)> {
     if table == TableKind::None {
-        return vec![(false, 0)];
+        return vec![(false, 0, true)];
     }
+    let fast: &[bool] = if matches!(table, TableKind::Latched | TableKind::LatchFree) {
+        &spec.fast_path
+    } else {
+        &[true]
+    };
     let mut v = Vec::new();
     for &sli in &spec.sli {
-        if !sli {
-            v.push((false, 0));
-        } else {
-            v.extend(spec.sli_keep.iter().map(|&k| (true, k)));
+        let keeps: &[u32] = if sli { &spec.sli_keep } else { &[0] };
+        for &k in keeps {
+            for &f in fast {
+                if !v.contains(&(sli, k, f)) {
+                    v.push((sli, k, f));
+                }
+            }
         }
     }
-    v.dedup();
     v
 }
 

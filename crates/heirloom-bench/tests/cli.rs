@@ -36,6 +36,7 @@ fn bad_arguments_exit_2_with_one_line() {
         &["bench", "--workload", "ycsb", "--scale", "999999999999"],
         &["bench", "--table", "hashed"],
         &["bench", "--sli", "maybe"],
+        &["bench", "--fast-path", "maybe"],
         &["bench", "--policy", "wait-forever"],
         &[
             "bench",
@@ -375,6 +376,8 @@ fn the_ceiling_and_kept_inheritance_are_reported() {
         "off,on",
         "--sli-keep",
         "0,64",
+        "--fast-path",
+        "on,off",
         "--duration",
         "0.05",
         "--warmup",
@@ -387,11 +390,15 @@ fn the_ceiling_and_kept_inheritance_are_reported() {
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("of none") && text.contains("on+k64"), "{text}");
+    assert!(
+        text.contains("of none") && text.contains("on+k64") && text.contains("on+k64/nofast"),
+        "{text}"
+    );
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let runs = doc["runs"].as_array().unwrap();
-    // none once per thread count (no SLI settings), latched off/on/on+k64.
-    assert_eq!(runs.len(), 2 + 3 * 2);
+    // none once per thread count (no SLI or fast-path settings), latched
+    // off/on/on+k64 with the fast path on and off.
+    assert_eq!(runs.len(), 2 + 2 * 3 * 2);
     for r in runs {
         let share = r["of_ceiling"].as_f64().unwrap();
         let levels = &r["per_txn"]["table_ops_by_level"];
@@ -408,15 +415,26 @@ fn the_ceiling_and_kept_inheritance_are_reported() {
             assert!(share > 0.0, "{r}");
             assert!(total > 0.0, "{r}");
         }
-        if r["sli_keep"] == 64 {
-            // The database and table locks stay with each agent.
-            assert!(levels["database"].as_f64().unwrap() < 0.5, "{r}");
+        let fast = r["per_txn"]["fast_ops"].as_f64().unwrap();
+        let above_row = levels["database"].as_f64().unwrap() + levels["table"].as_f64().unwrap();
+        assert!(fast <= above_row + 1e-9, "fast holds are database and table locks: {r}");
+        if r["fast_path"] == false || r["table"] == "none" {
+            assert_eq!(fast, 0.0, "{r}");
+        }
+        if r["sli_keep"] == 64 || (r["fast_path"] == true && r["table"] == "latched") {
+            // The database and table locks stay with each agent (kept
+            // inheritance) or are fast holds: almost no operation on the
+            // table's shared state above row level.
+            assert!(above_row - fast < 0.5, "{r}");
         }
     }
     let header = std::fs::read_to_string(&csv).unwrap();
     let header = header.lines().next().unwrap();
     assert!(
-        header.contains("of_ceiling") && header.contains("database_table_ops_per_txn"),
+        header.contains("of_ceiling")
+            && header.contains("database_table_ops_per_txn")
+            && header.contains("fast_ops_per_txn")
+            && header.contains("fast_path"),
         "{header}"
     );
     std::fs::remove_dir_all(&dir).ok();

@@ -271,9 +271,11 @@ impl Agent {
     }
 
     /// After commit: keep a passed-on lock only if its parent was passed on
-    /// too (criterion 5) and it is among the first [`inherit::MAX_INHERITED`],
-    /// release the others, and leave the list root first for the next
-    /// transaction.
+    /// too (criterion 5) or is one the table takes on its fast path (never
+    /// passed on: the next transaction takes it afresh, before it reclaims
+    /// the child, as it does for an invalidated parent), and it is among
+    /// the first [`inherit::MAX_INHERITED`], release the others, and leave
+    /// the list root first for the next transaction.
     pub(crate) fn keep_rooted_inheritance(&mut self, txn: TxnId, age: u64) {
         // Root first. The commit pushed them leaf first (it pops the cache,
         // which is in acquisition order, root first), so reversing usually
@@ -305,7 +307,11 @@ impl Agent {
         let mut i = 0;
         while i < self.inherited.len() {
             let h = self.inherited[i];
-            if i < inherit::MAX_INHERITED && inherit::rooted(h.id, |p| self.inherited[..i].iter().any(|x| x.id == p)) {
+            let table = &self.lm.table;
+            let rooted = inherit::rooted(h.id, |p| {
+                table.fast_path_for(p) || self.inherited[..i].iter().any(|x| x.id == p)
+            });
+            if i < inherit::MAX_INHERITED && rooted {
                 i += 1;
                 continue;
             }
@@ -364,7 +370,11 @@ impl Agent {
     /// the cache) now, and gives its node back. Every release outside a
     /// commit's batch goes through here.
     pub(crate) fn release_now(&mut self, h: Held) {
-        self.shared.counters.table_op(h.id.level());
+        let c = &self.shared.counters;
+        c.table_op(h.id.level());
+        if h.head.is_fast() {
+            c.fast_ops.bump();
+        }
         // SAFETY: a live cache entry: this agent's own node, linked where
         // `h.head` says, granted.
         unsafe {

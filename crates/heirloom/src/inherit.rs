@@ -16,7 +16,13 @@
 //! that an agent keeps the database and table locks it takes in every
 //! transaction whether or not the scheduler lets two agents collide on
 //! their latch; (3) held in a shared mode (IS, IX, S); (4) nobody waits
-//! for it; and (5) its parent is passed on too.
+//! for it; and (5) its parent is passed on too, or is a lock whose
+//! intention modes the table takes on its fast path (`Builder::fast_path`,
+//! `table/fast.rs`), which is never passed on and needs no passing on: a
+//! fast hold writes no shared line. Such a parent is taken afresh by the
+//! next transaction before it reclaims the child, exactly as a parent
+//! that was invalidated is (see the invariants below), so the child is
+//! never used without it.
 //!
 //! ## Where each rule is decided
 //!

@@ -33,6 +33,7 @@ pub struct Builder {
     restart_backoff: bool,
     escalate_after: u32,
     max_locks: usize,
+    fast_path: bool,
 }
 
 /// The default of [`Builder::deadlock_timeout`]: search as soon as a request
@@ -58,6 +59,7 @@ impl Default for Builder {
             restart_backoff: true,
             escalate_after: 0,
             max_locks: 0,
+            fast_path: true,
         }
     }
 }
@@ -192,11 +194,31 @@ impl Builder {
         self
     }
 
+    /// The intention-lock fast path of the `Latched` and `LatchFree`
+    /// tables (default true): IS and IX on database and table locks are a
+    /// bit in the agent's own record, with no latch, queue or list, while
+    /// no strong request (S, U, SIX, X) is counted on the lock (see the
+    /// crate README, "Data structures"). With inheritance on, a fast hold
+    /// is not passed on (it is no request of its own, and needs none):
+    /// inheritance then serves the locks the fast path does not take, such
+    /// as intention locks while a strong one is held or S on a hot table.
+    /// `false` sends every request through the lock table, as a baseline,
+    /// and lets inheritance pass intention locks on as the SLI paper does.
+    pub fn fast_path(mut self, on: bool) -> Self {
+        self.fast_path = on;
+        self
+    }
+
     /// Builds the lock manager.
     pub fn build(self) -> LockManager {
         LockManager {
             inner: Arc::new(Inner {
-                table: Table::new(self.table, self.buckets, self.inheritance != Inheritance::Off),
+                table: Table::new(
+                    self.table,
+                    self.buckets,
+                    self.inheritance != Inheritance::Off,
+                    self.fast_path,
+                ),
                 kind: self.table,
                 may_wait: !matches!(self.policy, ConflictPolicy::NoWait),
                 wound_wait: matches!(self.policy, ConflictPolicy::WoundWait),

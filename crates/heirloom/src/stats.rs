@@ -203,6 +203,13 @@ stats! {
     /// by a transaction that reclaimed an inherited lock, and a release not
     /// done by a commit that passed a lock on again without the latch.
     table_ops_avoided,
+    /// Lock-table operations the intention-lock fast path served
+    /// (`Builder::fast_path`): acquisitions, conversions and releases of
+    /// fast holds, each a bit in the agent's own record and a load of the
+    /// lock's word, with no latch, queue or list. A part of `table_ops`:
+    /// `table_ops - fast_ops` are the operations on the table's shared
+    /// state.
+    fast_ops,
     ;
     levels:
     /// The part of `table_ops` on database locks (in the order of `Level`).

@@ -888,7 +888,11 @@ impl<'a> Transaction<'a> {
         for it in batch.iter_mut() {
             match it.out {
                 Outcome::Granted => {
-                    self.agent.shared.counters.immediate_grants.bump();
+                    let c = &self.agent.shared.counters;
+                    c.immediate_grants.bump();
+                    if it.head.is_fast() {
+                        c.fast_ops.bump();
+                    }
                     self.push_held(Held {
                         id: it.id,
                         mode: it.mode,
@@ -1152,7 +1156,13 @@ impl<'a> Transaction<'a> {
         }
         wake_granted(&mut a.wake);
         match out {
-            Outcome::Granted => a.shared.counters.immediate_grants.bump(),
+            Outcome::Granted => {
+                let c = &a.shared.counters;
+                c.immediate_grants.bump();
+                if head.is_fast() {
+                    c.fast_ops.bump();
+                }
+            }
             Outcome::Refused(b) => {
                 // Not linked: straight back to the pool.
                 a.nodes.put(r);
@@ -1208,6 +1218,9 @@ impl<'a> Transaction<'a> {
         match conv.outcome {
             Outcome::Granted => {
                 c.immediate_grants.bump();
+                if conv.head.is_fast() {
+                    c.fast_ops.bump();
+                }
                 self.agent.converted(k, conv.req, conv.head, to);
                 Ok(())
             }
@@ -1506,6 +1519,11 @@ impl<'a> Transaction<'a> {
                     }
                     c.inherited_discarded.bump();
                     c.table_op(h.id.level());
+                }
+                // A fast hold is no request to pass on (`Builder::fast_path`).
+                _ if h.head.is_fast() => {
+                    c.table_op(h.id.level());
+                    c.fast_ops.bump();
                 }
                 _ => match lm.sli.candidate(h.id, h.mode).filter(|_| !a.has_superseded(h.id)) {
                     Some(hot) => {

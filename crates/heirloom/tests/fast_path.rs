@@ -4,7 +4,8 @@
 //! table lock waits for the intention holds before it, a no-wait refusal
 //! names one of them, deadlocks through them are found, a conversion from
 //! one passes the waiters it shuts out, and the monitor lists them. Every
-//! table kind, inheritance off (the fast path is on only then).
+//! table kind, inheritance off unless a test says otherwise; the last
+//! tests put inheritance beside the fast path.
 
 use std::sync::mpsc;
 use std::thread;
@@ -248,7 +249,17 @@ fn deadlocks_through_intention_holds_are_resolved() {
 /// left behind.
 #[test]
 fn intention_holders_and_table_lockers_never_overlap() {
-    holders_and_lockers(8, 2_000);
+    holders_and_lockers(8, 2_000, Inheritance::Off);
+}
+
+/// The same with every eligible lock passed on (`Inheritance::Always`):
+/// intention locks stay fast holds, the table readers' S is passed on (on
+/// the latched table; the latch-free one does not pass on a request
+/// counted in the fast path's word) and invalidated by intention requests,
+/// which the counted S turns away from the fast path.
+#[test]
+fn intention_holders_and_table_lockers_never_overlap_with_inheritance() {
+    holders_and_lockers(8, 2_000, Inheritance::Always);
 }
 
 /// The same with table locks rare enough that the fast path's word opens
@@ -257,18 +268,18 @@ fn intention_holders_and_table_lockers_never_overlap() {
 /// strong request that seals the word again, not only a sealed word.
 #[test]
 fn intention_holders_and_rare_table_lockers_never_overlap() {
-    holders_and_lockers(2_500, 20_000);
+    holders_and_lockers(2_500, 20_000, Inheritance::Off);
 }
 
 /// Six agents, `rounds` transactions each; agents 0 and 1 take the table
 /// in X resp. S every `every`-th transaction.
-fn holders_and_lockers(every: u64, rounds: u64) {
+fn holders_and_lockers(every: u64, rounds: u64, sli: Inheritance) {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicI64, Ordering};
     for kind in TableKind::ALL {
         let lm = LockManager::builder()
             .table(kind)
-            .inheritance(Inheritance::Off)
+            .inheritance(sli)
             .conflicts(ConflictPolicy::WaitDie)
             .build();
         // Intention holders add 1, S holders 1 << 20, X holders 1 << 40.
@@ -311,5 +322,68 @@ fn holders_and_lockers(every: u64, rounds: u64) {
         });
         let _: Stats = stats;
         assert!(lm.snapshot().locks.is_empty(), "{kind}: a lock left behind");
+    }
+}
+
+/// With inheritance on, the fast path stays on: intention locks are fast
+/// holds, which are not passed on; S on a table is (on the latched table),
+/// it closes the fast path of its lock while it is held, and an intention
+/// request that conflicts with it invalidates it.
+#[test]
+fn inheritance_beside_the_fast_path() {
+    for kind in TableKind::ALL {
+        let fast = matches!(kind, TableKind::Latched | TableKind::LatchFree);
+        let lm = LockManager::builder()
+            .table(kind)
+            .inheritance(Inheritance::Always)
+            .build();
+        let (mut a, mut b) = (lm.agent(), lm.agent());
+        let mut t = a.begin();
+        t.lock(LockId::row(T, 1), Mode::S).unwrap();
+        t.commit().unwrap();
+        let s = lm.stats();
+        if fast {
+            // IS on the database and the table, each taken and released.
+            assert_eq!((s.fast_ops, s.inherited), (4, 0), "{kind}: {s:?}");
+            assert!(lm.snapshot().locks.is_empty(), "{kind}: {}", lm.snapshot());
+        } else {
+            // No fast path: the tables of `tests/inherit.rs`.
+            assert_eq!((s.fast_ops, s.inherited), (0, 2), "{kind}: {s:?}");
+            continue;
+        }
+        // S on the table: passed on where it is a request of its own.
+        let mut t = a.begin();
+        t.lock(LockId::table(T), Mode::S).unwrap();
+        t.commit().unwrap();
+        let passed = lm.stats().inherited - s.inherited;
+        let expect = u64::from(kind == TableKind::Latched);
+        assert_eq!(passed, expect, "{kind}: {:?}", lm.stats());
+        // A writer's IX on the table conflicts with the passed-on S: it
+        // invalidates it and is granted at once (no-wait would refuse a
+        // real holder).
+        let before = lm.stats();
+        let mut t = b.begin();
+        t.lock_with(LockId::row(T, 2), Mode::X, Wait::NoWait).unwrap();
+        let snap = lm.snapshot();
+        let table = snap.lock(LockId::table(T)).expect("the table lock is listed");
+        assert!(
+            table.holders.iter().all(|h| h.mode == Mode::IX),
+            "{kind}: only the writer's IX holds the table: {snap}"
+        );
+        t.commit().unwrap();
+        // The owner learns of it when its next transaction wants the lock.
+        let mut t = a.begin();
+        t.lock(LockId::table(T), Mode::S).unwrap();
+        t.commit().unwrap();
+        let after = lm.stats();
+        if passed > 0 {
+            assert_eq!(after.inherited_invalidated - before.inherited_invalidated, 1, "{kind}");
+        }
+        drop((a, b));
+        assert!(
+            lm.snapshot().locks.is_empty(),
+            "{kind}: a lock left behind: {}",
+            lm.snapshot()
+        );
     }
 }

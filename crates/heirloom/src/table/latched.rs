@@ -30,19 +30,21 @@
 //!   request, so only the head latch is taken. A head with a linked request
 //!   cannot be rebound.
 //!
-//! * Intention locks (fast path, when no lock is passed on by
-//!   inheritance): IS and IX on a database or table lock are a bit in the
-//!   agent's record in `table/fast.rs`, with no head found, no latch taken
-//!   and no shared line written; the lock's queue counts them as granted
-//!   holds it does not list (`Queue::outside`) and closes the lock's word
-//!   before it decides a strong request (S, U, SIX, X); the word stays
-//!   sealed for a calm stretch after (`fast::REOPEN_AFTER`). A handle with
-//!   bit 0 set is a fast hold (the slot in the bits above); a head's
-//!   address has it clear. A fast hold that must become stronger links a
-//!   request served as a conversion (`Queue::convert_outside`) and is given
-//!   up when that request is released (`Agent::converted`). A fast release
-//!   or a fast request backing off that finds the word non-zero takes the
-//!   head latch and grants the waiters now clear ([`Latched::fast_wake`]).
+//! * Intention locks (fast path, `Builder::fast_path`, on by default with
+//!   or without inheritance; a fast hold is never passed on): IS and IX
+//!   on a database or table lock are a bit in the agent's record in
+//!   `table/fast.rs`, with no head found, no latch taken and no shared
+//!   line written; the lock's queue counts them as granted holds it does
+//!   not list (`Queue::outside`) and closes the lock's word before it
+//!   decides a strong request (S, U, SIX, X); the word stays sealed for a
+//!   calm stretch after (`fast::REOPEN_AFTER`). A handle with
+//!   `HeadRef::FAST` set is a fast hold (the slot in the bits below); a
+//!   head's address has it clear. A fast hold that must become stronger
+//!   links a request served as a conversion (`Queue::convert_outside`)
+//!   and is given up when that request is released (`Agent::converted`).
+//!   A fast release or a fast request backing off that finds the word
+//!   non-zero takes the head latch and grants the waiters now clear
+//!   ([`Latched::fast_wake`]).
 //!
 //! Heads are freed only when the table drops; an emptied head stays bound (a
 //! hot lock finds it again at once) until an acquisition of another id in
@@ -178,22 +180,22 @@ pub(crate) struct Latched {
 /// A handle of a fast hold of slot `s`.
 #[inline]
 fn fast_handle(s: usize) -> HeadRef {
-    HeadRef(s << 1 | 1)
+    HeadRef(HeadRef::FAST | s)
 }
 
-/// The slot of a fast hold's handle; `None` for a head's.
+/// The slot of a fast hold's handle; `None` for a head's (an address,
+/// below `HeadRef::FAST`).
 #[inline]
 fn fast_slot(h: HeadRef) -> Option<usize> {
-    (h.0 & 1 == 1).then_some(h.0 >> 1)
+    h.is_fast().then_some(h.0 & !HeadRef::FAST)
 }
 
 impl Latched {
     /// `sli`: speculative lock inheritance is on (requests may be passed on
     /// by [`Latched::reinherit`]); `fast_path`: intention locks take the
-    /// fast path (only without inheritance: a fast hold is no request to
-    /// pass on).
+    /// fast path (a fast hold is no request to pass on: the transaction
+    /// releases it at commit, `HeadRef::is_fast`).
     pub(crate) fn new(buckets: usize, sli: bool, fast_path: bool) -> Self {
-        debug_assert!(!(sli && fast_path));
         let n = buckets.max(1).next_power_of_two();
         Latched {
             buckets: (0..n)
@@ -208,6 +210,12 @@ impl Latched {
             sli,
             fast: fast_path.then(|| Box::new(Fast::new())),
         }
+    }
+
+    /// Is the intention-lock fast path on?
+    #[inline]
+    pub(crate) fn has_fast_path(&self) -> bool {
+        self.fast.is_some()
     }
 
     /// Where the fast holds of `id` are counted, if it can have any (a slot
@@ -444,6 +452,13 @@ impl Latched {
             next: AtomicPtr::new(bucket.first.load(Ordering::Relaxed)),
             waiters: AtomicBool::new(false),
         })));
+        // A head's address is its handle, which must not look like a fast
+        // hold's (user-space addresses are far below that bit; a platform
+        // that tags pointers in the top byte would set it).
+        assert!(
+            node as usize & HeadRef::FAST == 0,
+            "heirloom: a lock head's address has its top bit set (tagged pointers are not supported)"
+        );
         // Release: publishes the initialised head to latch-free walkers.
         bucket.first.store(node, Ordering::Release);
         // SAFETY: just allocated; freed only when the table drops.

@@ -74,7 +74,8 @@
 //!
 //! ## The intention-lock fast path (`table/fast.rs`)
 //!
-//! With inheritance off, IS and IX on a database or table lock are not
+//! With the fast path on (`Builder::fast_path`, the default, with or
+//! without inheritance), IS and IX on a database or table lock are not
 //! linked at all: a bit in the agent's record, granted while no strong
 //! request (S, U, SIX, X) is counted in the lock's word. A strong request
 //! counts itself in the word (and fences) before it is linked and treats
@@ -148,7 +149,7 @@ const MARK: usize = 1;
 const H_BUCKET: usize = 0xffff_ffff;
 const H_SLOT: u32 = 32;
 /// The request is a fast hold (`fast.rs`), linked nowhere.
-const H_FAST: usize = 1 << 40;
+const H_FAST: usize = HeadRef::FAST;
 /// The request is strong and counted in its slot's word.
 const H_STRONG: usize = 1 << 41;
 
@@ -401,9 +402,9 @@ unsafe fn returned(r: ReqPtr) {
 
 impl LatchFree {
     /// A table of `buckets` lists (rounded up to a power of two), with the
-    /// intention-lock fast path if `fast_path` (see `fast.rs`; the
-    /// manager turns it on when no lock is passed on by inheritance,
-    /// which needs each hold to be a request of its own).
+    /// intention-lock fast path if `fast_path` (see `fast.rs`; a fast
+    /// hold is never passed on by inheritance, which needs a request of
+    /// its own).
     pub(crate) fn new(buckets: usize, fast_path: bool) -> Self {
         let n = buckets.max(1).next_power_of_two();
         LatchFree {
@@ -419,6 +420,12 @@ impl LatchFree {
             mask: n as u64 - 1,
             fast: fast_path.then(|| Box::new(fast::Fast::new())),
         }
+    }
+
+    /// Is the intention-lock fast path on?
+    #[inline]
+    pub(crate) fn has_fast_path(&self) -> bool {
+        self.fast.is_some()
     }
 
     /// Pins the epoch and swaps the head of `id`'s bucket with itself by
@@ -971,9 +978,12 @@ impl LatchFree {
         let b = self.bucket(h);
         // SAFETY: the caller's own live request (the contract).
         let q = unsafe { r.get() };
-        // A fast hold is no request to pass on, and a counted strong one
-        // would keep the fast path shut (the fast path is on only without
-        // inheritance anyway).
+        // A fast hold is no request to pass on (the transaction releases
+        // it before it gets here, `HeadRef::is_fast`). A counted strong one
+        // is not passed on either: while INHERITED it would keep the
+        // lock's fast path shut, and an invalidator, which cannot tell
+        // that it was counted, would leave the count for its owner to
+        // take back, maybe transactions later.
         if h.0 & (H_FAST | H_STRONG) != 0 || !heat.allows(|| Self::heat_window(b, q)) {
             self.release_req(c, h, q, wake);
             return Handoff::Released;

@@ -157,6 +157,21 @@ pub(crate) struct Caller<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct HeadRef(pub(crate) usize);
 
+impl HeadRef {
+    /// The bit that marks a fast hold's handle (`table/fast.rs`) on the
+    /// tables that have a fast path; no other handle of any table sets it
+    /// (addresses, slab and bucket indexes are far below it).
+    pub(crate) const FAST: usize = 1 << 63;
+
+    /// Is this the handle of a fast hold: granted without a request in the
+    /// table, so never passed on by inheritance? One test, whatever the
+    /// table (the transaction asks it for every lock it takes and releases).
+    #[inline]
+    pub(crate) fn is_fast(self) -> bool {
+        self.0 & Self::FAST != 0
+    }
+}
+
 /// What [`Table::convert`] started.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Converting {
@@ -214,13 +229,13 @@ pub(crate) enum Table {
 impl Table {
     /// A table of `kind`; `sli`: the manager passes locks on by inheritance
     /// (the latched table then pays a barrier when such a lock gets its
-    /// first waiter; the intention-lock fast path of the latched and the
-    /// latch-free table, `table/fast.rs`, is only for managers that do not).
-    pub(crate) fn new(kind: TableKind, buckets: usize, sli: bool) -> Self {
+    /// first waiter); `fast_path`: the latched and the latch-free table
+    /// take intention locks on their fast path (`table/fast.rs`).
+    pub(crate) fn new(kind: TableKind, buckets: usize, sli: bool, fast_path: bool) -> Self {
         match kind {
             TableKind::Global => Table::Global(global::Global::new()),
-            TableKind::Latched => Table::Latched(latched::Latched::new(buckets, sli, !sli)),
-            TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(buckets, !sli)),
+            TableKind::Latched => Table::Latched(latched::Latched::new(buckets, sli, fast_path)),
+            TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(buckets, fast_path)),
             TableKind::Server { partitions } => Table::Server(server::Server::new(partitions)),
             // Never asked (the transaction takes no lock): the smallest
             // table, so that the interface stays total.
@@ -325,6 +340,19 @@ impl Table {
             Table::LatchFree(t) => unsafe { t.convert(c, id, h, r, to, may_wait, wake, nodes) },
             Table::Server(t) => Converting::in_place(t.convert(a, h, r, to, may_wait, wake_behind), r, h),
         }
+    }
+
+    /// Does this table take intention locks on `id` on its fast path
+    /// (`table/fast.rs`)? Such a lock is never passed on, so inheritance
+    /// does not ask that it be (criterion 5, see `Agent::keep_rooted_inheritance`).
+    #[inline]
+    pub(crate) fn fast_path_for(&self, id: LockId) -> bool {
+        let on = match self {
+            Table::Latched(t) => t.has_fast_path(),
+            Table::LatchFree(t) => t.has_fast_path(),
+            Table::Global(_) | Table::Server(_) => false,
+        };
+        on && fast::eligible(id)
     }
 
     /// Whether [`Table::release_now`] releases at once (the tables that
