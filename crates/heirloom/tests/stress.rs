@@ -92,10 +92,17 @@ fn watch<T>(lm: &LockManager, handles: &[thread::JoinHandle<T>], what: &str) {
 }
 
 fn stress(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, threads: usize, txns: usize) {
+    stress_with(kind, policy, sli, true, threads, txns);
+}
+
+/// `stress` with the intention-lock fast path on or off
+/// (`Builder::fast_path`).
+fn stress_with(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, fast: bool, threads: usize, txns: usize) {
     let lm = LockManager::builder()
         .table(kind)
         .conflicts(policy)
         .inheritance(sli)
+        .fast_path(fast)
         .buckets(64)
         .build();
     let ghost = Arc::new(Ghost::default());
@@ -151,6 +158,20 @@ fn inheritance_under_every_policy_keeps_grants_compatible() {
         for policy in policies() {
             for sli in [Inheritance::On, Inheritance::Always] {
                 stress(kind, policy, sli, 8, 300);
+            }
+        }
+    }
+}
+
+/// Inheritance passing intention locks on, as without the fast path (the
+/// SLI paper's lock manager); the tests above run with it, where intention
+/// locks are fast holds and only other locks are passed on.
+#[test]
+fn inheritance_without_the_fast_path_keeps_grants_compatible() {
+    for kind in [TableKind::Latched, TableKind::LatchFree] {
+        for policy in policies() {
+            for sli in [Inheritance::Off, Inheritance::On, Inheritance::Always] {
+                stress_with(kind, policy, sli, false, 8, 300);
             }
         }
     }
@@ -299,6 +320,9 @@ fn soak_oversubscribed() {
         for policy in policies() {
             for sli in [Inheritance::Off, Inheritance::On, Inheritance::Always] {
                 stress(kind, policy, sli, 32, 1000);
+                if matches!(kind, TableKind::Latched | TableKind::LatchFree) {
+                    stress_with(kind, policy, sli, false, 32, 1000);
+                }
             }
             stress_engine(kind, policy, Inheritance::Always, 32, 500);
         }
