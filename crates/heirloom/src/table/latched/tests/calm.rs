@@ -19,7 +19,7 @@ fn node(r: &ReqPtr) -> &Request {
 }
 
 /// Acquires `id` in `mode` (granted: nothing else is held) and releases it
-/// again; `true` if it was granted fast (the handle's low bit).
+/// again; `true` if it was granted fast (`HeadRef::is_fast`).
 fn take(t: &Latched, r: ReqPtr, id: LockId, mode: Mode) -> bool {
     let (c, mut wake) = (AgentCounters::default(), Vec::new());
     node(&r).txn.fetch_add(1, Ordering::Relaxed);
@@ -28,7 +28,7 @@ fn take(t: &Latched, r: ReqPtr, id: LockId, mode: Mode) -> bool {
     assert!(matches!(out, Outcome::Granted), "{mode:?} on {id} not granted");
     // SAFETY: as above, with the handle its acquisition returned.
     unsafe { t.release(&c, h, r, &mut wake) };
-    h.0 & 1 == 1
+    h.is_fast()
 }
 
 /// Intention acquisitions (each also released) until one is granted fast.
