@@ -625,8 +625,6 @@ fn every_kind() -> Vec<TableKind> {
     ]
 }
 
-/// The settings every sweep of the set shares: quick runs are tiny, full
-/// ones one second, the median of three.
 /// The SLI paper's figures run the lock manager it measured (Shore-MT's):
 /// no intention-lock fast path, so that inheritance is what passes the hot
 /// database and table intention locks on, with SLI on and off alike
@@ -638,6 +636,8 @@ fn shore(spec: Spec) -> Spec {
     }
 }
 
+/// The settings every sweep of the set shares: quick runs are tiny, full
+/// ones one second, the median of three.
 fn base(quick: bool, threads: &[usize], tables: &[TableKind], sli: &[bool]) -> Spec {
     Spec {
         threads: threads.to_vec(),
