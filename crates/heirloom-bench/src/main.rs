@@ -179,6 +179,18 @@ fn seconds(flag: &str, s: f64, zero_ok: bool) -> Result<Duration, BenchError> {
     Ok(Duration::from_secs_f64(s))
 }
 
+/// A list of `on`/`off` (or `true`/`false`) given to `flag`.
+fn on_off(flag: &str, values: &[String]) -> Result<Vec<bool>, BenchError> {
+    values
+        .iter()
+        .map(|s| match s.trim() {
+            "off" | "false" => Ok(false),
+            "on" | "true" => Ok(true),
+            other => Err(BenchError::Usage(format!("{flag}: {other:?} is neither off nor on"))),
+        })
+        .collect()
+}
+
 fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
     let usage = BenchError::Usage;
     let threads = a
@@ -215,14 +227,7 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
         }
     };
     let sli = match &a.sli {
-        Some(v) => v
-            .iter()
-            .map(|s| match s.trim() {
-                "off" | "false" => Ok(false),
-                "on" | "true" => Ok(true),
-                other => Err(usage(format!("--sli: {other:?} is neither off nor on"))),
-            })
-            .collect::<Result<Vec<_>, _>>()?,
+        Some(v) => on_off("--sli", v)?,
         None => profile.map_or_else(|| vec![false, true], |p| p.sli.to_vec()),
     };
     let policies = match &a.policies {
@@ -262,14 +267,7 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
         },
         fast_path: match &a.fast_path {
             None => vec![true],
-            Some(v) => v
-                .iter()
-                .map(|s| match s.trim() {
-                    "off" | "false" => Ok(false),
-                    "on" | "true" => Ok(true),
-                    other => Err(usage(format!("--fast-path: {other:?} is neither off nor on"))),
-                })
-                .collect::<Result<Vec<_>, _>>()?,
+            Some(v) => on_off("--fast-path", v)?,
         },
         policies,
         deadlock_timeout: match a.deadlock_timeout {
