@@ -118,6 +118,10 @@ pub struct Agent {
     /// The transaction open on this agent, from `begin` to the end of
     /// `finish`; still set at the next `begin` if it was forgotten.
     pub(crate) open: Option<TxnId>,
+    /// The state of the open transaction (of the last one between
+    /// transactions): a [`Transaction`](crate::Transaction) is only a
+    /// pointer to its agent.
+    pub(crate) txn: TxnState,
     /// The releases of the transaction that is ending, decided and not
     /// yet settled (see `Agent::settle_releases`), and the cache entries
     /// they came from (`Releasing::tag` indexes `released`).
@@ -148,6 +152,48 @@ pub struct Agent {
     rng: u64,
 }
 
+/// A timeout in nanoseconds, or `NO_BOUND` (none; also a timeout too long
+/// for 64 bits of nanoseconds, 584 years, which is never in practice).
+pub(crate) const NO_BOUND: u64 = u64::MAX;
+
+/// The state of the transaction open on an agent (`Agent::txn`): a
+/// [`Transaction`](crate::Transaction) is only a pointer to its agent.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TxnState {
+    pub(crate) id: TxnId,
+    pub(crate) age: u64,
+    /// The first concurrency error, after which only abort makes sense.
+    pub(crate) doomed: Option<&'static str>,
+    pub(crate) exclusive: bool,
+    pub(crate) done: bool,
+    /// May the request being made wait (`lock_with`'s `Wait`, else the
+    /// policy), decided once per call.
+    pub(crate) may_wait: bool,
+    /// The request being made is `Wait::Skip`.
+    pub(crate) skip: bool,
+    /// `Wait::Timeout` of the request being made, in nanoseconds
+    /// (`NO_BOUND`: none).
+    pub(crate) call_timeout_ns: u64,
+    /// The bound on every wait of this transaction (`set_lock_timeout`),
+    /// in nanoseconds (`NO_BOUND`: none).
+    pub(crate) lock_timeout_ns: u64,
+}
+
+impl TxnState {
+    /// The state of an agent that has not begun a transaction yet.
+    pub(crate) const IDLE: TxnState = TxnState {
+        id: TxnId(0),
+        age: 0,
+        doomed: None,
+        exclusive: false,
+        done: true,
+        may_wait: false,
+        skip: false,
+        call_timeout_ns: NO_BOUND,
+        lock_timeout_ns: NO_BOUND,
+    };
+}
+
 impl Agent {
     pub(crate) const SCAN_LIMIT: usize = 16;
 
@@ -171,6 +217,7 @@ impl Agent {
             recent: Vec::new(),
             in_flight: None,
             open: None,
+            txn: TxnState::IDLE,
             releasing: Vec::with_capacity(32),
             released: Vec::with_capacity(32),
             releases_sent: false,

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::lock_api::RawMutex as _;
 
-use crate::agent::{Agent, DEAD, Held, InFlight, LIVE, PENDING, RECLAIMED, settle};
+use crate::agent::{Agent, DEAD, Held, InFlight, LIVE, NO_BOUND, PENDING, RECLAIMED, TxnState, settle};
 use crate::deadlock;
 use crate::error::{LockError, Restart, TxnId};
 use crate::fault::{self, Point};
@@ -155,32 +155,16 @@ impl Drop for ExclusiveGuard {
 /// next transaction or is dropped, which then releases them as an abort
 /// would and counts it in [`Stats::forgotten`](crate::Stats::forgotten).
 pub struct Transaction<'a> {
+    /// The transaction's own state lives in the agent (`Agent::txn`), so
+    /// that a transaction is one pointer: `begin` returns it and `commit`
+    /// takes it by value in a register, with nothing to copy.
     agent: &'a mut Agent,
-    id: TxnId,
-    age: u64,
-    /// The first concurrency error, after which only abort makes sense.
-    doomed: Option<&'static str>,
-    exclusive: bool,
-    done: bool,
-    /// May the request being made wait (`lock_with`'s `Wait`, else the
-    /// policy), decided once per call.
-    may_wait: bool,
-    /// The request being made is `Wait::Skip`.
-    skip: bool,
-    /// `Wait::Timeout` of the request being made, in nanoseconds
-    /// (`NO_BOUND`: none). Kept as two words, not a `Wait` and an
-    /// `Option<Duration>`, so that a transaction stays small: `begin`
-    /// returns it by value.
-    call_timeout_ns: u64,
-    /// The bound on every wait of this transaction (`set_lock_timeout`),
-    /// in nanoseconds (`NO_BOUND`: none).
-    lock_timeout_ns: u64,
 }
 
 impl std::fmt::Debug for Transaction<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Transaction")
-            .field("id", &self.id)
+            .field("id", &self.id())
             .field("locks", &self.agent.held.len())
             .finish()
     }
@@ -207,20 +191,19 @@ impl<'a> Transaction<'a> {
         };
         agent.shared.counters.begun.bump();
         agent.open = Some(id);
-        let agent_may_wait = agent.lm.may_wait;
         misuse::opened(agent.lm_addr(), id);
-        let mut t = Transaction {
-            agent,
+        agent.txn = TxnState {
             id,
             age,
             doomed: None,
             exclusive,
             done: false,
-            may_wait: agent_may_wait,
+            may_wait: agent.lm.may_wait,
             skip: false,
             call_timeout_ns: NO_BOUND,
             lock_timeout_ns: NO_BOUND,
         };
+        let mut t = Transaction { agent };
         if !t.agent.inherited.is_empty() {
             t.adopt_inherited();
         }
@@ -249,18 +232,18 @@ impl<'a> Transaction<'a> {
 
     /// This transaction's id.
     pub fn id(&self) -> TxnId {
-        self.id
+        self.agent.txn.id
     }
 
     /// The age used by wait-die and wound-wait (smaller is older; 0 under
     /// other policies).
     pub fn age(&self) -> u64 {
-        self.age
+        self.agent.txn.age
     }
 
     /// Runs in exclusive mode (no other transaction is in progress).
     pub fn is_exclusive(&self) -> bool {
-        self.exclusive
+        self.agent.txn.exclusive
     }
 
     /// Number of locks explicitly held (ancestors included; inherited locks
@@ -295,7 +278,7 @@ impl<'a> Transaction<'a> {
     pub fn lock(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
         if mode == Mode::NL {
             return Err(LockError::InvalidRequest {
-                txn: self.id,
+                txn: self.id(),
                 lock: id,
                 reason: "mode NL cannot be requested",
             });
@@ -409,15 +392,18 @@ impl<'a> Transaction<'a> {
     /// # Ok::<(), LockError>(())
     /// ```
     pub fn lock_with(&mut self, id: LockId, mode: Mode, wait: Wait) -> Result<(), LockError> {
-        let saved = (self.may_wait, self.skip, self.call_timeout_ns);
-        (self.may_wait, self.skip, self.call_timeout_ns) = match wait {
-            Wait::Policy => (self.agent.lm.may_wait, false, NO_BOUND),
+        let policy_may_wait = self.agent.lm.may_wait;
+        let t = &mut self.agent.txn;
+        let saved = (t.may_wait, t.skip, t.call_timeout_ns);
+        (t.may_wait, t.skip, t.call_timeout_ns) = match wait {
+            Wait::Policy => (policy_may_wait, false, NO_BOUND),
             Wait::Timeout(d) => (true, false, bound_ns(Some(d))),
             Wait::NoWait => (false, false, NO_BOUND),
             Wait::Skip => (false, true, NO_BOUND),
         };
         let r = self.lock(id, mode);
-        (self.may_wait, self.skip, self.call_timeout_ns) = saved;
+        let t = &mut self.agent.txn;
+        (t.may_wait, t.skip, t.call_timeout_ns) = saved;
         r
     }
 
@@ -439,12 +425,12 @@ impl<'a> Transaction<'a> {
     /// policy or [`Wait::Timeout`] the shorter bound wins. `None` (the
     /// default) removes the bound.
     pub fn set_lock_timeout(&mut self, timeout: Option<Duration>) {
-        self.lock_timeout_ns = bound_ns(timeout);
+        self.agent.txn.lock_timeout_ns = bound_ns(timeout);
     }
 
     /// The bound set by [`Transaction::set_lock_timeout`].
     pub fn lock_timeout(&self) -> Option<Duration> {
-        (self.lock_timeout_ns != NO_BOUND).then(|| Duration::from_nanos(self.lock_timeout_ns))
+        (self.agent.txn.lock_timeout_ns != NO_BOUND).then(|| Duration::from_nanos(self.agent.txn.lock_timeout_ns))
     }
 
     /// Releases `id` before the transaction ends (read committed, cursor
@@ -478,11 +464,14 @@ impl<'a> Transaction<'a> {
         }
         let held = |h: &Held| matches!(h.state, LIVE | RECLAIMED);
         let Some(k) = self.find(id).filter(|&k| held(&self.agent.held[k])) else {
-            return Err(LockError::NotHeld { txn: self.id, lock: id });
+            return Err(LockError::NotHeld {
+                txn: self.id(),
+                lock: id,
+            });
         };
         if let Some(child) = self.agent.held.iter().find(|h| held(h) && id.is_ancestor_of(&h.id)) {
             return Err(LockError::ChildrenHeld {
-                txn: self.id,
+                txn: self.id(),
                 lock: id,
                 child: child.id,
             });
@@ -513,7 +502,7 @@ impl<'a> Transaction<'a> {
     /// [`Transaction::wait_for_txn`] (PostgreSQL's `XactLockTableInsert`,
     /// which engines do when a transaction first writes a row version).
     pub fn publish_id(&mut self) -> Result<(), LockError> {
-        self.lock(LockId::transaction(self.id), Mode::X)
+        self.lock(LockId::transaction(self.id()), Mode::X)
     }
 
     /// Waits until transaction `other` ends, if it published its id
@@ -539,9 +528,9 @@ impl<'a> Transaction<'a> {
     /// ```
     pub fn wait_for_txn(&mut self, other: TxnId, wait: Wait) -> Result<(), LockError> {
         let id = LockId::transaction(other);
-        if other == self.id {
+        if other == self.id() {
             return Err(LockError::InvalidRequest {
-                txn: self.id,
+                txn: self.id(),
                 lock: id,
                 reason: "a transaction cannot wait for itself",
             });
@@ -608,7 +597,7 @@ impl<'a> Transaction<'a> {
             }
             self.agent.shared.counters.out_of_lock_memory.bump();
             return Err(self.doom(LockError::OutOfLockMemory {
-                txn: self.id,
+                txn: self.id(),
                 lock,
                 limit: mem.limit,
             }));
@@ -742,7 +731,7 @@ impl<'a> Transaction<'a> {
     pub fn lock_all(&mut self, reqs: &[(LockId, Mode)]) -> Result<(), LockError> {
         if let Some(&(lock, _)) = reqs.iter().find(|r| r.1 == Mode::NL) {
             return Err(LockError::InvalidRequest {
-                txn: self.id,
+                txn: self.id(),
                 lock,
                 reason: "mode NL cannot be requested",
             });
@@ -865,8 +854,8 @@ impl<'a> Transaction<'a> {
         for it in batch.iter() {
             // SAFETY: just taken from this agent's pool (`ReqPtr` contract 1).
             let q = unsafe { it.req.get() };
-            q.txn.store(self.id.0, Ordering::Relaxed);
-            q.ts.store(self.age, Ordering::Relaxed);
+            q.txn.store(a.txn.id.0, Ordering::Relaxed);
+            q.ts.store(a.txn.age, Ordering::Relaxed);
         }
         let c = &a.shared.counters;
         for it in batch.iter() {
@@ -937,14 +926,14 @@ impl<'a> Transaction<'a> {
     /// Commits: releases every lock, leaf to root. Fails (and aborts) if the
     /// transaction is doomed by an earlier error.
     pub fn commit(mut self) -> Result<(), LockError> {
-        match self.doomed {
+        match self.agent.txn.doomed {
             None => {
                 self.finish(true);
                 Ok(())
             }
             Some(cause) => {
                 self.finish(false);
-                Err(LockError::Doomed { txn: self.id, cause })
+                Err(LockError::Doomed { txn: self.id(), cause })
             }
         }
     }
@@ -1006,7 +995,7 @@ impl<'a> Transaction<'a> {
         let c = &a.shared.counters;
         // SAFETY: a pending entry of this agent's cache: its own node
         // (`ReqPtr` contract 1).
-        if inherit::reclaim(unsafe { h.req.get() }, self.id, self.age) {
+        if inherit::reclaim(unsafe { h.req.get() }, a.txn.id, a.txn.age) {
             h.state = RECLAIMED;
             h.idle = 0;
             c.inherited_used.bump();
@@ -1040,7 +1029,7 @@ impl<'a> Transaction<'a> {
 
     #[inline]
     fn check_alive(&mut self) -> Result<(), LockError> {
-        if self.doomed.is_none() && !self.agent.lm.wound_wait {
+        if self.agent.txn.doomed.is_none() && !self.agent.lm.wound_wait {
             return Ok(());
         }
         self.check_alive_slow()
@@ -1048,14 +1037,14 @@ impl<'a> Transaction<'a> {
 
     #[cold]
     fn check_alive_slow(&mut self) -> Result<(), LockError> {
-        if let Some(cause) = self.doomed {
-            return Err(LockError::Doomed { txn: self.id, cause });
+        if let Some(cause) = self.agent.txn.doomed {
+            return Err(LockError::Doomed { txn: self.id(), cause });
         }
         if self.agent.lm.wound_wait
             && let Some(by) = self.wounded_by()
         {
             self.agent.shared.counters.wounded.bump();
-            return Err(self.doom(LockError::Wounded { txn: self.id, by }));
+            return Err(self.doom(LockError::Wounded { txn: self.id(), by }));
         }
         Ok(())
     }
@@ -1064,12 +1053,12 @@ impl<'a> Transaction<'a> {
         let s = &self.agent.shared;
         // Acquire: pairs with the Release store in `Inner::wound`, so that
         // `wounded_by` is the wounder's.
-        (s.wound.wounded.load(Ordering::Acquire) == self.id.0)
+        (s.wound.wounded.load(Ordering::Acquire) == self.id().0)
             .then(|| TxnId(s.wound.wounded_by.load(Ordering::Relaxed)))
     }
 
     fn doom(&mut self, e: LockError) -> LockError {
-        self.doomed.get_or_insert(e.kind());
+        self.agent.txn.doomed.get_or_insert(e.kind());
         e
     }
 
@@ -1077,7 +1066,7 @@ impl<'a> Transaction<'a> {
     /// policy)?
     #[inline]
     fn may_wait(&self) -> bool {
-        self.may_wait
+        self.agent.txn.may_wait
     }
 
     /// The error of a request refused because it may not wait: under
@@ -1085,10 +1074,10 @@ impl<'a> Transaction<'a> {
     /// (the transaction is doomed).
     fn refused(&mut self, lock: LockId, mode: Mode, holder: TxnId) -> LockError {
         let c = &self.agent.shared.counters;
-        if self.skip {
+        if self.agent.txn.skip {
             c.skipped.bump();
             return LockError::Busy {
-                txn: self.id,
+                txn: self.id(),
                 lock,
                 mode,
                 holder,
@@ -1096,7 +1085,7 @@ impl<'a> Transaction<'a> {
         }
         c.would_block.bump();
         self.doom(LockError::WouldBlock {
-            txn: self.id,
+            txn: self.id(),
             lock,
             mode,
             holder,
@@ -1108,11 +1097,11 @@ impl<'a> Transaction<'a> {
     /// shorter of them (`None`: no bound).
     fn wait_limit(&self) -> Option<Duration> {
         let own = match self.agent.lm.policy {
-            _ if self.call_timeout_ns != NO_BOUND => self.call_timeout_ns,
+            _ if self.agent.txn.call_timeout_ns != NO_BOUND => self.agent.txn.call_timeout_ns,
             ConflictPolicy::Timeout(d) => bound_ns(Some(d)),
             _ => NO_BOUND,
         };
-        let ns = own.min(self.lock_timeout_ns);
+        let ns = own.min(self.agent.txn.lock_timeout_ns);
         (ns != NO_BOUND).then(|| Duration::from_nanos(ns))
     }
 
@@ -1140,8 +1129,8 @@ impl<'a> Transaction<'a> {
         let r = a.nodes.take(&a.shared.counters);
         // SAFETY: just taken from this agent's pool (`ReqPtr` contract 1).
         let q = unsafe { r.get() };
-        q.txn.store(self.id.0, Ordering::Relaxed);
-        q.ts.store(self.age, Ordering::Relaxed);
+        q.txn.store(a.txn.id.0, Ordering::Relaxed);
+        q.ts.store(a.txn.age, Ordering::Relaxed);
         let c = &a.shared.counters;
         c.table_op(id.level());
         let before = if a.lm.lock_classes { c.contention() } else { 0 };
@@ -1278,7 +1267,7 @@ impl<'a> Transaction<'a> {
         let q = unsafe { r.get() };
         q.since.store(lm.now_ns(), Ordering::Relaxed);
         let info = WaitInfo {
-            txn: self.id,
+            txn: self.id(),
             head,
             req: r,
             lock,
@@ -1310,14 +1299,14 @@ impl<'a> Transaction<'a> {
         // even unwoken (see there).
         let ages = matches!(lm.policy, ConflictPolicy::WaitDie | ConflictPolicy::WoundWait);
         let mut misuse_checked = false;
-        let me = self.id.0;
+        let me = self.id().0;
         let result = loop {
             if q.status() == GRANTED {
                 break Ok(());
             }
             if let Some(by) = self.wounded_by() {
                 c.wounded.bump();
-                break Err(LockError::Wounded { txn: self.id, by });
+                break Err(LockError::Wounded { txn: self.id(), by });
             }
             if check {
                 check = false;
@@ -1349,7 +1338,7 @@ impl<'a> Transaction<'a> {
                     if deadline.is_some_and(|d| now >= d) && q.status() != GRANTED {
                         c.timeouts.bump();
                         break Err(LockError::Timeout {
-                            txn: self.id,
+                            txn: self.id(),
                             lock,
                             mode,
                             waited: start.elapsed(),
@@ -1395,7 +1384,7 @@ impl<'a> Transaction<'a> {
     #[inline]
     fn check_not_blocked_by_own_thread(&mut self, info: WaitInfo) {
         let lm = self.agent.lm_addr();
-        if !misuse::others_open(lm, self.id) {
+        if !misuse::others_open(lm, self.id()) {
             return;
         }
         let mut b: Vec<Blocker> = Vec::new();
@@ -1411,7 +1400,10 @@ impl<'a> Transaction<'a> {
                 "heirloom: transaction {} would wait for {} on lock {} in mode {}, but {t} is open on \
                  this same thread (on another agent), so neither could ever proceed; a thread must \
                  not block one of its agents on another",
-                self.id, t, info.lock, info.mode
+                self.id(),
+                t,
+                info.lock,
+                info.mode
             );
         }
     }
@@ -1429,7 +1421,10 @@ impl<'a> Transaction<'a> {
             ConflictPolicy::Detect => {
                 if let Some(cycle) = deadlock::find_cycle(lm, self.agent.shared.caller(), info) {
                     c.deadlocks.bump();
-                    return Err(LockError::Deadlock { victim: self.id, cycle });
+                    return Err(LockError::Deadlock {
+                        victim: self.id(),
+                        cycle,
+                    });
                 }
             }
             ConflictPolicy::WaitDie => {
@@ -1437,10 +1432,10 @@ impl<'a> Transaction<'a> {
                 b.clear();
                 // SAFETY: our own request in flight, with its table's handle.
                 unsafe { lm.table.blockers(self.agent.shared.caller(), info.head, info.req, b) };
-                if let Some(older) = b.iter().find(|b| b.ts < self.age) {
+                if let Some(older) = b.iter().find(|b| b.ts < self.agent.txn.age) {
                     c.died.bump();
                     return Err(LockError::Died {
-                        txn: self.id,
+                        txn: self.agent.txn.id,
                         lock: info.lock,
                         mode: info.mode,
                         older: older.txn,
@@ -1452,8 +1447,8 @@ impl<'a> Transaction<'a> {
                 b.clear();
                 // SAFETY: our own request in flight, with its table's handle.
                 unsafe { lm.table.blockers(self.agent.shared.caller(), info.head, info.req, b) };
-                for y in b.iter().filter(|b| b.ts > self.age) {
-                    lm.wound(y.agent, y.txn, self.id);
+                for y in b.iter().filter(|b| b.ts > self.agent.txn.age) {
+                    lm.wound(y.agent, y.txn, self.agent.txn.id);
                 }
             }
             ConflictPolicy::Timeout(_) | ConflictPolicy::NoWait => {}
@@ -1466,7 +1461,7 @@ impl<'a> Transaction<'a> {
     /// transaction instead (see `inherit.rs`). Unwind-safe: see the module
     /// docs.
     fn finish(&mut self, committed: bool) {
-        if self.done {
+        if self.agent.txn.done {
             return;
         }
         let this = ResumeOnUnwind(self);
@@ -1512,7 +1507,7 @@ impl<'a> Transaction<'a> {
                         a.inherited.push(Held { idle: h.idle + 1, ..h });
                         continue;
                     }
-                    if !inherit::reclaim(unsafe { h.req.get() }, self.id, self.age) {
+                    if !inherit::reclaim(unsafe { h.req.get() }, a.txn.id, a.txn.age) {
                         c.inherited_invalidated.bump();
                         a.nodes.give_back(h.req);
                         continue;
@@ -1594,7 +1589,7 @@ impl<'a> Transaction<'a> {
                 )
             };
             wake_granted(&mut a.wake);
-            a.keep_rooted_inheritance(self.id, self.age);
+            a.keep_rooted_inheritance(a.txn.id, a.txn.age);
         }
         a.index.clear();
         if a.lm.special {
@@ -1608,16 +1603,12 @@ impl<'a> Transaction<'a> {
         } else {
             c.aborted.bump();
         }
-        self.done = true;
+        a.txn.done = true;
         a.open = None;
-        misuse::closed(a.lm_addr(), self.id);
+        misuse::closed(a.lm_addr(), a.txn.id);
         a.lm.gate.leave(&a.shared.active);
     }
 }
-
-/// A timeout in nanoseconds, or `NO_BOUND` (none; also a timeout too long
-/// for 64 bits of nanoseconds, 584 years, which is never in practice).
-const NO_BOUND: u64 = u64::MAX;
 
 fn bound_ns(d: Option<Duration>) -> u64 {
     d.map_or(NO_BOUND, |d| u64::try_from(d.as_nanos()).unwrap_or(NO_BOUND))
@@ -1654,7 +1645,7 @@ impl Drop for Transaction<'_> {
     #[inline]
     fn drop(&mut self) {
         // After commit or abort `done` is set: no call (the common case).
-        if !self.done {
+        if !self.agent.txn.done {
             self.finish(false);
         }
     }
