@@ -421,6 +421,15 @@ impl Agent {
         c.table_op(h.id.level());
         if h.head.is_fast() {
             c.fast_ops.bump();
+            // From its entry: it may have no node (`Nodes::none`).
+            self.lm
+                .table
+                .release_fast_hold(self.shared.caller(), h.id, h.head, h.mode, &mut self.wake);
+            wake_granted(&mut self.wake);
+            if h.req != self.nodes.none() {
+                self.nodes.give_back(h.req);
+            }
+            return;
         }
         // SAFETY: a live cache entry: this agent's own node, linked where
         // `h.head` says, granted.

@@ -211,14 +211,16 @@ impl Builder {
 
     /// Builds the lock manager.
     pub fn build(self) -> LockManager {
+        let table = Table::new(
+            self.table,
+            self.buckets,
+            self.inheritance != Inheritance::Off,
+            self.fast_path,
+        );
         LockManager {
             inner: Arc::new(Inner {
-                table: Table::new(
-                    self.table,
-                    self.buckets,
-                    self.inheritance != Inheritance::Off,
-                    self.fast_path,
-                ),
+                fast_holds: table.fast().is_some() && !self.lock_classes,
+                table,
                 kind: self.table,
                 may_wait: !matches!(self.policy, ConflictPolicy::NoWait),
                 wound_wait: matches!(self.policy, ConflictPolicy::WoundWait),

@@ -79,6 +79,11 @@ pub(crate) struct Nodes {
     /// Hands the thread's batch of requests it unlinked for others to the
     /// collector (the table's; see `Nodes::help`).
     hand_over: fn(),
+    /// The node of every fast hold taken without one
+    /// (`Transaction::acquire_fast`): never linked, never in the pool,
+    /// never given back, and read by nobody (a fast hold that needs a node
+    /// gets one, `Transaction::convert`).
+    none: ReqPtr,
 }
 
 // SAFETY: the raw batch pointers are owned by the agent (or, once ORPHANED,
@@ -134,7 +139,14 @@ impl Nodes {
             spare: Vec::new(),
             alive: 0,
             hand_over,
+            none: ReqPtr::alloc(agent),
         }
+    }
+
+    /// The node of the fast holds that have none (see `Nodes::none`).
+    #[inline]
+    pub(crate) fn none(&self) -> ReqPtr {
+        self.none
     }
 
     /// Nodes on their way back: allocated, not in the pool and not taken.
@@ -276,6 +288,7 @@ impl Nodes {
     /// the epoch collector returns it).
     #[inline(always)]
     pub(crate) fn give_back(&mut self, r: ReqPtr) {
+        debug_assert!(r != self.none, "a fast hold's missing node given back");
         self.out -= 1;
         if self.reuse == Reuse::Unlinked {
             self.pool.push(r);
@@ -305,6 +318,7 @@ impl Nodes {
     /// (a refused request, a spare of a batch): reusable at once.
     #[inline]
     pub(crate) fn put(&mut self, r: ReqPtr) {
+        debug_assert!(r != self.none, "a fast hold's missing node put back");
         self.out -= 1;
         self.pool.push(r);
     }
@@ -341,6 +355,9 @@ impl Nodes {
 
 impl Drop for Nodes {
     fn drop(&mut self) {
+        // SAFETY: allocated in `new`, linked nowhere and never handed out
+        // but as the node nobody reads.
+        unsafe { self.none.free() };
         self.seal();
         for p in self.sealed.drain(..) {
             // SAFETY: ours until the swap below decides.

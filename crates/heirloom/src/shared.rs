@@ -116,6 +116,11 @@ pub(crate) struct Inner {
     pub(crate) deadlock_timeout: Duration,
     /// Count requests by class (`Builder::lock_classes`).
     pub(crate) lock_classes: bool,
+    /// The table takes intention locks on its fast path and `lock` asks it
+    /// to without a request node (`Transaction::acquire_fast`): the fast
+    /// path is on and `lock_classes` off (whose classification is
+    /// `link`'s).
+    pub(crate) fast_holds: bool,
     /// `Agent::run` backs off before a restart (`Builder::restart_backoff`).
     pub(crate) restart_backoff: bool,
     pub(crate) registry: Mutex<Registry>,

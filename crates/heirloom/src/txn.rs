@@ -45,7 +45,7 @@ use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING, wake_granted};
 use crate::shared::{Inner, WaitInfo};
 use crate::sync::{Arc, Ordering, Wake, fence, wait_while};
-use crate::table::{Acquiring, HeadRef, Reinherit, Releasing};
+use crate::table::{Acquiring, HeadRef, Reinherit, Releasing, fast};
 
 /// How often a wait-die or wound-wait waiter re-judges its edges without
 /// being woken. Every edge change the queues know of wakes the waiters it
@@ -361,7 +361,11 @@ impl<'a> Transaction<'a> {
                     self.uncount_below(r, i, last)?;
                 }
                 None => {
-                    let r = self.acquire(lid, want);
+                    let r = if self.agent.lm.fast_holds && fast::is_fast(want) && fast::eligible(lid) {
+                        self.acquire_fast(lid, want)
+                    } else {
+                        self.acquire(lid, want)
+                    };
                     self.uncount_below(r, i, last)?;
                 }
             }
@@ -1105,6 +1109,54 @@ impl<'a> Transaction<'a> {
         (ns != NO_BOUND).then(|| Duration::from_nanos(ns))
     }
 
+    /// A database or table intention lock on the table's fast path with no
+    /// request node (`Table::try_fast_hold`; the entry's node is
+    /// `Nodes::none` until a conversion needs one, `Transaction::convert`),
+    /// or, if it cannot be granted so now, a request as `acquire` makes.
+    #[inline]
+    fn acquire_fast(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
+        let a = &mut *self.agent;
+        let (txn, ts) = (a.txn.id.0, a.txn.age);
+        let head =
+            a.lm.table
+                .try_fast_hold(a.shared.caller(), id, mode, txn, ts, &mut a.wake);
+        wake_granted(&mut a.wake);
+        let Some(head) = head else {
+            return self.acquire(id, mode);
+        };
+        let c = &a.shared.counters;
+        c.table_op(id.level());
+        c.immediate_grants.bump();
+        c.fast_ops.bump();
+        let req = a.nodes.none();
+        self.push_held(Held {
+            id,
+            mode,
+            req,
+            head,
+            state: LIVE,
+            idle: 0,
+        });
+        Ok(())
+    }
+
+    /// Gives the fast hold of entry `k`, taken without a node
+    /// (`Transaction::acquire_fast`), the node the fast path would have
+    /// filled, for an operation that reads it (a conversion).
+    #[cold]
+    fn materialize(&mut self, k: usize) {
+        let a = &mut *self.agent;
+        let r = a.nodes.take(&a.shared.counters);
+        // SAFETY: just taken from this agent's pool (`ReqPtr` contract 1).
+        let q = unsafe { r.get() };
+        q.txn.store(a.txn.id.0, Ordering::Relaxed);
+        q.ts.store(a.txn.age, Ordering::Relaxed);
+        let h = &mut a.held[k];
+        // SAFETY: our own node, linked nowhere.
+        unsafe { a.lm.table.materialize_fast(h.id, h.mode, r) };
+        h.req = r;
+    }
+
     #[inline]
     fn acquire(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
         let (req, head) = self.link(id, mode)?;
@@ -1176,6 +1228,9 @@ impl<'a> Transaction<'a> {
     }
 
     fn convert(&mut self, k: usize, to: Mode) -> Result<(), LockError> {
+        if self.agent.held[k].req == self.agent.nodes.none() {
+            self.materialize(k);
+        }
         let h = self.agent.held[k];
         let may_wait = self.may_wait();
         let a = &mut *self.agent;
@@ -1515,10 +1570,19 @@ impl<'a> Transaction<'a> {
                     c.inherited_discarded.bump();
                     c.table_op(h.id.level());
                 }
-                // A fast hold is no request to pass on (`Builder::fast_path`).
+                // A fast hold is no request to pass on (`Builder::fast_path`);
+                // released here, from its entry (it may have no node).
                 _ if h.head.is_fast() => {
                     c.table_op(h.id.level());
                     c.fast_ops.bump();
+                    lm.table
+                        .release_fast_hold(a.shared.caller(), h.id, h.head, h.mode, &mut a.wake);
+                    wake_granted(&mut a.wake);
+                    if h.req != a.nodes.none() {
+                        a.nodes.give_back(h.req);
+                    }
+                    fault::hit(Point::Finish);
+                    continue;
                 }
                 _ => match lm.sli.candidate(h.id, h.mode).filter(|_| !a.has_superseded(h.id)) {
                     Some(hot) => {

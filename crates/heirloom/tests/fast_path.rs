@@ -387,3 +387,75 @@ fn inheritance_beside_the_fast_path() {
         );
     }
 }
+
+/// A fast hold taken by `lock` has no request node (the fast path is a
+/// bit in the agent's record): none is allocated for intention locks
+/// alone, and every operation that needs one (conversions in place and to
+/// a strong mode, early unlock, escalation, a forgotten transaction, the
+/// batch path) gets one and gives it back, leaving no lock behind.
+#[test]
+fn fast_holds_need_no_request_node() {
+    for kind in [TableKind::Latched, TableKind::LatchFree] {
+        let lm = LockManager::builder()
+            .table(kind)
+            .inheritance(Inheritance::Off)
+            .escalate_after(4)
+            .build();
+        let mut a = lm.agent();
+        for _ in 0..100 {
+            let mut t = a.begin();
+            t.lock(LockId::table(T), Mode::IS).unwrap();
+            t.lock(LockId::database(1), Mode::IX).unwrap();
+            t.commit().unwrap();
+        }
+        let s = lm.stats();
+        assert_eq!(s.nodes_allocated, 0, "{kind}: intention locks took nodes: {s:?}");
+        // Database 0 and the table, database 1: three acquisitions and three
+        // releases each time.
+        assert_eq!(s.fast_ops, 600, "{kind}: {s:?}");
+        // In place (IS to IX), to a strong mode (IX to SIX, then X), and
+        // released early.
+        let mut t = a.begin();
+        t.lock(LockId::table(T), Mode::IS).unwrap();
+        t.lock(LockId::table(T), Mode::IX).unwrap();
+        assert_eq!(t.held_mode(LockId::table(T)), Some(Mode::IX));
+        t.lock(LockId::table(T), Mode::S).unwrap();
+        assert_eq!(t.held_mode(LockId::table(T)), Some(Mode::SIX));
+        t.lock(LockId::table(T), Mode::X).unwrap();
+        t.lock(LockId::table(TableId::new(0, 2)), Mode::IS).unwrap();
+        t.unlock(LockId::table(TableId::new(0, 2))).unwrap();
+        t.commit().unwrap();
+        // Escalation of row locks under a fast IX on the table.
+        let mut t = a.begin();
+        for k in 0..6 {
+            t.lock(LockId::row(T, k), Mode::X).unwrap();
+        }
+        assert_eq!(t.held_mode(LockId::table(T)), Some(Mode::X), "{kind}: escalated");
+        t.commit().unwrap();
+        // The batch path.
+        let mut t = a.begin();
+        t.lock_all(&[
+            (LockId::row(T, 1), Mode::S),
+            (LockId::row(TableId::new(0, 3), 1), Mode::X),
+        ])
+        .unwrap();
+        t.commit().unwrap();
+        // A forgotten transaction's fast holds go when the next begins.
+        let mut t = a.begin();
+        t.lock(LockId::row(T, 9), Mode::S).unwrap();
+        std::mem::forget(t);
+        let mut t = a.begin();
+        t.lock(LockId::table(T), Mode::X).unwrap();
+        t.commit().unwrap();
+        // Another agent can take every lock used above in X: none left.
+        let mut b = lm.agent();
+        let mut t = b.begin();
+        for id in [LockId::database(0), LockId::database(1), LockId::table(T)] {
+            t.lock_with(id, Mode::X, Wait::NoWait).unwrap();
+        }
+        t.commit().unwrap();
+        drop((a, b));
+        assert!(lm.snapshot().locks.is_empty(), "{kind}: {}", lm.snapshot());
+        assert_eq!(lm.stats().forgotten, 1, "{kind}");
+    }
+}

@@ -102,6 +102,16 @@
 //! that are clear now (the wake-up duty; no fence is needed, since the
 //! waiter scanned the bits under the same latch).
 //!
+//! ## No request node
+//!
+//! `Transaction::lock` takes a fast hold without a request node
+//! (`Table::try_fast_hold` and `Table::release_fast_hold`, which read the
+//! lock, the mode and the agent from the caller): the transaction's cache
+//! entry names the agent's `Nodes::none`, which is never linked, given
+//! back or read. The one operation that reads a fast hold's node, a
+//! conversion, first gives the entry a node filled as the fast path fills
+//! one (`Transaction::convert`, `Table::materialize_fast`).
+//!
 //! ## Who holds a fast lock
 //!
 //! The bits are also what deadlock detection, wait-die and wound-wait and

@@ -56,7 +56,7 @@ use std::ptr;
 use crossbeam_utils::CachePadded;
 
 use super::fast::{self, Fast};
-use super::{Converting, HeadRef, latch, latch_heat};
+use super::{Caller, Converting, HeadRef, latch, latch_heat};
 use crate::id::{Level, LockId};
 use crate::latch::{Latch, LatchGuard};
 use crate::mode::Mode;
@@ -216,6 +216,46 @@ impl Latched {
     #[inline]
     pub(crate) fn has_fast_path(&self) -> bool {
         self.fast.is_some()
+    }
+
+    /// The fast path, when on.
+    #[inline]
+    pub(crate) fn fast(&self) -> Option<&Fast> {
+        self.fast.as_deref()
+    }
+
+    /// As [`Table::try_fast_hold`](super::Table::try_fast_hold).
+    #[inline]
+    pub(crate) fn try_fast_hold(
+        &self,
+        a: Caller<'_>,
+        id: LockId,
+        mode: Mode,
+        txn: u64,
+        ts: u64,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Option<HeadRef> {
+        let f = self.fast.as_deref()?;
+        let s = f.slot(id.words(), id.hash64(), true)?;
+        match f.acquire(s, a.agent, txn, ts, mode) {
+            Ok(()) => Some(fast_handle(s)),
+            Err(true) => {
+                self.fast_wake(a.counters, id, wake);
+                None
+            }
+            Err(false) => None,
+        }
+    }
+
+    /// As [`Table::release_fast_hold`](super::Table::release_fast_hold).
+    #[inline]
+    pub(crate) fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, mode: Mode, wake: &mut Vec<ReqPtr>) {
+        let (Some(s), Some(f)) = (fast_slot(h), self.fast.as_deref()) else {
+            unreachable!("a fast hold without its slot")
+        };
+        if f.release(s, a.agent, mode) {
+            self.fast_wake(a.counters, id, wake);
+        }
     }
 
     /// Where the fast holds of `id` are counted, if it can have any (a slot

@@ -133,7 +133,7 @@ use std::ptr;
 use crossbeam_epoch::{self as epoch, Guard, Shared};
 use crossbeam_utils::CachePadded;
 
-use super::{Converting, HeadRef, Reinherit, fast};
+use super::{Caller, Converting, HeadRef, Reinherit, fast};
 use crate::id::{Level, LockId};
 use crate::inherit::{self, Heat};
 use crate::mode::Mode;
@@ -431,6 +431,49 @@ impl LatchFree {
     #[inline]
     pub(crate) fn has_fast_path(&self) -> bool {
         self.fast.is_some()
+    }
+
+    /// The fast path, when on.
+    #[inline]
+    pub(crate) fn fast(&self) -> Option<&fast::Fast> {
+        self.fast.as_deref()
+    }
+
+    /// As [`Table::try_fast_hold`](super::Table::try_fast_hold).
+    #[inline]
+    pub(crate) fn try_fast_hold(
+        &self,
+        a: Caller<'_>,
+        id: LockId,
+        mode: Mode,
+        txn: u64,
+        ts: u64,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Option<HeadRef> {
+        let f = self.fast.as_deref()?;
+        let hash = id.hash64();
+        let words = id.words();
+        let s = f.slot(words, hash, true)?;
+        let bi = (hash & self.mask) as usize;
+        match f.acquire(s, a.agent, txn, ts, mode) {
+            Ok(()) => Some(handle(bi, Some(s), H_FAST)),
+            Err(true) => {
+                self.after_fast_release(&self.buckets[bi], a.counters, words, mode, wake);
+                None
+            }
+            Err(false) => None,
+        }
+    }
+
+    /// As [`Table::release_fast_hold`](super::Table::release_fast_hold).
+    #[inline]
+    pub(crate) fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, mode: Mode, wake: &mut Vec<ReqPtr>) {
+        let Some((f, s)) = self.fast_of(h) else {
+            unreachable!("a fast hold without its slot")
+        };
+        if f.release(s, a.agent, mode) {
+            self.after_fast_release(self.bucket(h), a.counters, id.words(), mode, wake);
+        }
     }
 
     /// Pins the epoch and swaps the head of `id`'s bucket with itself by

@@ -342,6 +342,72 @@ impl Table {
         }
     }
 
+    /// The intention-lock fast path (`table/fast.rs`), when this table has
+    /// it on.
+    #[inline]
+    pub(crate) fn fast(&self) -> Option<&fast::Fast> {
+        match self {
+            Table::Latched(t) => t.fast(),
+            Table::LatchFree(t) => t.fast(),
+            Table::Global(_) | Table::Server(_) => None,
+        }
+    }
+
+    /// Takes `id` (`fast::eligible`) in `mode` (IS or IX) on the fast path
+    /// for transaction `txn` (age `ts`) of agent `a`, with no request node:
+    /// the fast hold's handle, or `None` if it cannot be granted so now
+    /// (the caller then makes a request). Only for a table with
+    /// [`Table::fast`].
+    #[inline]
+    pub(crate) fn try_fast_hold(
+        &self,
+        a: Caller<'_>,
+        id: LockId,
+        mode: Mode,
+        txn: u64,
+        ts: u64,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Option<HeadRef> {
+        match self {
+            Table::Latched(t) => t.try_fast_hold(a, id, mode, txn, ts, wake),
+            Table::LatchFree(t) => t.try_fast_hold(a, id, mode, txn, ts, wake),
+            Table::Global(_) | Table::Server(_) => None,
+        }
+    }
+
+    /// Releases agent `a`'s fast hold `h` of `id` in `mode` without reading
+    /// its node (which it may not have, see [`Table::try_fast_hold`]).
+    #[inline]
+    pub(crate) fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, mode: Mode, wake: &mut Vec<ReqPtr>) {
+        match self {
+            Table::Latched(t) => t.release_fast_hold(a, id, h, mode, wake),
+            Table::LatchFree(t) => t.release_fast_hold(a, id, h, mode, wake),
+            Table::Global(_) | Table::Server(_) => unreachable!("a fast hold of a table without a fast path"),
+        }
+    }
+
+    /// Fills `r`, a node of the owner of a fast hold of `id` in `mode`
+    /// taken without one, as the fast path fills the node of one taken
+    /// with one, so that every other operation on the hold (a conversion)
+    /// finds the node it expects. `r` carries the transaction and age.
+    ///
+    /// # Safety
+    /// `r` is the caller's own node, linked nowhere.
+    pub(crate) unsafe fn materialize_fast(&self, id: LockId, mode: Mode, r: ReqPtr) {
+        // SAFETY: the caller's own node (this function's contract).
+        let q = unsafe { r.get() };
+        let words = id.words();
+        q.key.store(words.0, Ordering::Relaxed);
+        q.hi.store(words.1, Ordering::Relaxed);
+        q.mode.store(mode as u8, Ordering::Relaxed);
+        q.want.store(mode as u8, Ordering::Relaxed);
+        q.status.store(crate::request::GRANTED, Ordering::Relaxed);
+        if let Table::LatchFree(_) = self {
+            // Linked nowhere: its agent reuses it at once.
+            q.recycle.store(crate::request::NEVER_LINKED, Ordering::Relaxed);
+        }
+    }
+
     /// Does this table take intention locks on `id` on its fast path
     /// (`table/fast.rs`)? Such a lock is never passed on, so inheritance
     /// does not ask that it be (criterion 5, see `Agent::keep_rooted_inheritance`).
