@@ -1015,19 +1015,27 @@ impl<'a> Transaction<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_held(&mut self, h: Held) {
         let a = &mut *self.agent;
         a.held.push(h);
+        if a.held.len() > Agent::SCAN_LIMIT {
+            self.index_last();
+        }
+    }
+
+    /// `push_held` past [`Agent::SCAN_LIMIT`] entries: the index learns the
+    /// entry just pushed (all of them, the first time).
+    #[cold]
+    fn index_last(&mut self) {
+        let a = &mut *self.agent;
         let n = a.held.len();
-        if n > Agent::SCAN_LIMIT {
-            if n == Agent::SCAN_LIMIT + 1 {
-                for (i, x) in a.held.iter().enumerate() {
-                    a.index.insert(x.id, i as u32);
-                }
-            } else {
-                a.index.insert(h.id, (n - 1) as u32);
+        if n == Agent::SCAN_LIMIT + 1 {
+            for (i, x) in a.held.iter().enumerate() {
+                a.index.insert(x.id, i as u32);
             }
+        } else {
+            a.index.insert(a.held[n - 1].id, (n - 1) as u32);
         }
     }
 

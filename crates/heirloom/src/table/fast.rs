@@ -253,14 +253,17 @@ impl Fast {
         }
     }
 
-    /// The slot of the lock with `words` and `hash`; with `claim`, takes a
+    /// The slot of the lock with `words`; with `claim`, takes a
     /// free one if it has none. Without `claim`, `None` also if a slot is
     /// being claimed for it right now: callers look up without claiming
     /// only for a lock that a request of theirs (or one they found linked)
     /// already claimed a slot for.
     #[inline(always)]
-    pub(crate) fn slot(&self, words: (u64, u64), hash: u64, claim: bool) -> Option<usize> {
-        let start = (hash >> 40) as usize;
+    pub(crate) fn slot(&self, words: (u64, u64), claim: bool) -> Option<usize> {
+        // Fibonacci hashing of the two words, top bits: database and table
+        // ids differ in their numbers, which this spreads over the slots
+        // (three instructions, not `LockId::hash64`'s eleven).
+        let start = ((words.1 ^ words.0.rotate_left(17)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize;
         for i in 0..PROBES {
             let s = (start + i) & (SLOTS - 1);
             let m = &self.slots[s].meta;

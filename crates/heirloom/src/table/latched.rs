@@ -236,7 +236,7 @@ impl Latched {
         wake: &mut Vec<ReqPtr>,
     ) -> Option<HeadRef> {
         let f = self.fast.as_deref()?;
-        let s = f.slot(id.words(), id.hash64(), true)?;
+        let s = f.slot(id.words(), true)?;
         match f.acquire(s, a.agent, txn, ts, mode) {
             Ok(()) => Some(fast_handle(s)),
             Err(true) => {
@@ -266,7 +266,7 @@ impl Latched {
         if !fast::eligible(id) {
             return None;
         }
-        let s = f.slot(id.words(), id.hash64(), true)?;
+        let s = f.slot(id.words(), true)?;
         // SAFETY: the table drops its heads (and their queues) before its
         // `Fast` (`Drop for Latched`).
         Some(unsafe { Outside::new(f, s) })
@@ -355,7 +355,7 @@ impl Latched {
             return None;
         }
         let words = id.words();
-        let s = f.slot(words, id.hash64(), true)?;
+        let s = f.slot(words, true)?;
         // SAFETY: the caller's own live request (`Table::acquire`'s contract).
         let q = unsafe { r.get() };
         let (txn, ts) = (q.txn.load(Ordering::Relaxed), q.ts.load(Ordering::Relaxed));

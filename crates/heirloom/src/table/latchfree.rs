@@ -453,7 +453,7 @@ impl LatchFree {
         let f = self.fast.as_deref()?;
         let hash = id.hash64();
         let words = id.words();
-        let s = f.slot(words, hash, true)?;
+        let s = f.slot(words, true)?;
         let bi = (hash & self.mask) as usize;
         match f.acquire(s, a.agent, txn, ts, mode) {
             Ok(()) => Some(handle(bi, Some(s), H_FAST)),
@@ -503,7 +503,7 @@ impl LatchFree {
         if !fast::eligible(id) {
             return None;
         }
-        f.slot(words, id.hash64(), false).map(|s| (f, s))
+        f.slot(words, false).map(|s| (f, s))
     }
 
     /// The modes `agent` holds the lock of `words` in fast (NL: none): its
@@ -648,7 +648,7 @@ impl LatchFree {
         let (mut fast_slot, mut flags) = (None, 0);
         if let Some(f) = self.fast.as_deref()
             && fast::eligible(id)
-            && let Some(s) = f.slot(words, hash, true)
+            && let Some(s) = f.slot(words, true)
         {
             fast_slot = Some((f, s));
             if fast::is_fast(mode) {

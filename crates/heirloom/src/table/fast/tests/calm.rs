@@ -11,7 +11,7 @@ const T: TableId = TableId::new(0, 1);
 
 fn slot(f: &Fast) -> usize {
     let id = LockId::table(T);
-    f.slot(id.words(), id.hash64(), true).expect("a free slot")
+    f.slot(id.words(), true).expect("a free slot")
 }
 
 /// Fast IS attempts of agent 0 until one is granted (and released).

@@ -25,7 +25,7 @@ fn a_strong_request_on_a_sealed_word_never_overlaps_a_fast_hold() {
     loom::model(|| {
         let f = Arc::new(Fast::new());
         let id = LockId::table(T);
-        let s = f.slot(id.words(), id.hash64(), true).expect("a slot");
+        let s = f.slot(id.words(), true).expect("a slot");
         // An earlier strong request came and went: the word is sealed.
         f.add_strong(s);
         f.sub_strong(s);
@@ -77,7 +77,7 @@ fn a_strong_request_relying_on_the_seal_sees_every_earlier_hold() {
     loom::model(|| {
         let f = Arc::new(Fast::new());
         let id = LockId::table(T);
-        let s = f.slot(id.words(), id.hash64(), true).expect("a slot");
+        let s = f.slot(id.words(), true).expect("a slot");
         let cell = Arc::new(UnsafeCell::new(0u32));
         let sealer = {
             let f = f.clone();
