@@ -22,7 +22,10 @@
 //!
 //! ## Acquire (`acquire`)
 //!
-//! Walk the list from the head to the end, noting the first request in the
+//! An empty bucket (no request of the lock is linked, so none is in the
+//! way) takes the request with one CAS of its head from null, unpinned:
+//! nothing but the head is read. Otherwise:
+//! walk the list from the head to the end, noting the first request in the
 //! way; append at the end with one CAS on the last node's `next` (a failed
 //! CAS, because somebody appended or the last node was deleted, walks
 //! again). A request with nothing in its way is granted by that CAS. Else
@@ -103,7 +106,8 @@
 //! per thread, see `retire`), which sets RETURNED once no pinned thread can
 //! still see it; a request its owner unlinked itself goes in the owner's
 //! own batch instead (`nodes.rs`, `Nodes`). Only then does the agent reuse
-//! it (`Nodes::take`). Every walk runs pinned. A release does not pin
+//! it (`Nodes::take`). Every walk runs pinned; an acquisition that finds
+//! its bucket empty does not walk, and does not pin. A release does not pin
 //! unless it must wake somebody (`after_release`): marking its own request
 //! and unlinking it from the front read no other request (see
 //! `release_linked`), so a release is one locked instruction and one
@@ -678,6 +682,38 @@ impl LatchFree {
         // are in its way (strong requests only).
         let own_fast = fast_slot.map_or(Mode::NL, |(f, s)| f.own(s, q.agent));
         let fast_in_way = || flags == H_STRONG && fast_slot.is_some_and(|(f, s)| f.in_way(s, mode, q.agent));
+        // An empty bucket (most row locks' on a table of many rows): no
+        // request of the lock is linked anywhere, so nothing is in the way,
+        // and appending reads nothing but the head: one CAS from null, with
+        // no pin (no other request is dereferenced). Not for a lock with a
+        // fast-path slot, whose fast holds are outside the list.
+        if fast_slot.is_none() {
+            // SAFETY: the unprotected head is only compared with null,
+            // never dereferenced.
+            let unprotected = unsafe { epoch::unprotected() };
+            if b.head.load(Ordering::Relaxed, unprotected).is_null() {
+                q.key.store(words.0, Ordering::Relaxed);
+                q.hi.store(words.1, Ordering::Relaxed);
+                q.mode.store(mode as u8, Ordering::Relaxed);
+                q.want.store(mode as u8, Ordering::Relaxed);
+                q.next.store(Shared::null(), Ordering::Relaxed);
+                q.status.store(GRANTED, Ordering::Relaxed);
+                // AcqRel: Release publishes the node's fields to walkers;
+                // Acquire pairs with the unlink that emptied the bucket
+                // (its CAS is AcqRel, after the request it removed went
+                // OBSOLETE), so the last holder's work happens before our
+                // grant, as a walk's Acquire load of OBSOLETE makes it.
+                let new = Shared::from(r.as_ptr());
+                if b.head
+                    .compare_exchange(Shared::null(), new, Ordering::AcqRel, Ordering::Relaxed, unprotected)
+                    .is_ok()
+                {
+                    self.note_heat(b, id, false);
+                    return (Outcome::Granted, h);
+                }
+                // Somebody appended first: the walk below.
+            }
+        }
         // Pinned before the node's fields are written: the pin's locked
         // instruction then does not wait for those stores (the node's line
         // is often cold after its grace period), which drain during the walk.
