@@ -37,10 +37,15 @@
 //!
 //! ## Release (`release`) and the wake-up that is never lost
 //!
-//! Store OBSOLETE, a SeqCst fence, then read the bucket's `waiting`; if it
-//! is not zero, walk the list and grant (CAS WAITING -> GRANTED) every
+//! Store OBSOLETE and mark the request (below); if a request was linked
+//! behind it, a SeqCst fence, then read the bucket's `waiting`; if it is
+//! not zero, walk the list and grant (CAS WAITING -> GRANTED) every
 //! waiter of the same lock that this request was in the way of and that
-//! now has nothing in its way, and wake their owners.
+//! now has nothing in its way, and wake their owners. With nothing linked
+//! behind it at the mark, nobody can be waiting for it (a request waits
+//! only for those ahead of it) and nobody can link behind it any more (an
+//! append's CAS expects an unmarked null, and walks skip marked
+//! requests), so that release has no wake-up duty and takes no fence.
 //!
 //! The two fences pair (Dekker): the waiter stores WAITING and increments
 //! `waiting` before its fence and reads the others' states after it; the
@@ -287,8 +292,9 @@ fn note_own(x: &Request, own: &mut Mode) {
 
 /// Marks `n` logically deleted: from now on any walk may unlink it.
 #[inline]
-fn mark(n: &Request, g: &Guard) {
-    n.next.fetch_or(MARK, Ordering::AcqRel, g);
+/// Marks `n` and answers whether a request was linked behind it.
+fn mark(n: &Request, g: &Guard) -> bool {
+    !n.next.fetch_or(MARK, Ordering::AcqRel, g).with_tag(0).is_null()
 }
 
 /// Requests this thread unlinked and has not yet handed to the collector,
@@ -1016,7 +1022,6 @@ impl LatchFree {
         let b = self.bucket(h);
         // Release: whoever reads OBSOLETE (Acquire) sees what we did under the lock.
         q.status.store(OBSOLETE, Ordering::Release);
-        self.after_release(b, c, q, wake);
         // Not pinned (`after_release` pins only to wake somebody): marking
         // our own request and unlinking it from the front read no other
         // request. The successor's address is only copied into the head,
@@ -1027,7 +1032,15 @@ impl LatchFree {
         // SAFETY: no pointer loaded through this guard is dereferenced but
         // `q`'s own, which is alive (the caller's own request).
         let g = unsafe { epoch::unprotected() };
-        mark(q, g);
+        // Marked first: if nothing was linked behind `q`, nobody waits for
+        // it (a request waits only for those ahead of it), and nobody can
+        // link behind it any more (an append's CAS expects an unmarked
+        // null; the walk it retries skips `q`): no wake-up duty, so no
+        // fence. Else the fence and the duty, with `q` already out of every
+        // waiter's way.
+        if mark(q, g) {
+            self.after_release(b, c, q, wake);
+        }
         self.unlink_if_first(b, q, g);
     }
 
