@@ -290,9 +290,10 @@ fn note_own(x: &Request, own: &mut Mode) {
     }
 }
 
-/// Marks `n` logically deleted: from now on any walk may unlink it.
+/// Marks `n` logically deleted (from now on any walk may unlink it, and
+/// nobody can link behind it), and answers whether a request was linked
+/// behind it.
 #[inline]
-/// Marks `n` and answers whether a request was linked behind it.
 fn mark(n: &Request, g: &Guard) -> bool {
     !n.next.fetch_or(MARK, Ordering::AcqRel, g).with_tag(0).is_null()
 }
