@@ -1148,6 +1148,29 @@ impl<'a> Transaction<'a> {
         Ok(())
     }
 
+    /// Converts entry `k`, a fast IS hold with no node, to IX in place
+    /// (`Table::upgrade_fast_hold`); `false` if a strong request is counted
+    /// on the lock (the caller converts it as any request).
+    #[inline]
+    fn upgrade_fast(&mut self, k: usize) -> bool {
+        let a = &mut *self.agent;
+        let h = a.held[k];
+        let done =
+            a.lm.table
+                .upgrade_fast_hold(a.shared.caller(), h.id, h.head, &mut a.wake);
+        wake_granted(&mut a.wake);
+        if done {
+            // Counted as the conversion it is (a failed one is counted by
+            // the conversion that follows).
+            let c = &a.shared.counters;
+            c.table_op(h.id.level());
+            c.immediate_grants.bump();
+            c.fast_ops.bump();
+            a.held[k].mode = Mode::IX;
+        }
+        done
+    }
+
     /// Gives the fast hold of entry `k`, taken without a node
     /// (`Transaction::acquire_fast`), the node the fast path would have
     /// filled, for an operation that reads it (a conversion).
@@ -1237,6 +1260,10 @@ impl<'a> Transaction<'a> {
 
     fn convert(&mut self, k: usize, to: Mode) -> Result<(), LockError> {
         if self.agent.held[k].req == self.agent.nodes.none() {
+            // A fast hold with no node: IS to IX in place needs none.
+            if self.agent.held[k].mode == Mode::IS && to == Mode::IX && self.upgrade_fast(k) {
+                return Ok(());
+            }
             self.materialize(k);
         }
         let h = self.agent.held[k];

@@ -419,6 +419,8 @@ fn fast_holds_need_no_request_node() {
         t.lock(LockId::table(T), Mode::IS).unwrap();
         t.lock(LockId::table(T), Mode::IX).unwrap();
         assert_eq!(t.held_mode(LockId::table(T)), Some(Mode::IX));
+        let s = lm.stats();
+        assert_eq!(s.nodes_allocated, 0, "{kind}: IS to IX in place took a node: {s:?}");
         t.lock(LockId::table(T), Mode::S).unwrap();
         assert_eq!(t.held_mode(LockId::table(T)), Some(Mode::SIX));
         t.lock(LockId::table(T), Mode::X).unwrap();

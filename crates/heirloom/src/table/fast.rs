@@ -108,8 +108,9 @@
 //! (`Table::try_fast_hold` and `Table::release_fast_hold`, which read the
 //! lock, the mode and the agent from the caller): the transaction's cache
 //! entry names the agent's `Nodes::none`, which is never linked, given
-//! back or read. The one operation that reads a fast hold's node, a
-//! conversion, first gives the entry a node filled as the fast path fills
+//! back or read. IS to IX in place needs no node either
+//! (`Table::upgrade_fast_hold`, `Fast::upgrade_bits`); any other
+//! conversion first gives the entry a node filled as the fast path fills
 //! one (`Transaction::convert`, `Table::materialize_fast`).
 //!
 //! ## Who holds a fast lock
@@ -372,7 +373,19 @@ impl Fast {
     /// list. On success `q`'s mode is IX.
     #[inline]
     pub(crate) fn upgrade(&self, slot: usize, q: &Request) -> bool {
-        let Some(r) = self.record(q.agent) else {
+        if !self.upgrade_bits(slot, q.agent) {
+            return false;
+        }
+        q.mode.store(Mode::IX as u8, Ordering::Relaxed);
+        q.want.store(Mode::IX as u8, Ordering::Relaxed);
+        true
+    }
+
+    /// [`Fast::upgrade`] of `agent`'s fast IS hold of `slot`'s lock, its
+    /// bits only (a hold with no node, `Table::upgrade_fast_hold`).
+    #[inline]
+    pub(crate) fn upgrade_bits(&self, slot: usize, agent: u32) -> bool {
+        let Some(r) = self.record(agent) else {
             unreachable!("a fast hold of an agent without a record")
         };
         let bit = 1 << slot;
@@ -383,8 +396,6 @@ impl Fast {
         self.fence.light();
         if self.slots[slot].word.strong.load(Ordering::Acquire) == 0 {
             r.is.store(r.is.load(Ordering::Relaxed) & !bit, Ordering::Release);
-            q.mode.store(Mode::IX as u8, Ordering::Relaxed);
-            q.want.store(Mode::IX as u8, Ordering::Relaxed);
             return true;
         }
         // Release: as in `release`.

@@ -247,6 +247,19 @@ impl Latched {
         }
     }
 
+    /// As [`Table::upgrade_fast_hold`](super::Table::upgrade_fast_hold).
+    #[inline]
+    pub(crate) fn upgrade_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, wake: &mut Vec<ReqPtr>) -> bool {
+        let (Some(s), Some(f)) = (fast_slot(h), self.fast.as_deref()) else {
+            unreachable!("a fast hold without its slot")
+        };
+        if f.upgrade_bits(s, a.agent) {
+            return true;
+        }
+        self.fast_wake(a.counters, id, wake);
+        false
+    }
+
     /// As [`Table::release_fast_hold`](super::Table::release_fast_hold).
     #[inline]
     pub(crate) fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, mode: Mode, wake: &mut Vec<ReqPtr>) {

@@ -476,6 +476,19 @@ impl LatchFree {
         }
     }
 
+    /// As [`Table::upgrade_fast_hold`](super::Table::upgrade_fast_hold).
+    #[inline]
+    pub(crate) fn upgrade_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, wake: &mut Vec<ReqPtr>) -> bool {
+        let Some((f, s)) = self.fast_of(h) else {
+            unreachable!("a fast hold without its slot")
+        };
+        if f.upgrade_bits(s, a.agent) {
+            return true;
+        }
+        self.after_fast_release(self.bucket(h), a.counters, id.words(), Mode::IX, wake);
+        false
+    }
+
     /// As [`Table::release_fast_hold`](super::Table::release_fast_hold).
     #[inline]
     pub(crate) fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, mode: Mode, wake: &mut Vec<ReqPtr>) {

@@ -386,6 +386,19 @@ impl Table {
         }
     }
 
+    /// Converts agent `a`'s fast IS hold `h` of `id` to IX in place
+    /// (`Fast::upgrade`) without reading its node; `false` (with the
+    /// wake-up duty done) if a strong request is counted, and the caller
+    /// converts as for any request.
+    #[inline]
+    pub(crate) fn upgrade_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, wake: &mut Vec<ReqPtr>) -> bool {
+        match self {
+            Table::Latched(t) => t.upgrade_fast_hold(a, id, h, wake),
+            Table::LatchFree(t) => t.upgrade_fast_hold(a, id, h, wake),
+            Table::Global(_) | Table::Server(_) => unreachable!("a fast hold of a table without a fast path"),
+        }
+    }
+
     /// Fills `r`, a node of the owner of a fast hold of `id` in `mode`
     /// taken without one, as the fast path fills the node of one taken
     /// with one, so that every other operation on the hold (a conversion)
