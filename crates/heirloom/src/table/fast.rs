@@ -172,6 +172,18 @@ pub(crate) fn eligible(id: LockId) -> bool {
     matches!(id.level(), Level::Database | Level::Table) && id.transaction_of().is_none()
 }
 
+/// Fills `q` as the node of a fast hold of the lock with `words` in
+/// `mode`: what the operations that read a fast hold's node (release,
+/// conversion) expect of it.
+#[inline]
+pub(crate) fn fill_node(q: &Request, words: (u64, u64), mode: Mode) {
+    q.key.store(words.0, Ordering::Relaxed);
+    q.hi.store(words.1, Ordering::Relaxed);
+    q.mode.store(mode as u8, Ordering::Relaxed);
+    q.want.store(mode as u8, Ordering::Relaxed);
+    q.status.store(crate::request::GRANTED, Ordering::Relaxed);
+}
+
 struct Meta {
     state: AtomicU8,
     key: AtomicU64,

@@ -64,7 +64,7 @@ use crate::monitor::{LockInfo, describe};
 
 use crate::nodes::Nodes;
 use crate::queue::{Blocker, Cancel, Outcome, Outside, Queue};
-use crate::request::{GRANTED, INHERITED, ReqPtr};
+use crate::request::{INHERITED, ReqPtr, Request};
 use crate::stats::AgentCounters;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Ordering, fence};
 
@@ -225,7 +225,7 @@ impl Latched {
     }
 
     /// As [`Table::try_fast_hold`](super::Table::try_fast_hold).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn try_fast_hold(
         &self,
         a: Caller<'_>,
@@ -261,7 +261,7 @@ impl Latched {
     }
 
     /// As [`Table::release_fast_hold`](super::Table::release_fast_hold).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, mode: Mode, wake: &mut Vec<ReqPtr>) {
         let (Some(s), Some(f)) = (fast_slot(h), self.fast.as_deref()) else {
             unreachable!("a fast hold without its slot")
@@ -363,30 +363,19 @@ impl Latched {
         mode: Mode,
         wake: &mut Vec<ReqPtr>,
     ) -> Option<HeadRef> {
-        let f = self.fast.as_deref()?;
         if !(fast::eligible(id) && fast::is_fast(mode)) {
             return None;
         }
-        let words = id.words();
-        let s = f.slot(words, true)?;
         // SAFETY: the caller's own live request (`Table::acquire`'s contract).
         let q = unsafe { r.get() };
         let (txn, ts) = (q.txn.load(Ordering::Relaxed), q.ts.load(Ordering::Relaxed));
-        match f.acquire(s, q.agent, txn, ts, mode) {
-            Ok(()) => {
-                q.key.store(words.0, Ordering::Relaxed);
-                q.hi.store(words.1, Ordering::Relaxed);
-                q.mode.store(mode as u8, Ordering::Relaxed);
-                q.want.store(mode as u8, Ordering::Relaxed);
-                q.status.store(GRANTED, Ordering::Relaxed);
-                Some(fast_handle(s))
-            }
-            Err(true) => {
-                self.fast_wake(c, id, wake);
-                None
-            }
-            Err(false) => None,
-        }
+        let a = Caller {
+            counters: c,
+            agent: q.agent,
+        };
+        let h = self.try_fast_hold(a, id, mode, txn, ts, wake)?;
+        fast::fill_node(q, id.words(), mode);
+        Some(h)
     }
 
     /// After a fast hold of `id` was given up (or a fast request took its
@@ -558,17 +547,23 @@ impl Latched {
     #[inline]
     pub(crate) unsafe fn release(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
         match (fast_slot(h), self.fast.as_deref()) {
-            (Some(s), Some(f)) => {
-                // SAFETY: the caller's own live request (the contract).
-                let q = unsafe { r.get() };
-                if f.release(s, q.agent, q.mode()) {
-                    let id = LockId::from_words(q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
-                    self.fast_wake(c, id, wake);
-                }
-            }
+            // SAFETY: the caller's own live request (the contract).
+            (Some(_), Some(_)) => self.release_fast_node(c, h, unsafe { r.get() }, wake),
             // SAFETY: a handle of this table and its request (the contract).
             _ => unsafe { self.update(c, h, wake, |q, w| q.release(r, w)) },
         }
+    }
+
+    /// Releases the fast hold `h` whose node is `q` (a hold taken with a
+    /// node; `lock`'s own are released by `release_fast_hold`).
+    #[cold]
+    fn release_fast_node(&self, c: &AgentCounters, h: HeadRef, q: &Request, wake: &mut Vec<ReqPtr>) {
+        let id = LockId::from_words(q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
+        let a = Caller {
+            counters: c,
+            agent: q.agent,
+        };
+        self.release_fast_hold(a, id, h, q.mode(), wake);
     }
 
     /// Converts the granted `r` (a request for `id`) to `to`: in place, or

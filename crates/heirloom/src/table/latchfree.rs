@@ -451,7 +451,7 @@ impl LatchFree {
     }
 
     /// As [`Table::try_fast_hold`](super::Table::try_fast_hold).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn try_fast_hold(
         &self,
         a: Caller<'_>,
@@ -490,7 +490,7 @@ impl LatchFree {
     }
 
     /// As [`Table::release_fast_hold`](super::Table::release_fast_hold).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, mode: Mode, wake: &mut Vec<ReqPtr>) {
         let Some((f, s)) = self.fast_of(h) else {
             unreachable!("a fast hold without its slot")
@@ -679,11 +679,7 @@ impl LatchFree {
                 let (txn, ts) = (q.txn.load(Ordering::Relaxed), q.ts.load(Ordering::Relaxed));
                 match f.acquire(s, q.agent, txn, ts, mode) {
                     Ok(()) => {
-                        q.key.store(words.0, Ordering::Relaxed);
-                        q.hi.store(words.1, Ordering::Relaxed);
-                        q.mode.store(mode as u8, Ordering::Relaxed);
-                        q.want.store(mode as u8, Ordering::Relaxed);
-                        q.status.store(GRANTED, Ordering::Relaxed);
+                        fast::fill_node(q, words, mode);
                         // Linked nowhere: its agent reuses it at once.
                         q.recycle.store(NEVER_LINKED, Ordering::Relaxed);
                         return (Outcome::Granted, handle(bi, Some(s), H_FAST));
@@ -919,18 +915,17 @@ impl LatchFree {
         }
     }
 
-    /// Gives up the fast hold `q` (see `fast.rs`).
-    #[inline]
+    /// Gives up the fast hold `q` (see `fast.rs`): one taken with a node
+    /// (`lock`'s own are released by `release_fast_hold`).
+    #[cold]
     fn release_fast(&self, c: &AgentCounters, h: HeadRef, q: &Request, wake: &mut Vec<ReqPtr>) {
-        let Some((f, s)) = self.fast_of(h) else {
-            unreachable!("a fast hold without its slot")
-        };
         q.status.store(OBSOLETE, Ordering::Relaxed);
-        let mode = q.mode();
-        if f.release(s, q.agent, mode) {
-            let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
-            self.after_fast_release(self.bucket(h), c, words, mode, wake);
-        }
+        let id = LockId::from_words(q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
+        let a = Caller {
+            counters: c,
+            agent: q.agent,
+        };
+        self.release_fast_hold(a, id, h, q.mode(), wake);
     }
 
     /// Grants the waiting `w` (CAS, so that a grant by a releaser, by the

@@ -358,7 +358,7 @@ impl Table {
     /// the fast hold's handle, or `None` if it cannot be granted so now
     /// (the caller then makes a request). Only for a table with
     /// [`Table::fast`].
-    #[inline]
+    #[inline(always)]
     pub(crate) fn try_fast_hold(
         &self,
         a: Caller<'_>,
@@ -377,7 +377,7 @@ impl Table {
 
     /// Releases agent `a`'s fast hold `h` of `id` in `mode` without reading
     /// its node (which it may not have, see [`Table::try_fast_hold`]).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, mode: Mode, wake: &mut Vec<ReqPtr>) {
         match self {
             Table::Latched(t) => t.release_fast_hold(a, id, h, mode, wake),
@@ -409,12 +409,7 @@ impl Table {
     pub(crate) unsafe fn materialize_fast(&self, id: LockId, mode: Mode, r: ReqPtr) {
         // SAFETY: the caller's own node (this function's contract).
         let q = unsafe { r.get() };
-        let words = id.words();
-        q.key.store(words.0, Ordering::Relaxed);
-        q.hi.store(words.1, Ordering::Relaxed);
-        q.mode.store(mode as u8, Ordering::Relaxed);
-        q.want.store(mode as u8, Ordering::Relaxed);
-        q.status.store(crate::request::GRANTED, Ordering::Relaxed);
+        fast::fill_node(q, id.words(), mode);
         if let Table::LatchFree(_) = self {
             // Linked nowhere: its agent reuses it at once.
             q.recycle.store(crate::request::NEVER_LINKED, Ordering::Relaxed);
