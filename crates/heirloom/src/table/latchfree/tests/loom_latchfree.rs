@@ -486,3 +486,132 @@ fn a_fast_upgrade_never_overlaps_a_strong_request() {
         orphan(&linked);
     });
 }
+
+/// No live request is left in the list once every transaction is gone:
+/// nothing in a snapshot, and every request still linked is OBSOLETE (one
+/// released behind another stays marked until the next append's walk).
+fn assert_no_live_request(t: &LatchFree) {
+    let mut snap = Vec::new();
+    t.snapshot(0, &mut snap);
+    assert!(snap.is_empty(), "a lock left behind: {snap:?}");
+    let c = AgentCounters::default();
+    let g = epoch::pin();
+    LatchFree::walk(&t.buckets[0], &c, &g, |n| {
+        if let Some((_, x)) = n {
+            assert_eq!(x.status.load(Ordering::Acquire), OBSOLETE, "a live request left behind");
+        }
+        Visit::Next
+    });
+}
+
+/// The list is empty: no request is left in it at all.
+fn assert_empty(t: &LatchFree) {
+    let g = epoch::pin();
+    assert!(
+        t.buckets[0].head.load(Ordering::Acquire, &g).is_null(),
+        "a request left in the list"
+    );
+}
+
+/// The only request of a list leaves (marked, then unlinked from the head
+/// by its owner) while another transaction appends to the list it empties
+/// (one CAS of the head from null, unpinned, or a walk and a CAS at the
+/// end), waits if it came first, and leaves in turn: never both held, the
+/// appender is always granted, and once one more request came and went the
+/// list is empty.
+#[test]
+fn an_append_racing_with_the_last_release_keeps_the_list_whole() {
+    loom::model(|| {
+        let t = Arc::new(LatchFree::new(1, false));
+        let id = LockId::row(T, 3);
+        let (h, w) = (request(1), request(2));
+        let c = AgentCounters::default();
+        let (out, _) = acquire(&t, &c, id, h, Mode::X, true);
+        assert!(matches!(out, Outcome::Granted));
+        let appender = {
+            let t = t.clone();
+            loom::thread::spawn(move || {
+                let c = AgentCounters::default();
+                let (out, _) = acquire(&t, &c, id, w, Mode::X, true);
+                if matches!(out, Outcome::Waiting) {
+                    wait_granted(w);
+                }
+                assert_eq!(
+                    node(&h).status.load(Ordering::Acquire),
+                    OBSOLETE,
+                    "granted while the holder holds"
+                );
+                let mut wake = Vec::new();
+                release(&t, &c, w, &mut wake);
+                assert!(wake.is_empty());
+            })
+        };
+        let mut wake = Vec::new();
+        release(&t, &c, h, &mut wake);
+        appender.join().unwrap();
+        assert!(wake.is_empty() || wake == [w]);
+        assert_no_live_request(&t);
+        // A request released while another was still ahead of it stays
+        // marked at the end; the next append's walk takes it out.
+        let n = request(3);
+        let (out, _) = acquire(&t, &c, id, n, Mode::X, true);
+        assert!(matches!(out, Outcome::Granted));
+        release(&t, &c, n, &mut wake);
+        assert_empty(&t);
+        drop(t);
+        hand_over_retired();
+        orphan(&[h, w, n]);
+    });
+}
+
+/// An X request appends behind an S holder while an S request appends
+/// too, before or after it (a CAS at the end that fails because the other
+/// appended first walks again): the later of the two never passes the
+/// earlier, so they are granted in turn, never together, and the list ends
+/// with no live request.
+#[test]
+fn a_later_request_never_passes_an_incompatible_one_ahead() {
+    loom::model(|| {
+        let t = Arc::new(LatchFree::new(1, false));
+        let id = LockId::row(T, 5);
+        let (h, x, s) = (request(1), request(2), request(3));
+        let (x_held, s_held) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+        let c = AgentCounters::default();
+        let (out, _) = acquire(&t, &c, id, h, Mode::S, true);
+        assert!(matches!(out, Outcome::Granted));
+        let writer = {
+            let (t, x_held, s_held) = (t.clone(), x_held.clone(), s_held.clone());
+            loom::thread::spawn(move || {
+                let c = AgentCounters::default();
+                let (out, _) = acquire(&t, &c, id, x, Mode::X, true);
+                if matches!(out, Outcome::Waiting) {
+                    wait_granted(x);
+                }
+                x_held.store(true, Ordering::SeqCst);
+                assert_eq!(node(&h).status.load(Ordering::Acquire), OBSOLETE, "X granted beside S");
+                assert!(!s_held.load(Ordering::SeqCst), "X granted beside S");
+                x_held.store(false, Ordering::SeqCst);
+                let mut wake = Vec::new();
+                release(&t, &c, x, &mut wake);
+            })
+        };
+        let (out, _) = acquire(&t, &c, id, s, Mode::S, true);
+        let mut wake = Vec::new();
+        if matches!(out, Outcome::Granted) {
+            s_held.store(true, Ordering::SeqCst);
+        }
+        release(&t, &c, h, &mut wake);
+        if matches!(out, Outcome::Waiting) {
+            wait_granted(s);
+            s_held.store(true, Ordering::SeqCst);
+        }
+        assert!(!x_held.load(Ordering::SeqCst), "S granted beside X");
+        s_held.store(false, Ordering::SeqCst);
+        release(&t, &c, s, &mut wake);
+        writer.join().unwrap();
+        assert_no_live_request(&t);
+        drop(t);
+        hand_over_retired();
+        orphan(&[h, x, s]);
+    });
+}
