@@ -233,6 +233,18 @@ fn same_lock(n: &Request, (key, hi): (u64, u64)) -> bool {
     n.key.load(Ordering::Relaxed) == key && n.hi.load(Ordering::Relaxed) == hi
 }
 
+/// Fills the request `q` for the lock of `words` in `mode`, last in its
+/// list: its fields before the CAS that links it publishes them (the
+/// caller sets its status).
+#[inline(always)]
+fn fill(q: &Request, words: (u64, u64), mode: Mode) {
+    q.key.store(words.0, Ordering::Relaxed);
+    q.hi.store(words.1, Ordering::Relaxed);
+    q.mode.store(mode as u8, Ordering::Relaxed);
+    q.want.store(mode as u8, Ordering::Relaxed);
+    q.next.store(Shared::null(), Ordering::Relaxed);
+}
+
 /// Is the request `n` (of another transaction, same lock) in the way of
 /// `mode`? An INHERITED request in the way is invalidated (and marked for
 /// unlinking) instead; if its owner reclaimed it first it is in the way.
@@ -708,11 +720,7 @@ impl LatchFree {
             // never dereferenced.
             let unprotected = unsafe { epoch::unprotected() };
             if b.head.load(Ordering::Relaxed, unprotected).is_null() {
-                q.key.store(words.0, Ordering::Relaxed);
-                q.hi.store(words.1, Ordering::Relaxed);
-                q.mode.store(mode as u8, Ordering::Relaxed);
-                q.want.store(mode as u8, Ordering::Relaxed);
-                q.next.store(Shared::null(), Ordering::Relaxed);
+                fill(q, words, mode);
                 q.status.store(GRANTED, Ordering::Relaxed);
                 // AcqRel: Release publishes the node's fields to walkers;
                 // Acquire pairs with the unlink that emptied the bucket
@@ -734,11 +742,7 @@ impl LatchFree {
         // instruction then does not wait for those stores (the node's line
         // is often cold after its grace period), which drain during the walk.
         let g = epoch::pin();
-        q.key.store(words.0, Ordering::Relaxed);
-        q.hi.store(words.1, Ordering::Relaxed);
-        q.mode.store(mode as u8, Ordering::Relaxed);
-        q.want.store(mode as u8, Ordering::Relaxed);
-        q.next.store(Shared::null(), Ordering::Relaxed);
+        fill(q, words, mode);
         let me = q.txn.load(Ordering::Relaxed);
         let new = Shared::from(r.as_ptr());
         let mut hot = false;
