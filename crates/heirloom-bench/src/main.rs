@@ -85,7 +85,8 @@ struct BenchArgs {
     /// Worker thread counts.
     #[arg(long, value_delimiter = ',', default_value = "1,2,8")]
     threads: Vec<String>,
-    /// Lock table kinds: global, latched, latchfree, server (one lock-server
+    /// Lock table kinds: global, latched, latchfree, latchfree-swap (the
+    /// latch-free lists appended by one swap of a tail), server (one lock-server
     /// thread), server:N (N partitions, a thread each), or none (no locking
     /// at all, the ceiling: one thread, or a mix that only reads).
     #[arg(long = "table", value_delimiter = ',', default_value = "latched")]

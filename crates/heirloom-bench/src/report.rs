@@ -500,12 +500,14 @@ fn draw<DB: DrawingBackend>(
     Ok(())
 }
 
-/// For every run on the latch-free table with a `latched` run of the same
-/// SLI setting, policy and thread count: the throughput ratio and what each
-/// pays for contention on the table's own state per transaction.
+/// For every run on a latch-free table (either append) with a `latched`
+/// run of the same SLI setting, policy and thread count: the throughput
+/// ratio and what each pays for contention on the table's own state per
+/// transaction.
 pub fn table_summary(runs: &[RunResult]) -> Vec<String> {
     let mut out = Vec::new();
-    for free in runs.iter().filter(|r| r.table == TableKind::LatchFree.name()) {
+    let latch_free = [TableKind::LatchFree.name(), TableKind::LatchFreeSwap.name()];
+    for free in runs.iter().filter(|r| latch_free.contains(&r.table.as_str())) {
         if let Some(latched) = runs.iter().find(|r| {
             r.table == TableKind::Latched.name()
                 && r.sli == free.sli
@@ -515,13 +517,15 @@ pub fn table_summary(runs: &[RunResult]) -> Vec<String> {
                 && r.threads == free.threads
         }) {
             out.push(format!(
-                "{} threads, SLI {}, {}: latchfree/latched throughput {:.2}x; contended latches per txn {:.3} (latched) vs CAS retries per txn {:.3} (latchfree)",
+                "{} threads, SLI {}, {}: {}/latched throughput {:.2}x; contended latches per txn {:.3} (latched) vs CAS retries per txn {:.3} ({})",
                 free.threads,
                 free.sli_label(),
                 free.policy,
+                free.table,
                 free.tps / latched.tps.max(1e-9),
                 latched.per_txn.latch_contended,
                 free.per_txn.cas_retries,
+                free.table,
             ));
         }
     }

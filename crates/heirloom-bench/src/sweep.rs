@@ -403,7 +403,10 @@ fn sli_settings(spec: &Spec, table: TableKind) -> Vec<(bool, u32, bool)> {
     if table == TableKind::None {
         return vec![(false, 0, true)];
     }
-    let fast: &[bool] = if matches!(table, TableKind::Latched | TableKind::LatchFree) {
+    let fast: &[bool] = if matches!(
+        table,
+        TableKind::Latched | TableKind::LatchFree | TableKind::LatchFreeSwap
+    ) {
         &spec.fast_path
     } else {
         &[true]

@@ -314,6 +314,15 @@ impl Nodes {
         }
     }
 
+    /// [`Nodes::give_back`] of a refused request's node (out of line: the
+    /// lock path that may be refused stays small enough to inline). Never
+    /// linked, or (the latch-free table with the swap append) withdrawn.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn give_back_refused(&mut self, r: ReqPtr) {
+        self.give_back(r);
+    }
+
     /// Puts back a node taken with [`Nodes::take`] that was never linked
     /// (a refused request, a spare of a batch): reusable at once.
     #[inline]

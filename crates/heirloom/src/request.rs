@@ -31,6 +31,11 @@ pub(crate) const INVALID: u8 = 5;
 /// `status` (latch-free table only): released or cancelled; the request
 /// stays in its bucket's list until somebody unlinks it.
 pub(crate) const OBSOLETE: u8 = 6;
+/// `status` (the latch-free table with the swap append only): appended by
+/// its requester, which is still reading what is ahead of it; in the way of
+/// later requests as a granted one is, and moved on only by its owner (to
+/// GRANTED, WAITING or, when refused, OBSOLETE).
+pub(crate) const ACTIVE: u8 = 7;
 
 /// `recycle`: lent to a lock table or in its agent's hands.
 pub(crate) const IN_USE: u8 = 0;
@@ -69,9 +74,12 @@ pub(crate) const NEVER_LINKED: u8 = 4;
 // see `inherit.rs` and its loom model.
 //
 // The latch-free table (`table/latchfree.rs`) has no latch and its own
-// table: GRANTED there also means "linked, still checking" (ACTIVE in the
-// paper), WAITING -> GRANTED is a CAS by the waiter or by any releaser that
-// finds it clear, and a released or cancelled request becomes OBSOLETE.
+// table. With the CAS append GRANTED also means "linked, still checking"
+// (ACTIVE in the paper); with the swap append a request is appended ACTIVE
+// and its owner moves it to GRANTED or WAITING (or OBSOLETE if it is
+// refused). WAITING -> GRANTED is a CAS by the waiter or by any releaser
+// that finds it clear, and a released or cancelled request becomes
+// OBSOLETE.
 
 /// One request. See the module docs for which latch guards what.
 ///

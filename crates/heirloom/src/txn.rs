@@ -896,8 +896,9 @@ impl<'a> Transaction<'a> {
                     });
                 }
                 Outcome::Refused(b) => {
-                    // Not linked: back to the pool, and asked again below.
-                    self.agent.nodes.put(it.req);
+                    // Not left linked (the swap-append table withdrew it):
+                    // given back, and asked again below.
+                    self.agent.nodes.give_back_refused(it.req);
                     first_refused.get_or_insert(b);
                     it.out = Outcome::Waiting; // marks it for the second pass
                 }
@@ -1205,7 +1206,7 @@ impl<'a> Transaction<'a> {
     /// Links a new request of this transaction for `id` in `mode` and waits
     /// for it under the conflict policy. On error nothing is linked any more
     /// (a refused request never was; a failed wait was cancelled).
-    #[inline]
+    #[inline(always)]
     fn link(&mut self, id: LockId, mode: Mode) -> Result<(ReqPtr, HeadRef), LockError> {
         let may_wait = self.may_wait();
         let a = &mut *self.agent;
@@ -1236,8 +1237,9 @@ impl<'a> Transaction<'a> {
                 }
             }
             Outcome::Refused(b) => {
-                // Not linked: straight back to the pool.
-                a.nodes.put(r);
+                // Not left linked (the swap-append table withdrew it; see
+                // `Table::acquire`): given back.
+                a.nodes.give_back_refused(r);
                 return Err(self.refused(id, mode, b.txn));
             }
             Outcome::Waiting => {

@@ -29,7 +29,10 @@ fn manager(kind: TableKind, policy: ConflictPolicy, sli: Inheritance) -> LockMan
 /// Whether the table passes a reclaimed lock on again at commit without a
 /// table operation (`Table::reinherit`).
 fn reinherits_without_table(kind: TableKind) -> bool {
-    matches!(kind, TableKind::Latched | TableKind::LatchFree)
+    matches!(
+        kind,
+        TableKind::Latched | TableKind::LatchFree | TableKind::LatchFreeSwap
+    )
 }
 
 fn policies() -> Vec<ConflictPolicy> {
@@ -366,7 +369,7 @@ fn inheritance_does_not_create_the_figure_4_deadlock() {
             assert_eq!(s.deadlocks + s.timeouts, 0, "{kind:?} {policy:?}: {s:?}");
             // The latch-free table does not pass on S counted in its fast
             // path's word (see `tests/fast_path.rs`): nothing to invalidate.
-            let passed = !(fast && kind == TableKind::LatchFree);
+            let passed = !(fast && matches!(kind, TableKind::LatchFree | TableKind::LatchFreeSwap));
             assert_eq!(
                 s.inherited_invalidated,
                 u64::from(passed),

@@ -307,6 +307,11 @@ proptest! {
     }
 
     #[test]
+    fn latchfree_swap_table_matches_the_model(ops in prop::collection::vec(op(), 1..60)) {
+        check(TableKind::LatchFreeSwap, &ops)?;
+    }
+
+    #[test]
     fn server_table_matches_the_model(ops in prop::collection::vec(op(), 1..60)) {
         check(TableKind::Server { partitions: 2 }, &ops)?;
     }

@@ -31,7 +31,14 @@ fn run(agent: &mut heirloom::Agent, from: u64, n: u64) {
 
 #[test]
 fn a_held_epoch_does_not_grow_the_pool_without_bound() {
-    let lm = LockManager::builder().table(TableKind::LatchFree).build();
+    // Both latch-free tables: the CAS append and the swap append.
+    for kind in [TableKind::LatchFree, TableKind::LatchFreeSwap] {
+        held_epoch(kind);
+    }
+}
+
+fn held_epoch(kind: TableKind) {
+    let lm = LockManager::builder().table(kind).build();
     let mut agent = lm.agent();
     run(&mut agent, 0, 1_000);
     let warm = agent.stats();
@@ -63,10 +70,10 @@ fn a_held_epoch_does_not_grow_the_pool_without_bound() {
     done.store(true, Ordering::Release);
     holder.join().expect("holder");
     let stalled = agent.stats().since(&warm);
-    assert!(stalled.reclaim_helps > 0, "the agent never helped: {stalled:?}");
+    assert!(stalled.reclaim_helps > 0, "{kind}: the agent never helped: {stalled:?}");
     assert!(
         stalled.nodes_allocated < 2 * CAP,
-        "{} nodes allocated over {} transactions while the epoch was held (bound {})",
+        "{kind}: {} nodes allocated over {} transactions while the epoch was held (bound {})",
         stalled.nodes_allocated,
         4 * CAP,
         2 * CAP
@@ -78,10 +85,10 @@ fn a_held_epoch_does_not_grow_the_pool_without_bound() {
     let after = agent.stats().since(&before);
     assert!(
         after.nodes_allocated < CAP,
-        "{} nodes allocated over {} transactions with the epoch free",
+        "{kind}: {} nodes allocated over {} transactions with the epoch free",
         after.nodes_allocated,
         4 * CAP
     );
     drop(agent);
-    assert!(lm.snapshot().is_empty(), "a lock was left behind");
+    assert!(lm.snapshot().is_empty(), "{kind}: a lock was left behind");
 }

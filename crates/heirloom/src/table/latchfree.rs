@@ -35,6 +35,29 @@
 //! none is in the way any more, it grants itself (CAS WAITING -> GRANTED);
 //! otherwise its owner parks.
 //!
+//! ## The swap append (`TableKind::LatchFreeSwap`, `LatchFree<true>`)
+//!
+//! The multicore slides' insert: a request is appended by one swap of the
+//! bucket's `tail`, never walking first and never retrying, as ACTIVE (in
+//! the way of later requests as a granted one is). It links behind the
+//! request it swapped out with a CAS that keeps that request's mark
+//! (`link`), so a release racing with the link still learns whether
+//! anything is behind it; first in an empty list, it stores the head. Then
+//! it reads what is ahead of it (the walk waits at a node whose successor's
+//! link is still on its way, `wait_link`) and becomes GRANTED or, counted in
+//! `waiting` first, WAITING, followed by the read-after-write step below.
+//! Refused, it becomes OBSOLETE and is withdrawn with a release's wake-up
+//! duty (a later request may have found it ACTIVE and waited), so its node
+//! goes back through the collector. A marked request is unlinked only once
+//! a successor is linked behind it, and the only request of a list leaves
+//! by a CAS of the head and then of the tail (`take_out`): the next
+//! appender to the empty list is then the head's only writer. Everything
+//! else (release, inheritance, the fast path, reclamation) is the CAS
+//! append's. Every append writes the bucket's tail line, which the CAS
+//! append does not (it writes only the last request's `next`): on one hot
+//! lock under contention this table is slower (the crate README has the
+//! figures), so `LatchFree` keeps the CAS append.
+//!
 //! ## Release (`release`) and the wake-up that is never lost
 //!
 //! Store OBSOLETE and mark the request (below); if a request was linked
@@ -150,7 +173,7 @@ use crate::monitor::{LockInfo, Waiter, add_holder, info_of};
 use crate::nodes::Nodes;
 use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::{
-    GRANTED, INHERITED, NEVER_LINKED, OBSOLETE, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr, Request, WAITING,
+    ACTIVE, GRANTED, INHERITED, NEVER_LINKED, OBSOLETE, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr, Request, WAITING,
 };
 use crate::stats::AgentCounters;
 use crate::sync::{AtomicU32, AtomicU64, Ordering, fence};
@@ -181,8 +204,14 @@ fn slot_of(h: HeadRef) -> Option<usize> {
     }
 }
 
+/// One list. `repr(C)` so that `tail` lies on the second 64-byte line of
+/// the bucket's 128 bytes (`CachePadded`): the swap append writes it on
+/// every acquisition, away from the head that every walk reads. The CAS
+/// append never touches it.
+#[repr(C)]
 struct Bucket {
-    /// The first request of the list.
+    /// The first request of the list (swap append: null while it is empty,
+    /// and for a moment after an append to an empty list swapped the tail).
     head: epoch::Atomic<Request>,
     /// WAITING requests in this bucket (read by releasers after their fence).
     waiting: AtomicU32,
@@ -191,6 +220,11 @@ struct Bucket {
     /// if its i-th most recent acquisition met another transaction's request
     /// on it or retried a CAS). See the module docs.
     heat: AtomicU64,
+    _line: [u8; 64 - 24],
+    /// Swap append only: the last request appended (null: the list is
+    /// empty). An append swaps it, then links behind the request it
+    /// swapped out (`link`).
+    tail: epoch::Atomic<Request>,
 }
 
 /// What a walk's visitor wants next.
@@ -199,7 +233,10 @@ enum Visit {
     Stop,
 }
 
-pub(crate) struct LatchFree {
+/// The table; `SWAP` selects the append (see the module docs): false, a
+/// walk and a CAS at the end (`TableKind::LatchFree`); true, one swap of
+/// the bucket's tail (`TableKind::LatchFreeSwap`).
+pub(crate) struct LatchFree<const SWAP: bool = false> {
     buckets: Box<[CachePadded<Bucket>]>,
     mask: u64,
     /// The intention-lock fast path (`fast.rs`), when on.
@@ -253,7 +290,7 @@ fn in_way(n: &Request, mode: Mode, g: &Guard) -> bool {
     // Acquire: pairs with the Release stores and CASes of `status`, so that a
     // reclaimed request's new owner fields are visible (blockers).
     match n.status.load(Ordering::Acquire) {
-        GRANTED | WAITING => !mode.compatible(n.mode()),
+        GRANTED | WAITING | ACTIVE => !mode.compatible(n.mode()),
         INHERITED if !mode.compatible(n.mode()) => {
             if inherit::invalidate(n) {
                 // Marking touches the node after INVALID, which its owner
@@ -291,7 +328,7 @@ fn in_way(n: &Request, mode: Mode, g: &Guard) -> bool {
 #[inline]
 fn shut_out_by_own(x: &Request, own: Mode) -> bool {
     // Acquire: as in `in_way`.
-    own != Mode::NL && x.status.load(Ordering::Acquire) == WAITING && !own.compatible(x.mode())
+    own != Mode::NL && matches!(x.status.load(Ordering::Acquire), WAITING | ACTIVE) && !own.compatible(x.mode())
 }
 
 /// Notes the walker's own request `x` in `own` if it is granted.
@@ -302,12 +339,83 @@ fn note_own(x: &Request, own: &mut Mode) {
     }
 }
 
-/// Marks `n` logically deleted (from now on any walk may unlink it, and
-/// nobody can link behind it), and answers whether a request was linked
-/// behind it.
+#[cfg(not(heirloom_loom))]
+const _: () = assert!(
+    std::mem::offset_of!(Bucket, tail) == 64,
+    "the tail on the bucket's second line"
+);
+
+/// Marks `n` logically deleted, and answers whether a request was linked
+/// behind it. CAS append: from now on any walk may unlink it, and nobody
+/// can link behind it. Swap append: a walk unlinks it as soon as a request
+/// is linked behind it; if none was, nobody waits for `n` (a request
+/// waits only for those ahead of it), and whoever swapped `n` out of the
+/// tail links behind it later, reading the mark, and through it `n`'s
+/// OBSOLETE (`link`).
 #[inline]
 fn mark(n: &Request, g: &Guard) -> bool {
     !n.next.fetch_or(MARK, Ordering::AcqRel, g).with_tag(0).is_null()
+}
+
+/// Swap append: links `new` behind `old`, the tail that the append of `new`
+/// swapped out. `old` is alive: a request is unlinked only with a
+/// successor linked behind it, or by its owner's CAS of the tail from it
+/// (`take_out`), and neither can happen to `old` before this link. Its
+/// `next` is null, maybe marked (released meanwhile), and nobody else
+/// writes it before the link: at most two rounds, and the mark stays.
+#[inline]
+fn link(old: Shared<'_, Request>, new: Shared<'_, Request>, g: &Guard) {
+    // SAFETY: alive, see above.
+    let o = unsafe { old.deref() };
+    let mut cur = Shared::null();
+    // Release: publishes `new`'s fields to walkers. Acquire: on a marked
+    // `next`, pairs with the mark (AcqRel), so the release that marked it
+    // happens before our walk (and a CAS continues the mark's release
+    // sequence for walkers that read our link).
+    while let Err(e) = o
+        .next
+        .compare_exchange(cur, new.with_tag(cur.tag()), Ordering::AcqRel, Ordering::Acquire, g)
+    {
+        cur = e.current;
+    }
+}
+
+/// Swap append: a walk found the link behind `n` on its way. Waits for it
+/// a little, then gives up the processor once; `Some`: the successor,
+/// linked meanwhile; `None`: the walk looks again from the head.
+#[cold]
+fn wait_link<'g>(n: &Request, c: &AgentCounters, g: &'g Guard, pauses: &mut u32) -> Option<Shared<'g, Request>> {
+    c.cas_retries.bump();
+    if !cfg!(heirloom_loom) && *pauses < 4 {
+        for _ in 0..(32u32 << *pauses) {
+            std::hint::spin_loop();
+            // Acquire: as a walk's.
+            let next = n.next.load(Ordering::Acquire, g).with_tag(0);
+            if !next.is_null() {
+                return Some(next);
+            }
+        }
+    }
+    *pauses += 1;
+    crate::sync::yield_now();
+    let next = n.next.load(Ordering::Acquire, g).with_tag(0);
+    (!next.is_null()).then_some(next)
+}
+
+/// Swap append: a walk found the head on its way (an empty list's appender
+/// swapped the tail and has not stored the head yet). Spins a little,
+/// then gives up the processor.
+#[cold]
+fn link_pending(c: &AgentCounters, pauses: &mut u32) {
+    c.cas_retries.bump();
+    if cfg!(heirloom_loom) || *pauses >= 4 {
+        crate::sync::yield_now();
+    } else {
+        for _ in 0..(16u32 << *pauses) {
+            std::hint::spin_loop();
+        }
+    }
+    *pauses += 1;
 }
 
 /// Requests this thread unlinked and has not yet handed to the collector,
@@ -428,7 +536,7 @@ unsafe fn returned(r: ReqPtr) {
     }
 }
 
-impl LatchFree {
+impl<const SWAP: bool> LatchFree<SWAP> {
     /// A table of `buckets` lists (rounded up to a power of two), with the
     /// intention-lock fast path if `fast_path` (see `fast.rs`; a fast
     /// hold is never passed on by inheritance, which needs a request of
@@ -442,6 +550,8 @@ impl LatchFree {
                         head: epoch::Atomic::null(),
                         waiting: AtomicU32::new(0),
                         heat: AtomicU64::new(0),
+                        _line: [0; 64 - 24],
+                        tail: epoch::Atomic::null(),
                     })
                 })
                 .collect(),
@@ -556,7 +666,8 @@ impl LatchFree {
     /// way, and calls `visit(Some(node))` for every unmarked one in order.
     /// When an unlink fails (the predecessor changed) it calls
     /// `visit(None)` and starts again from the head. Returns the `next` link
-    /// found null at the end, or `None` if the visitor stopped.
+    /// found null at the end (CAS append), or `None` if the visitor stopped
+    /// or the list is appended by swaps (`walk_swapped`).
     #[inline]
     fn walk<'g>(
         b: &'g Bucket,
@@ -564,6 +675,10 @@ impl LatchFree {
         g: &'g Guard,
         mut visit: impl FnMut(Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
     ) -> Option<&'g epoch::Atomic<Request>> {
+        if SWAP {
+            Self::walk_swapped(b, c, g, visit);
+            return None;
+        }
         'restart: loop {
             let mut pred = &b.head;
             // Acquire: pairs with the Release CAS that linked the node, so its
@@ -596,6 +711,87 @@ impl LatchFree {
                 }
                 pred = &node.next;
                 cur = next;
+            }
+        }
+    }
+
+    /// `walk` of a list appended by swaps: up to the tail. A node whose
+    /// `next` is null is not always the tail: its successor's appender may
+    /// have swapped the tail and not linked yet (the walk waits for that
+    /// link at the node, and looks again from the head if it is slow), or
+    /// the node may have left the list as its last. A marked request is
+    /// unlinked only once a successor is linked behind it (an appender may
+    /// be about to link behind it, `link`).
+    #[inline]
+    fn walk_swapped<'g>(
+        b: &'g Bucket,
+        c: &AgentCounters,
+        g: &'g Guard,
+        mut visit: impl FnMut(Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
+    ) {
+        let mut pauses = 0u32;
+        'restart: loop {
+            let mut pred = &b.head;
+            // Acquire: pairs with the Release store or CAS that linked the
+            // node, so its fields are visible.
+            let mut cur = pred.load(Ordering::Acquire, g);
+            if cur.is_null() {
+                // Empty, or the first appender's store of the head is on
+                // its way.
+                if b.tail.load(Ordering::Acquire, g).is_null() {
+                    return;
+                }
+                link_pending(c, &mut pauses);
+                visit(None);
+                continue 'restart;
+            }
+            loop {
+                // SAFETY: non-null, loaded from the list while `g` is pinned.
+                let node = unsafe { req(cur) };
+                let next = node.next.load(Ordering::Acquire, g);
+                let succ = next.with_tag(0);
+                if next.tag() == MARK {
+                    if !succ.is_null() {
+                        match pred.compare_exchange(cur, succ, Ordering::AcqRel, Ordering::Acquire, g) {
+                            Ok(_) => {
+                                retire(node, g);
+                                cur = succ;
+                                continue;
+                            }
+                            Err(_) => {
+                                c.cas_retries.bump();
+                                visit(None);
+                                continue 'restart;
+                            }
+                        }
+                    }
+                } else if let Visit::Stop = visit(Some((cur, node))) {
+                    return;
+                }
+                if succ.is_null() {
+                    // The end: the tail, or none (the list went empty and
+                    // `cur` is the last request, on its way out).
+                    // Acquire: as the head's.
+                    let tail = b.tail.load(Ordering::Acquire, g);
+                    if tail == cur || tail.is_null() {
+                        return;
+                    }
+                    // A link on its way behind `cur` (still readable: we
+                    // are pinned).
+                    match wait_link(node, c, g, &mut pauses) {
+                        Some(n) => {
+                            pred = &node.next;
+                            cur = n;
+                            continue;
+                        }
+                        None => {
+                            visit(None);
+                            continue 'restart;
+                        }
+                    }
+                }
+                pred = &node.next;
+                cur = succ;
             }
         }
     }
@@ -645,8 +841,9 @@ impl LatchFree {
         let (outcome, head) = unsafe { self.acquire(c, id, n, to, may_wait, wake) };
         match outcome {
             Outcome::Refused(_) => {
-                // Never linked: reusable at once.
-                nodes.put(n);
+                // Never linked (CAS append: reusable at once), or withdrawn
+                // (swap append: back once the collector returns it).
+                nodes.give_back(n);
                 Converting {
                     outcome,
                     req: r,
@@ -657,8 +854,10 @@ impl LatchFree {
         }
     }
 
-    /// Links `r` (owner and age already set) for `id` in `mode`. Refused
-    /// requests are not linked.
+    /// Links `r` (owner and age already set) for `id` in `mode`. A refused
+    /// request is not left linked: the CAS append never links it (and
+    /// marks it NEVER_LINKED), the swap append withdraws it (OBSOLETE,
+    /// taken out); either way its node goes back with `Nodes::give_back`.
     ///
     /// # Safety
     /// As [`Table::acquire`](super::Table::acquire).
@@ -710,6 +909,114 @@ impl LatchFree {
         // are in its way (strong requests only).
         let own_fast = fast_slot.map_or(Mode::NL, |(f, s)| f.own(s, q.agent));
         let fast_in_way = || flags == H_STRONG && fast_slot.is_some_and(|(f, s)| f.in_way(s, mode, q.agent));
+        if SWAP {
+            fill(q, words, mode);
+            q.status.store(ACTIVE, Ordering::Relaxed);
+            let new = Shared::from(r.as_ptr());
+            // SAFETY: the pointers loaded through this guard before the pin
+            // below are the swapped-out tail, which is dereferenced only by
+            // `link` (see there), and null checks.
+            let unprotected = unsafe { epoch::unprotected() };
+            // The append: one swap of the tail, which never fails. AcqRel:
+            // Release publishes the node's fields to the next appender,
+            // which reads them through its own swap; Acquire pairs with the
+            // release that emptied the list (its CAS of the tail, after its
+            // request went OBSOLETE), so the last holder's work happens
+            // before our grant.
+            let old = b.tail.swap(new, Ordering::AcqRel, unprotected);
+            if old.is_null() {
+                // First in an empty list: nothing linked is ahead. The head
+                // is null, and nobody else writes it until we do: the
+                // request that left the list last nulled the head before
+                // the tail (our swap read its CAS of the tail, so its CAS
+                // of the head happens before this store; see `take_out`).
+                // Release: publishes the node's fields to walkers (their
+                // Acquire loads of the head).
+                b.head.store(new, Ordering::Release);
+                if !fast_in_way() {
+                    // No pin: no other request was read.
+                    q.status.store(GRANTED, Ordering::Relaxed);
+                    self.note_heat(b, id, false);
+                    return (Outcome::Granted, h);
+                }
+            } else {
+                link(old, new, unprotected);
+            }
+            // Pinned after the link: `old` is alive until then (see
+            // `link`), and every other request is reached from the head.
+            let g = epoch::pin();
+            let me = q.txn.load(Ordering::Relaxed);
+            let mut hot = false;
+            loop {
+                // Read-after-write: every request ahead of ours is linked
+                // before it (a walk waits for links still on their way),
+                // and each is read after our request was published ACTIVE.
+                let mut first: Option<&Request> = None;
+                let mut shared = false;
+                let mut own = own_fast;
+                Self::walk_swapped(b, c, &g, |n| {
+                    match n {
+                        None => {
+                            first = None;
+                            shared = false;
+                            own = own_fast;
+                        }
+                        Some((n, _)) if n == new => return Visit::Stop,
+                        Some((_, x)) => {
+                            if same_lock(x, words) {
+                                if x.txn.load(Ordering::Relaxed) == me {
+                                    note_own(x, &mut own);
+                                } else if !shut_out_by_own(x, own) && in_way(x, mode, &g) {
+                                    first.get_or_insert(x);
+                                } else {
+                                    shared = true;
+                                }
+                            }
+                        }
+                    }
+                    Visit::Next
+                });
+                hot |= shared || first.is_some();
+                let blocked_fast = first.is_none() && fast_in_way();
+                if first.is_none() && !blocked_fast {
+                    self.note_heat(b, id, hot);
+                    // Relaxed: ACTIVE and GRANTED are alike to every other
+                    // request.
+                    q.status.store(GRANTED, Ordering::Relaxed);
+                    return (Outcome::Granted, h);
+                }
+                if may_wait {
+                    break;
+                }
+                let blocker = match first {
+                    Some(x) => Some(Blocker::of(x)),
+                    None => fast_slot.and_then(|(f, s)| f.blocker(s, mode, q.agent)),
+                };
+                // None: the holds in the way went (or were a fast request
+                // backing off): look again.
+                if let Some(blocker) = blocker {
+                    // Withdrawn: while ACTIVE it was in the way of later
+                    // requests, which may wait for it.
+                    q.status.store(OBSOLETE, Ordering::Release);
+                    if self.take_out(b, q) {
+                        self.after_release(b, c, q, wake);
+                    }
+                    self.note_heat(b, id, hot);
+                    self.uncount_strong(h);
+                    return (Outcome::Refused(blocker), h);
+                }
+            }
+            self.note_heat(b, id, hot);
+            // Counted before WAITING is published: a granter's decrement
+            // then follows our increment in the counter's modification
+            // order (its CAS reads our Release store), so the count never
+            // dips below the number of waiters (a releaser reading it after
+            // its fence could otherwise read a transient low and skip a
+            // waiter it must wake).
+            b.waiting.fetch_add(1, Ordering::Relaxed);
+            q.status.store(WAITING, Ordering::Release);
+            return self.settle_waiter(b, c, q, &g, h);
+        }
         // An empty bucket (most row locks' on a table of many rows): no
         // request of the lock is linked anywhere, so nothing is in the way,
         // and appending reads nothing but the head: one CAS from null, with
@@ -787,6 +1094,8 @@ impl LatchFree {
                 // backing off): look again.
                 if let Some(blocker) = blocker {
                     // Never counted: `may_wait` is false, so never WAITING.
+                    // Never linked: its agent reuses it at once.
+                    q.recycle.store(NEVER_LINKED, Ordering::Relaxed);
                     self.note_heat(b, id, hot);
                     self.uncount_strong(h);
                     return (Outcome::Refused(blocker), h);
@@ -824,12 +1133,21 @@ impl LatchFree {
         if !waiting {
             return (Outcome::Granted, h);
         }
+        self.settle_waiter(b, c, q, &g, h)
+    }
+
+    /// The read-after-write step of a request just linked as WAITING (and
+    /// counted in `waiting`): grants it if nothing ahead is in its way any
+    /// more.
+    #[inline]
+    fn settle_waiter(&self, b: &Bucket, c: &AgentCounters, q: &Request, g: &Guard, h: HeadRef) -> (Outcome, HeadRef) {
         // Read-after-write: a SeqCst fence between our count in `waiting`
-        // and the WAITING published by the CAS, and the re-reads of the
-        // requests ahead; pairs with the fence in `after_release` and
-        // `pass_on` (see the module docs).
+        // and the WAITING published (by the CAS that linked it, or the
+        // store after the swap append), and the re-reads of the requests
+        // ahead; pairs with the fence in `after_release` and `pass_on` (see
+        // the module docs).
         fence(Ordering::SeqCst);
-        if self.clear(b, c, q, &g) == Some(true) {
+        if self.clear(b, c, q, g) == Some(true) {
             // AcqRel as in `grant`. A failed CAS means a releaser granted it
             // first (only we cancel our own request).
             if q.status
@@ -993,6 +1311,68 @@ impl LatchFree {
         }
     }
 
+    /// Swap append: takes the caller's own OBSOLETE request `q` out of its
+    /// list, and answers whether a request was linked behind it (then the
+    /// caller owes the wake-up duty, `after_release`). The only request of
+    /// its list leaves by a CAS of the head and then of the tail from it:
+    /// nothing was ever appended behind it, so nobody waits for it, and
+    /// nothing is marked. Any other is marked and, if first with a
+    /// successor linked, unlinked from the head; otherwise the next walk
+    /// unlinks it.
+    #[inline]
+    fn take_out(&self, b: &Bucket, q: &Request) -> bool {
+        // SAFETY: no pointer loaded through this guard is dereferenced:
+        // `q` is the caller's own request (alive), the rest are compared.
+        let g = unsafe { epoch::unprotected() };
+        let me = Shared::from(q as *const Request);
+        // While `q` is first (and unmarked, so no walk unlinks it) the head
+        // changes only by our own writes: an empty list's appender stores
+        // it only after swapping a null tail, and the tail is `q` or later.
+        // The head goes first, then the tail, so that the next appender to
+        // an empty list finds the head null and is its only writer.
+        if b.tail.load(Ordering::Relaxed, g) == me
+            && b.head.load(Ordering::Relaxed, g) == me
+            && b.head
+                .compare_exchange(me, Shared::null(), Ordering::Relaxed, Ordering::Relaxed, g)
+                .is_ok()
+        {
+            // AcqRel: Release hands our OBSOLETE, our work and the null head
+            // to the next appender (its swap reads the null tail); Acquire
+            // as the unlink's.
+            if b.tail
+                .compare_exchange(me, Shared::null(), Ordering::AcqRel, Ordering::Relaxed, g)
+                .is_ok()
+            {
+                // Its owner (us) retires it with others of its own: the
+                // collector then touches one batch, not every node.
+                q.recycle.store(OWNER_UNLINKED, Ordering::Relaxed);
+                return false;
+            }
+            // An appender swapped the tail from `q` meanwhile: `q` has a
+            // successor (linked or on its way) and stays first until the
+            // general path below. Nobody else writes the head while it is
+            // null and the tail is not; the appender's walk waits for it.
+            b.head.store(me, Ordering::Release);
+        }
+        let behind = mark(q, g);
+        // Unlinked at once if it is first (the common case for row locks).
+        // The successor's address is only copied into the head, and only
+        // while `q` is still there: `q` is marked, so nobody can unlink that
+        // successor before `q` is gone.
+        let cur = b.head.load(Ordering::Acquire, g);
+        if cur == me {
+            let next = q.next.load(Ordering::Acquire, g).with_tag(0);
+            if !next.is_null()
+                && b.head
+                    .compare_exchange(cur, next, Ordering::AcqRel, Ordering::Relaxed, g)
+                    .is_ok()
+            {
+                q.recycle.store(OWNER_UNLINKED, Ordering::Relaxed);
+            }
+        }
+        behind
+    }
+
     /// After the request `r` stopped being in anyone's way (OBSOLETE or
     /// INHERITED stored): the fence and the wake-up duty of the module docs.
     /// Pins the epoch only for the walk of that duty.
@@ -1035,6 +1415,16 @@ impl LatchFree {
         let b = self.bucket(h);
         // Release: whoever reads OBSOLETE (Acquire) sees what we did under the lock.
         q.status.store(OBSOLETE, Ordering::Release);
+        if SWAP {
+            // Not pinned: taking our own request out reads no other
+            // request. With nothing linked behind it, no wake-up duty and no
+            // fence (see `take_out`); else the fence and the duty, with `q`
+            // already out of every waiter's way.
+            if self.take_out(b, q) {
+                self.after_release(b, c, q, wake);
+            }
+            return;
+        }
         // Not pinned (`after_release` pins only to wake somebody): marking
         // our own request and unlinking it from the front read no other
         // request. The successor's address is only copied into the head,
@@ -1063,7 +1453,6 @@ impl LatchFree {
     /// As [`Table::cancel`](super::Table::cancel).
     pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
         let b = self.bucket(h);
-        let g = epoch::pin();
         // SAFETY: the caller's own live request (the contract).
         let q = unsafe { r.get() };
         if q.status
@@ -1074,9 +1463,16 @@ impl LatchFree {
         }
         b.waiting.fetch_sub(1, Ordering::Relaxed);
         // A waiter is in the way of later incompatible requests too.
-        self.after_release(b, c, q, wake);
-        mark(q, &g);
-        self.unlink_if_first(b, q, &g);
+        if SWAP {
+            if self.take_out(b, q) {
+                self.after_release(b, c, q, wake);
+            }
+        } else {
+            let g = epoch::pin();
+            self.after_release(b, c, q, wake);
+            mark(q, &g);
+            self.unlink_if_first(b, q, &g);
+        }
         self.uncount_strong(h);
         Cancel::Cancelled
     }
@@ -1243,7 +1639,7 @@ impl LatchFree {
                         note_own(x, &mut own);
                     } else if !shut_out_by_own(x, own) {
                         let s = x.status.load(Ordering::Acquire);
-                        if (s == GRANTED || s == WAITING) && !mode.compatible(x.mode()) {
+                        if matches!(s, GRANTED | WAITING | ACTIVE) && !mode.compatible(x.mode()) {
                             out.push(Blocker::of(x));
                         }
                     }
@@ -1296,13 +1692,14 @@ impl LatchFree {
                 };
                 let id = LockId::from_words(x.key.load(Ordering::Relaxed), x.hi.load(Ordering::Relaxed));
                 let status = x.status.load(Ordering::Acquire);
-                if !matches!(status, GRANTED | WAITING | INHERITED) {
+                if !matches!(status, GRANTED | WAITING | ACTIVE | INHERITED) {
                     return Visit::Next;
                 }
                 let i = info_of(out, start, id);
                 let (txn, mode) = (x.txn(), x.mode());
                 let info = &mut out[i];
-                if status == WAITING {
+                // An ACTIVE request is still finding out whether it waits.
+                if matches!(status, WAITING | ACTIVE) {
                     let waited =
                         std::time::Duration::from_nanos(now_ns.saturating_sub(x.since.load(Ordering::Relaxed)));
                     let converting_from = held
@@ -1334,13 +1731,14 @@ impl LatchFree {
     }
 }
 
-impl Drop for LatchFree {
+impl<const SWAP: bool> Drop for LatchFree<SWAP> {
     fn drop(&mut self) {
         // Every agent is gone (each holds the manager), so every request
         // still linked is OBSOLETE or INVALID and ORPHANED or about to be;
         // requests unlinked earlier belong to the epoch collector.
         let g = epoch::pin();
         for b in self.buckets.iter() {
+            b.tail.store(Shared::null(), Ordering::Relaxed);
             let mut cur = b.head.swap(Shared::null(), Ordering::AcqRel, &g);
             while !cur.is_null() {
                 // SAFETY: non-null, loaded from the list while pinned.
@@ -1377,7 +1775,7 @@ mod unit {
     /// bucket with a hot one counted as hot.
     #[test]
     fn heat_belongs_to_one_lock_and_rows_note_none() {
-        let t = LatchFree::new(1, false);
+        let t = LatchFree::<false>::new(1, false);
         let b = &t.buckets[0];
         let (hot, cold) = (LockId::table(TableId::new(0, 1)), LockId::table(TableId::new(0, 2)));
         let r = ReqPtr::alloc(0);
@@ -1387,10 +1785,10 @@ mod unit {
             t.note_heat(b, hot, true);
         }
         set_lock(r, hot);
-        assert!(Heat::AtLeast(16).allows(|| LatchFree::heat_window(b, q)));
+        assert!(Heat::AtLeast(16).allows(|| LatchFree::<false>::heat_window(b, q)));
         set_lock(r, cold);
         assert!(
-            !Heat::AtLeast(1).allows(|| LatchFree::heat_window(b, q)),
+            !Heat::AtLeast(1).allows(|| LatchFree::<false>::heat_window(b, q)),
             "a cold lock of the same bucket is not hot"
         );
         // Row locks are never passed on and leave the window alone.
@@ -1398,13 +1796,13 @@ mod unit {
             t.note_heat(b, LockId::row(TableId::new(0, 1), k), false);
         }
         set_lock(r, hot);
-        assert!(Heat::AtLeast(16).allows(|| LatchFree::heat_window(b, q)));
+        assert!(Heat::AtLeast(16).allows(|| LatchFree::<false>::heat_window(b, q)));
         // Another candidate lock takes the window over: both look cold.
         t.note_heat(b, cold, true);
-        assert!(!Heat::AtLeast(1).allows(|| LatchFree::heat_window(b, q)));
+        assert!(!Heat::AtLeast(1).allows(|| LatchFree::<false>::heat_window(b, q)));
         set_lock(r, cold);
-        assert!(!Heat::AtLeast(2).allows(|| LatchFree::heat_window(b, q)));
-        assert!(Heat::AtLeast(1).allows(|| LatchFree::heat_window(b, q)));
+        assert!(!Heat::AtLeast(2).allows(|| LatchFree::<false>::heat_window(b, q)));
+        assert!(Heat::AtLeast(1).allows(|| LatchFree::<false>::heat_window(b, q)));
         // SAFETY: never linked.
         unsafe { r.free() };
     }

@@ -42,6 +42,11 @@ pub enum TableKind {
     /// Hash buckets of request lists appended with a compare-and-swap, no
     /// latch anywhere (read-after-write lock lists, epoch reclamation).
     LatchFree,
+    /// The latch-free table with the multicore slides' append: one swap of
+    /// the bucket's tail, the request linked ACTIVE and then deciding
+    /// whether it is granted or waits. The same lists otherwise; slower
+    /// than `LatchFree` on a hot lock (the crate README has the figures).
+    LatchFreeSwap,
     /// Lock-server threads, each the only owner of one partition of the
     /// lock space; clients send requests through their own slots in shared
     /// memory (message-passing locking). At most
@@ -62,10 +67,11 @@ pub enum TableKind {
 impl TableKind {
     /// Every kind, for sweeps and tests (the server with two partitions, so
     /// that requests and deadlocks cross partitions).
-    pub const ALL: [TableKind; 4] = [
+    pub const ALL: [TableKind; 5] = [
         TableKind::Global,
         TableKind::Latched,
         TableKind::LatchFree,
+        TableKind::LatchFreeSwap,
         TableKind::Server { partitions: 2 },
     ];
 
@@ -79,6 +85,7 @@ impl TableKind {
             TableKind::Global => "global",
             TableKind::Latched => "latched",
             TableKind::LatchFree => "latchfree",
+            TableKind::LatchFreeSwap => "latchfree-swap",
             TableKind::Server { .. } => "server",
             TableKind::None => "none",
         }
@@ -102,7 +109,7 @@ impl std::str::FromStr for TableKind {
     fn from_str(s: &str) -> Result<Self, String> {
         let bad = || {
             format!(
-                "unknown lock table `{s}` (expected global, latched, latchfree, server, server:N with N from 1 to {}, or none)",
+                "unknown lock table `{s}` (expected global, latched, latchfree, latchfree-swap, server, server:N with N from 1 to {}, or none)",
                 server::MAX_PARTITIONS
             )
         };
@@ -110,6 +117,7 @@ impl std::str::FromStr for TableKind {
             "global" => Ok(TableKind::Global),
             "latched" => Ok(TableKind::Latched),
             "latchfree" => Ok(TableKind::LatchFree),
+            "latchfree-swap" => Ok(TableKind::LatchFreeSwap),
             "server" => Ok(TableKind::Server { partitions: 1 }),
             "none" => Ok(TableKind::None),
             _ => match s.strip_prefix("server:").map(str::parse::<u16>) {
@@ -223,6 +231,7 @@ pub(crate) enum Table {
     Global(global::Global),
     Latched(latched::Latched),
     LatchFree(latchfree::LatchFree),
+    LatchFreeSwap(latchfree::LatchFree<true>),
     Server(server::Server),
 }
 
@@ -236,6 +245,7 @@ impl Table {
             TableKind::Global => Table::Global(global::Global::new()),
             TableKind::Latched => Table::Latched(latched::Latched::new(buckets, sli, fast_path)),
             TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(buckets, fast_path)),
+            TableKind::LatchFreeSwap => Table::LatchFreeSwap(latchfree::LatchFree::new(buckets, fast_path)),
             TableKind::Server { partitions } => Table::Server(server::Server::new(partitions)),
             // Never asked (the transaction takes no lock): the smallest
             // table, so that the interface stays total.
@@ -255,11 +265,16 @@ impl Table {
     pub(crate) fn nodes(&self, agent: u32) -> Nodes {
         match self {
             Table::Global(_) | Table::Latched(_) | Table::Server(_) => Nodes::new(Reuse::Unlinked, agent, || {}),
-            Table::LatchFree(_) => Nodes::new(Reuse::AfterGracePeriod, agent, latchfree::hand_over_retired),
+            Table::LatchFree(_) | Table::LatchFreeSwap(_) => {
+                Nodes::new(Reuse::AfterGracePeriod, agent, latchfree::hand_over_retired)
+            }
         }
     }
 
-    /// Links a new request for `id` in `mode`.
+    /// Links a new request for `id` in `mode`. A refused request is not
+    /// left linked; its node goes back with `Nodes::give_back` (the
+    /// latch-free table with the swap append links it before it knows,
+    /// and withdraws it).
     ///
     /// # Safety
     /// See the type's docs.
@@ -279,12 +294,13 @@ impl Table {
             Table::Global(t) => unsafe { t.acquire(c, id, r, mode, may_wait) },
             Table::Latched(t) => unsafe { t.acquire(c, id, r, mode, may_wait, wake) },
             Table::LatchFree(t) => unsafe { t.acquire(c, id, r, mode, may_wait, wake) },
+            Table::LatchFreeSwap(t) => unsafe { t.acquire(c, id, r, mode, may_wait, wake) },
             Table::Server(t) => t.acquire(a, id, r, mode, may_wait),
         }
     }
 
     /// Try-acquires every item (`may_wait == false`: a request that cannot
-    /// be granted at once is refused and not linked), in any order. The
+    /// be granted at once is refused and not left linked), in any order. The
     /// items name distinct locks. The server sends one message per
     /// partition; the global table takes its latch once.
     ///
@@ -338,6 +354,7 @@ impl Table {
             ),
             Table::Latched(t) => unsafe { t.convert(c, id, h, r, to, may_wait, wake_behind, wake, nodes) },
             Table::LatchFree(t) => unsafe { t.convert(c, id, h, r, to, may_wait, wake, nodes) },
+            Table::LatchFreeSwap(t) => unsafe { t.convert(c, id, h, r, to, may_wait, wake, nodes) },
             Table::Server(t) => Converting::in_place(t.convert(a, h, r, to, may_wait, wake_behind), r, h),
         }
     }
@@ -349,6 +366,7 @@ impl Table {
         match self {
             Table::Latched(t) => t.fast(),
             Table::LatchFree(t) => t.fast(),
+            Table::LatchFreeSwap(t) => t.fast(),
             Table::Global(_) | Table::Server(_) => None,
         }
     }
@@ -371,6 +389,7 @@ impl Table {
         match self {
             Table::Latched(t) => t.try_fast_hold(a, id, mode, txn, ts, wake),
             Table::LatchFree(t) => t.try_fast_hold(a, id, mode, txn, ts, wake),
+            Table::LatchFreeSwap(t) => t.try_fast_hold(a, id, mode, txn, ts, wake),
             Table::Global(_) | Table::Server(_) => None,
         }
     }
@@ -382,6 +401,7 @@ impl Table {
         match self {
             Table::Latched(t) => t.release_fast_hold(a, id, h, mode, wake),
             Table::LatchFree(t) => t.release_fast_hold(a, id, h, mode, wake),
+            Table::LatchFreeSwap(t) => t.release_fast_hold(a, id, h, mode, wake),
             Table::Global(_) | Table::Server(_) => unreachable!("a fast hold of a table without a fast path"),
         }
     }
@@ -395,6 +415,7 @@ impl Table {
         match self {
             Table::Latched(t) => t.upgrade_fast_hold(a, id, h, wake),
             Table::LatchFree(t) => t.upgrade_fast_hold(a, id, h, wake),
+            Table::LatchFreeSwap(t) => t.upgrade_fast_hold(a, id, h, wake),
             Table::Global(_) | Table::Server(_) => unreachable!("a fast hold of a table without a fast path"),
         }
     }
@@ -410,7 +431,7 @@ impl Table {
         // SAFETY: the caller's own node (this function's contract).
         let q = unsafe { r.get() };
         fast::fill_node(q, id.words(), mode);
-        if let Table::LatchFree(_) = self {
+        if let Table::LatchFree(_) | Table::LatchFreeSwap(_) = self {
             // Linked nowhere: its agent reuses it at once.
             q.recycle.store(crate::request::NEVER_LINKED, Ordering::Relaxed);
         }
@@ -424,6 +445,7 @@ impl Table {
         let on = match self {
             Table::Latched(t) => t.has_fast_path(),
             Table::LatchFree(t) => t.has_fast_path(),
+            Table::LatchFreeSwap(t) => t.has_fast_path(),
             Table::Global(_) | Table::Server(_) => false,
         };
         on && fast::eligible(id)
@@ -433,7 +455,7 @@ impl Table {
     /// gain nothing from a batch release).
     #[inline]
     pub(crate) fn releases_at_once(&self) -> bool {
-        matches!(self, Table::Latched(_) | Table::LatchFree(_))
+        matches!(self, Table::Latched(_) | Table::LatchFree(_) | Table::LatchFreeSwap(_))
     }
 
     /// Unlinks the granted `r`.
@@ -448,6 +470,7 @@ impl Table {
             Table::Global(t) => t.release(c, h, r, wake),
             Table::Latched(t) => unsafe { t.release(c, h, r, wake) },
             Table::LatchFree(t) => unsafe { t.release(c, h, r, wake) },
+            Table::LatchFreeSwap(t) => unsafe { t.release(c, h, r, wake) },
             Table::Server(t) => {
                 t.release(a, h, r, None);
             }
@@ -474,6 +497,7 @@ impl Table {
             Table::Global(t) => unsafe { t.release_or_inherit(c, h, r, heat, wake) },
             Table::Latched(t) => unsafe { t.update(c, h, wake, |q, w| q.release_or_inherit(r, heat, w)) },
             Table::LatchFree(t) => unsafe { t.release_or_inherit(c, h, r, heat, wake) },
+            Table::LatchFreeSwap(t) => unsafe { t.release_or_inherit(c, h, r, heat, wake) },
             Table::Server(t) => t.release(a, h, r, Some(heat)),
         }
     }
@@ -554,6 +578,7 @@ impl Table {
                 }
             }
             Table::LatchFree(t) => unsafe { t.reinherit(c, h, r, wake) },
+            Table::LatchFreeSwap(t) => unsafe { t.reinherit(c, h, r, wake) },
         }
     }
 
@@ -598,6 +623,7 @@ impl Table {
             Table::Global(t) => unsafe { t.cancel(c, h, r, wake) },
             Table::Latched(t) => unsafe { t.cancel(c, h, r, wake) },
             Table::LatchFree(t) => unsafe { t.cancel(c, h, r, wake) },
+            Table::LatchFreeSwap(t) => unsafe { t.cancel(c, h, r, wake) },
             Table::Server(t) => t.cancel(a, h, r),
         }
     }
@@ -614,6 +640,7 @@ impl Table {
             // SAFETY: a handle of this table (the contract).
             Table::Latched(t) => unsafe { t.blockers(c, h, r, out) },
             Table::LatchFree(t) => t.blockers(c, h, r, out),
+            Table::LatchFreeSwap(t) => t.blockers(c, h, r, out),
             Table::Server(t) => t.blockers(a, h, r, out),
         }
     }
@@ -630,6 +657,7 @@ impl Table {
             Table::Global(t) => t.null_section(c),
             Table::Latched(t) => t.null_section(c, id),
             Table::LatchFree(t) => t.null_section(c, id),
+            Table::LatchFreeSwap(t) => t.null_section(c, id),
             Table::Server(t) => t.null(a, id),
         }
     }
@@ -640,6 +668,7 @@ impl Table {
             Table::Global(t) => t.snapshot(now_ns, out),
             Table::Latched(t) => t.snapshot(now_ns, out),
             Table::LatchFree(t) => t.snapshot(now_ns, out),
+            Table::LatchFreeSwap(t) => t.snapshot(now_ns, out),
             Table::Server(t) => t.snapshot(now_ns, out),
         }
     }

@@ -30,17 +30,24 @@ fn node(r: &ReqPtr) -> &Request {
     unsafe { r.get() }
 }
 
-fn acquire(t: &LatchFree, c: &AgentCounters, id: LockId, r: ReqPtr, mode: Mode, wait: bool) -> (Outcome, HeadRef) {
+fn acquire<const S: bool>(
+    t: &LatchFree<S>,
+    c: &AgentCounters,
+    id: LockId,
+    r: ReqPtr,
+    mode: Mode,
+    wait: bool,
+) -> (Outcome, HeadRef) {
     // SAFETY: a model's own node, linked nowhere yet (see above).
     unsafe { t.acquire(c, id, r, mode, wait, &mut Vec::new()) }
 }
 
-fn release(t: &LatchFree, c: &AgentCounters, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+fn release<const S: bool>(t: &LatchFree<S>, c: &AgentCounters, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
     // SAFETY: a model's own node, linked in bucket 0 (see above).
     unsafe { t.release(c, HeadRef(0), r, wake) }
 }
 
-fn cancel(t: &LatchFree, c: &AgentCounters, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+fn cancel<const S: bool>(t: &LatchFree<S>, c: &AgentCounters, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
     // SAFETY: a model's own node, linked in bucket 0 (see above).
     unsafe { t.cancel(c, HeadRef(0), r, wake) }
 }
@@ -70,15 +77,15 @@ fn orphan(nodes: &[ReqPtr]) {
 
 /// Two requesters append incompatible requests (no waiting) while a third
 /// thread walks the list: never both granted, a refused request is not
-/// linked, and the walker sees each linked request once, in order.
-#[test]
-fn two_appenders_and_a_scanner() {
+/// linked (CAS append) or withdrawn (swap append), and the walker sees each
+/// linked request once, in order.
+fn two_appenders_and_a_scanner<const SWAP: bool>() {
     // Three threads each pinning the epoch: one preemption per execution
     // keeps the search to minutes (the other models use the CI's bound).
     let mut m = loom::model::Builder::new();
     m.preemption_bound = Some(1);
     m.check(|| {
-        let t = Arc::new(LatchFree::new(1, false));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
         let id = LockId::row(T, 7);
         let (a, b) = (request(1), request(2));
         let spawn = |r: ReqPtr, mode: Mode| {
@@ -95,7 +102,7 @@ fn two_appenders_and_a_scanner() {
             let c = AgentCounters::default();
             let g = epoch::pin();
             let mut seen = Vec::new();
-            LatchFree::walk(&t.buckets[0], &c, &g, |n| {
+            LatchFree::<SWAP>::walk(&t.buckets[0], &c, &g, |n| {
                 match n {
                     None => seen.clear(),
                     Some((n, _)) => seen.push(n.as_raw()),
@@ -120,20 +127,32 @@ fn two_appenders_and_a_scanner() {
         t.snapshot(0, &mut snap);
         assert!(snap.is_empty(), "nothing live after the releases");
         let refused = if ga { b } else { a };
-        drop(t);
-        orphan(&[if ga { a } else { b }]);
-        // SAFETY: refused requests are never linked.
-        unsafe { refused.free() };
+        if SWAP {
+            assert_eq!(
+                node(&refused).status.load(Ordering::Acquire),
+                OBSOLETE,
+                "a refused request is withdrawn"
+            );
+            drop(t);
+            // Linked (appended before it knew) and withdrawn: the table's
+            // drop or the collector returned it.
+            orphan(&[a, b]);
+        } else {
+            assert_eq!(node(&refused).recycle.load(Ordering::Relaxed), NEVER_LINKED);
+            drop(t);
+            orphan(&[if ga { a } else { b }]);
+            // SAFETY: refused requests are never linked.
+            unsafe { refused.free() };
+        }
     });
 }
 
 /// A holder releases while a conflicting requester links as WAITING and
 /// re-reads (the read-after-write step): the waiter is always granted — by
 /// itself or by the releaser — and never while the holder still holds.
-#[test]
-fn release_racing_with_wait_never_loses_the_wake_up() {
+fn release_racing_with_wait_never_loses_the_wake_up<const SWAP: bool>() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::new(1, false));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
         let id = LockId::table(T);
         let (h, w) = (request(1), request(2));
         let c = AgentCounters::default();
@@ -171,10 +190,9 @@ fn release_racing_with_wait_never_loses_the_wake_up() {
 /// own U shuts it out), and the waiter is granted only after both of the
 /// updater's requests are gone — the new one released first, then the old
 /// one, as `Agent::converted` orders them.
-#[test]
-fn a_conversion_passes_the_waiters_its_own_request_shuts_out() {
+fn a_conversion_passes_the_waiters_its_own_request_shuts_out<const SWAP: bool>() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::new(1, false));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
         let id = LockId::row(T, 3);
         let (old, new, w) = (request(1), request(1), request(2));
         let c = AgentCounters::default();
@@ -217,10 +235,9 @@ fn a_conversion_passes_the_waiters_its_own_request_shuts_out() {
 /// while a conflicting X request counts itself strong, links and waits (the
 /// read-after-write step against the word): the waiter is always granted —
 /// by itself or by the releaser's wake-up — and never while the hold lasts.
-#[test]
-fn a_fast_release_racing_with_a_strong_waiter_never_loses_the_wake_up() {
+fn a_fast_release_racing_with_a_strong_waiter_never_loses_the_wake_up<const SWAP: bool>() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::new(1, true));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, true));
         let id = LockId::table(T);
         let (h, w) = (request(1), request(2));
         let c = AgentCounters::default();
@@ -262,14 +279,13 @@ fn a_fast_release_racing_with_a_strong_waiter_never_loses_the_wake_up() {
 /// A fast IX acquisition races with an X request that counts itself
 /// strong: the two are never granted at once (a shared count of holders
 /// inside catches any overlap), and both get the lock in turn.
-#[test]
-fn a_fast_acquire_racing_with_a_strong_request_never_overlaps() {
+fn a_fast_acquire_racing_with_a_strong_request_never_overlaps<const SWAP: bool>() {
     // Two threads that may each walk, wait and wake with the epoch pinned:
     // one preemption per execution keeps the search to minutes.
     let mut m = loom::model::Builder::new();
     m.preemption_bound = Some(1);
     m.check(|| {
-        let t = Arc::new(LatchFree::new(1, true));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, true));
         let id = LockId::table(T);
         let inside = Arc::new(crate::sync::AtomicU32::new(0));
         let spawn = |r: ReqPtr, mode: Mode| {
@@ -319,10 +335,9 @@ fn a_fast_acquire_racing_with_a_strong_request_never_overlaps() {
 
 /// A waiter cancels (timeout) while the holder releases: exactly one of
 /// grant and cancel wins, and the bucket's waiting count ends at zero.
-#[test]
-fn cancel_racing_with_release_decides_once() {
+fn cancel_racing_with_release_decides_once<const SWAP: bool>() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::new(1, false));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
         let id = LockId::table(T);
         let (h, w) = (request(1), request(2));
         let c = AgentCounters::default();
@@ -359,10 +374,10 @@ fn cancel_racing_with_release_decides_once() {
 /// `owner_unlinks`: the request is first, so its owner unlinks it at
 /// release and retires it through its own batches (`Nodes`); else it is
 /// second, and a later walk unlinks it and retires it (`retire`).
-fn reclamation_scenario(owner_unlinks: bool) {
+fn reclamation_scenario<const SWAP: bool>(owner_unlinks: bool) {
     const POISON: u8 = 0xEE;
     loom::model(move || {
-        let t = Arc::new(LatchFree::new(1, false));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
         let (a, b) = (request(1), request(2));
         let c = AgentCounters::default();
         let order = if owner_unlinks { [b, a] } else { [a, b] };
@@ -377,7 +392,7 @@ fn reclamation_scenario(owner_unlinks: bool) {
             loom::thread::spawn(move || {
                 let c = AgentCounters::default();
                 let g = epoch::pin();
-                LatchFree::walk(&t.buckets[0], &c, &g, |n| {
+                LatchFree::<SWAP>::walk(&t.buckets[0], &c, &g, |n| {
                     if let Some((_, x)) = n {
                         let s = x.status.load(Ordering::Acquire);
                         assert_ne!(s, POISON, "a walker reached a reused request");
@@ -391,7 +406,7 @@ fn reclamation_scenario(owner_unlinks: bool) {
         if !owner_unlinks {
             // A later walk unlinks the marked request and retires it.
             let g = epoch::pin();
-            LatchFree::walk(&t.buckets[0], &c, &g, |_| Visit::Next);
+            LatchFree::<SWAP>::walk(&t.buckets[0], &c, &g, |_| Visit::Next);
         }
         nodes.give_back(b);
         for _ in 0..2 {
@@ -415,24 +430,21 @@ fn reclamation_scenario(owner_unlinks: bool) {
     });
 }
 
-#[test]
-fn reclamation_by_the_owner_never_frees_under_a_scan() {
-    reclamation_scenario(true);
+fn reclamation_by_the_owner_never_frees_under_a_scan<const SWAP: bool>() {
+    reclamation_scenario::<SWAP>(true);
 }
 
-#[test]
-fn reclamation_by_a_walker_never_frees_under_a_scan() {
-    reclamation_scenario(false);
+fn reclamation_by_a_walker_never_frees_under_a_scan<const SWAP: bool>() {
+    reclamation_scenario::<SWAP>(false);
 }
 
 /// A fast IS is converted to IX (`Fast::upgrade`, or by a request appended
 /// for IX when the word has strong requests) while another transaction
 /// takes S, compatible with the IS and not with the IX: the two never
 /// overlap, and both end.
-#[test]
-fn a_fast_upgrade_never_overlaps_a_strong_request() {
+fn a_fast_upgrade_never_overlaps_a_strong_request<const SWAP: bool>() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::new(1, true));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, true));
         let id = LockId::table(T);
         let (is, s) = (request(1), request(2));
         let (ix_held, s_held) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
@@ -490,13 +502,13 @@ fn a_fast_upgrade_never_overlaps_a_strong_request() {
 /// No live request is left in the list once every transaction is gone:
 /// nothing in a snapshot, and every request still linked is OBSOLETE (one
 /// released behind another stays marked until the next append's walk).
-fn assert_no_live_request(t: &LatchFree) {
+fn assert_no_live_request<const SWAP: bool>(t: &LatchFree<SWAP>) {
     let mut snap = Vec::new();
     t.snapshot(0, &mut snap);
     assert!(snap.is_empty(), "a lock left behind: {snap:?}");
     let c = AgentCounters::default();
     let g = epoch::pin();
-    LatchFree::walk(&t.buckets[0], &c, &g, |n| {
+    LatchFree::<SWAP>::walk(&t.buckets[0], &c, &g, |n| {
         if let Some((_, x)) = n {
             assert_eq!(x.status.load(Ordering::Acquire), OBSOLETE, "a live request left behind");
         }
@@ -504,25 +516,31 @@ fn assert_no_live_request(t: &LatchFree) {
     });
 }
 
-/// The list is empty: no request is left in it at all.
-fn assert_empty(t: &LatchFree) {
+/// The list is empty: no request is left in it at all (nor, swap append,
+/// as its tail).
+fn assert_empty<const SWAP: bool>(t: &LatchFree<SWAP>) {
     let g = epoch::pin();
+    let b = &t.buckets[0];
     assert!(
-        t.buckets[0].head.load(Ordering::Acquire, &g).is_null(),
+        b.head.load(Ordering::Acquire, &g).is_null(),
         "a request left in the list"
+    );
+    assert!(
+        !SWAP || b.tail.load(Ordering::Acquire, &g).is_null(),
+        "a request left as the tail"
     );
 }
 
-/// The only request of a list leaves (marked, then unlinked from the head
-/// by its owner) while another transaction appends to the list it empties
-/// (one CAS of the head from null, unpinned, or a walk and a CAS at the
-/// end), waits if it came first, and leaves in turn: never both held, the
-/// appender is always granted, and once one more request came and went the
-/// list is empty.
-#[test]
-fn an_append_racing_with_the_last_release_keeps_the_list_whole() {
+/// The only request of a list leaves (CAS append: marked, then unlinked
+/// from the head by its owner; swap append: a CAS of the head, then of the
+/// tail) while another transaction appends to the list it empties (one CAS
+/// of the head from null, unpinned, or a walk and a CAS at the end; or a
+/// swap of the tail, then a store of the head), waits if it came first, and
+/// leaves in turn: never both held, the appender is always granted, and
+/// once one more request came and went the list is empty.
+fn an_append_racing_with_the_last_release_keeps_the_list_whole<const SWAP: bool>() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::new(1, false));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
         let id = LockId::row(T, 3);
         let (h, w) = (request(1), request(2));
         let c = AgentCounters::default();
@@ -569,10 +587,9 @@ fn an_append_racing_with_the_last_release_keeps_the_list_whole() {
 /// appended first walks again): the later of the two never passes the
 /// earlier, so they are granted in turn, never together, and the list ends
 /// with no live request.
-#[test]
-fn a_later_request_never_passes_an_incompatible_one_ahead() {
+fn a_later_request_never_passes_an_incompatible_one_ahead<const SWAP: bool>() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::new(1, false));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
         let id = LockId::row(T, 5);
         let (h, x, s) = (request(1), request(2), request(3));
         let (x_held, s_held) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
@@ -615,3 +632,138 @@ fn a_later_request_never_passes_an_incompatible_one_ahead() {
         orphan(&[h, x, s]);
     });
 }
+
+/// An X request appends behind an S holder; an S request appends after it,
+/// maybe while the X request's link is still on its way (swap append: it
+/// swapped the tail and has not linked behind the holder yet), and must
+/// wait for that link rather than take the end of what it sees for the end
+/// of the list: else it would pass the X request ahead of it and be granted
+/// beside it. Both are granted in turn, never together (each checks the
+/// other's state once granted), and the list ends with no live request.
+/// Swap append only: the CAS append stores a request's state before the
+/// CAS that links it, so the state of a request not linked yet may read
+/// GRANTED (`a_later_request_never_passes_an_incompatible_one_ahead` is
+/// this model for both appends, with flags set once granted).
+#[test]
+fn swap_append_a_request_behind_a_link_on_its_way_waits_for_it() {
+    loom::model(|| {
+        let t = Arc::new(LatchFree::<true>::new(1, false));
+        let id = LockId::row(T, 5);
+        let (h, x, s) = (request(1), request(2), request(3));
+        let c = AgentCounters::default();
+        let (out, _) = acquire(&t, &c, id, h, Mode::S, true);
+        assert!(matches!(out, Outcome::Granted));
+        let writer = {
+            let t = t.clone();
+            loom::thread::spawn(move || {
+                let c = AgentCounters::default();
+                let (out, _) = acquire(&t, &c, id, x, Mode::X, true);
+                if matches!(out, Outcome::Waiting) {
+                    wait_granted(x);
+                }
+                assert_eq!(node(&h).status.load(Ordering::Acquire), OBSOLETE, "X granted beside S");
+                assert_ne!(node(&s).status.load(Ordering::Acquire), GRANTED, "X granted beside S");
+                let mut wake = Vec::new();
+                release(&t, &c, x, &mut wake);
+            })
+        };
+        let (out, _) = acquire(&t, &c, id, s, Mode::S, true);
+        let mut wake = Vec::new();
+        release(&t, &c, h, &mut wake);
+        if matches!(out, Outcome::Waiting) {
+            wait_granted(s);
+        }
+        assert_ne!(node(&x).status.load(Ordering::Acquire), GRANTED, "S granted beside X");
+        release(&t, &c, s, &mut wake);
+        writer.join().unwrap();
+        assert_no_live_request(&t);
+        drop(t);
+        hand_over_retired();
+        orphan(&[h, x, s]);
+    });
+}
+
+/// A request that may not wait finds a holder in its way; a later request
+/// that may wait comes meanwhile. With the swap append the first is
+/// appended ACTIVE, so the later one may find it in its way and wait for it
+/// too: the refused request's withdrawal (OBSOLETE, and the wake-up duty of
+/// a release) and then the holder's release, in any order with the waiter's
+/// read-after-write, always grant the waiter, never while the X request
+/// could be granted. (With the CAS append the refused request is never
+/// linked, and the waiter waits only for the holder, if at all.)
+fn a_withdrawn_request_wakes_whoever_waited_for_it<const SWAP: bool>() {
+    loom::model(|| {
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
+        let id = LockId::row(T, 9);
+        let (h, n, w) = (request(1), request(2), request(3));
+        let c = AgentCounters::default();
+        let (out, _) = acquire(&t, &c, id, h, Mode::S, true);
+        assert!(matches!(out, Outcome::Granted));
+        let waiter = {
+            let t = t.clone();
+            loom::thread::spawn(move || {
+                let c = AgentCounters::default();
+                let (out, _) = acquire(&t, &c, id, w, Mode::S, true);
+                if matches!(out, Outcome::Waiting) {
+                    wait_granted(w);
+                }
+                assert_ne!(node(&n).status.load(Ordering::Acquire), GRANTED, "S granted beside X");
+                let mut wake = Vec::new();
+                release(&t, &c, w, &mut wake);
+            })
+        };
+        // The X request: the S holder is ahead of it, so it is refused.
+        let (out, _) = acquire(&t, &c, id, n, Mode::X, false);
+        assert!(matches!(out, Outcome::Refused(_)), "X granted beside S");
+        if SWAP {
+            assert_eq!(node(&n).status.load(Ordering::Acquire), OBSOLETE, "withdrawn");
+        }
+        let mut wake = Vec::new();
+        release(&t, &c, h, &mut wake);
+        waiter.join().unwrap();
+        assert_no_live_request(&t);
+        drop(t);
+        hand_over_retired();
+        if SWAP {
+            orphan(&[h, n, w]);
+        } else {
+            orphan(&[h, w]);
+            // SAFETY: refused requests are never linked (CAS append).
+            unsafe { n.free() };
+        }
+    });
+}
+
+/// Every model runs on both appends: `cas::` the `LatchFree` table's,
+/// `swap::` the `LatchFreeSwap` table's.
+macro_rules! on_both_appends {
+    ($($name:ident),* $(,)?) => {
+        mod cas {
+            $(#[test]
+            fn $name() {
+                super::$name::<false>()
+            })*
+        }
+        mod swap {
+            $(#[test]
+            fn $name() {
+                super::$name::<true>()
+            })*
+        }
+    };
+}
+
+on_both_appends!(
+    two_appenders_and_a_scanner,
+    release_racing_with_wait_never_loses_the_wake_up,
+    a_conversion_passes_the_waiters_its_own_request_shuts_out,
+    a_fast_release_racing_with_a_strong_waiter_never_loses_the_wake_up,
+    a_fast_acquire_racing_with_a_strong_request_never_overlaps,
+    cancel_racing_with_release_decides_once,
+    reclamation_by_the_owner_never_frees_under_a_scan,
+    reclamation_by_a_walker_never_frees_under_a_scan,
+    a_fast_upgrade_never_overlaps_a_strong_request,
+    an_append_racing_with_the_last_release_keeps_the_list_whole,
+    a_later_request_never_passes_an_incompatible_one_ahead,
+    a_withdrawn_request_wakes_whoever_waited_for_it,
+);
