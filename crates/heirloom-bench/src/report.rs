@@ -75,8 +75,10 @@ pub fn table(runs: &[RunResult]) -> String {
     // SLI column `on+k16`.
     let pw = runs.iter().map(|r| r.policy.len()).max().unwrap_or(0).max(12);
     let sw = runs.iter().map(|r| r.sli_label().len()).max().unwrap_or(0).max(4);
+    // The table column fits `latchfree-swap` and `server:64`.
+    let tw = runs.iter().map(|r| r.table.len()).max().unwrap_or(0).max(9);
     out.push_str(&format!(
-        "{:<9} {:<sw$} {:<pw$} {:>7} {:>11} {:>11} {:>9} {:>9} {:>7} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "{:<tw$} {:<sw$} {:<pw$} {:>7} {:>11} {:>11} {:>9} {:>9} {:>7} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "table",
         "sli",
         "policy",
@@ -126,7 +128,7 @@ pub fn table(runs: &[RunResult]) -> String {
         let done = (r.committed + r.failed).max(1) as f64;
         let secs = r.seconds.max(1e-9);
         out.push_str(&format!(
-            "{:<9} {:<sw$} {:<pw$} {:>7} {:>11.0} {:>11.0} {:>8.1}% {:>9.0} {:>7.1} {:>8.1} {:>8.1} {:>9.2} {:>9.3} {:>9.3} {:>9.2} {:>9.4}",
+            "{:<tw$} {:<sw$} {:<pw$} {:>7} {:>11.0} {:>11.0} {:>8.1}% {:>9.0} {:>7.1} {:>8.1} {:>8.1} {:>9.2} {:>9.3} {:>9.3} {:>9.2} {:>9.4}",
             r.table,
             r.sli_label(),
             r.policy,

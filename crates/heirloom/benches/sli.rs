@@ -121,8 +121,10 @@ fn main() {
         names.join(","),
         thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
     );
+    // The table column fits the longest name (`latchfree-swap`).
+    let tw = names.iter().map(|n| n.len()).max().unwrap_or(0).max(9);
     println!(
-        "{:>7} {:>9} {:>4} {:>12} {:>14} {:>10} {:>10} {:>10} {:>9} {:>9}",
+        "{:>7} {:>tw$} {:>4} {:>12} {:>14} {:>10} {:>10} {:>10} {:>9} {:>9}",
         "threads", "table", "sli", "txn/s", "db+table ops", "contended", "cas retry", "reclaimed", "on/off", "vs first"
     );
     for &t in &threads {
@@ -160,7 +162,7 @@ fn main() {
                 String::new()
             };
             println!(
-                "{:>7} {:>9} {:>4} {:>12.0} {:>14.3} {:>10.3} {:>10.3} {:>10.3} {:>9} {:>9}",
+                "{:>7} {:>tw$} {:>4} {:>12.0} {:>14.3} {:>10.3} {:>10.3} {:>10.3} {:>9} {:>9}",
                 t,
                 kind.name(),
                 sli.name(),
