@@ -2,7 +2,9 @@
 //!
 //! `Global` and `Latched` keep a [`Queue`](crate::queue::Queue) per lock
 //! with live requests and guard it with latches; `LatchFree` keeps per-bucket
-//! request lists and no latch at all; `Server` keeps queues on lock-server
+//! request lists and no latch at all (`LatchFreeSwap`: the same lists with
+//! the multicore slides' append, one body generic over the append);
+//! `Server` keeps queues on lock-server
 //! threads that alone touch them, and clients send it messages. The
 //! transaction layer reaches them
 //! through [`Table`], an enum (static dispatch: no `dyn` call on the hot
