@@ -331,6 +331,52 @@ fn shut_out_by_own(x: &Request, own: Mode) -> bool {
     own != Mode::NL && matches!(x.status.load(Ordering::Acquire), WAITING | ACTIVE) && !own.compatible(x.mode())
 }
 
+/// What an appender's walk found ahead of its request: the first request
+/// of another transaction in its way, whether it met another transaction's
+/// request on the lock at all (heat), and the modes its own granted
+/// requests hold (`shut_out_by_own`).
+struct Ahead<'g> {
+    first: Option<&'g Request>,
+    shared: bool,
+    own: Mode,
+    /// The caller's own fast holds on the lock: where `own` starts.
+    own_fast: Mode,
+}
+
+impl<'g> Ahead<'g> {
+    #[inline(always)]
+    fn new(own_fast: Mode) -> Self {
+        Ahead {
+            first: None,
+            shared: false,
+            own: own_fast,
+            own_fast,
+        }
+    }
+
+    /// The walk starts again from the head.
+    #[inline(always)]
+    fn restart(&mut self) {
+        *self = Ahead::new(self.own_fast);
+    }
+
+    /// Notes the request `x` met by the walk of transaction `me`'s request
+    /// for the lock of `words` in `mode`.
+    #[inline(always)]
+    fn note(&mut self, x: &'g Request, words: (u64, u64), me: u64, mode: Mode, g: &Guard) {
+        if !same_lock(x, words) {
+            return;
+        }
+        if x.txn.load(Ordering::Relaxed) == me {
+            note_own(x, &mut self.own);
+        } else if !shut_out_by_own(x, self.own) && in_way(x, mode, g) {
+            self.first.get_or_insert(x);
+        } else {
+            self.shared = true;
+        }
+    }
+}
+
 /// Notes the walker's own request `x` in `own` if it is granted.
 #[inline]
 fn note_own(x: &Request, own: &mut Mode) {
@@ -951,31 +997,16 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 // Read-after-write: every request ahead of ours is linked
                 // before it (a walk waits for links still on their way),
                 // and each is read after our request was published ACTIVE.
-                let mut first: Option<&Request> = None;
-                let mut shared = false;
-                let mut own = own_fast;
+                let mut ahead = Ahead::new(own_fast);
                 Self::walk_swapped(b, c, &g, |n| {
                     match n {
-                        None => {
-                            first = None;
-                            shared = false;
-                            own = own_fast;
-                        }
+                        None => ahead.restart(),
                         Some((n, _)) if n == new => return Visit::Stop,
-                        Some((_, x)) => {
-                            if same_lock(x, words) {
-                                if x.txn.load(Ordering::Relaxed) == me {
-                                    note_own(x, &mut own);
-                                } else if !shut_out_by_own(x, own) && in_way(x, mode, &g) {
-                                    first.get_or_insert(x);
-                                } else {
-                                    shared = true;
-                                }
-                            }
-                        }
+                        Some((_, x)) => ahead.note(x, words, me, mode, &g),
                     }
                     Visit::Next
                 });
+                let Ahead { first, shared, .. } = ahead;
                 hot |= shared || first.is_some();
                 let blocked_fast = first.is_none() && fast_in_way();
                 if first.is_none() && !blocked_fast {
@@ -1056,33 +1087,18 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // Counted in `waiting` while it may be linked as WAITING.
         let mut counted = false;
         let waiting = loop {
-            let mut first: Option<&Request> = None;
-            let mut shared = false;
-            let mut own = own_fast;
+            let mut ahead = Ahead::new(own_fast);
             let last = Self::walk(b, c, &g, |n| {
                 match n {
-                    None => {
-                        first = None;
-                        shared = false;
-                        own = own_fast;
-                    }
-                    Some((_, x)) => {
-                        if same_lock(x, words) {
-                            if x.txn.load(Ordering::Relaxed) == me {
-                                note_own(x, &mut own);
-                            } else if !shut_out_by_own(x, own) && in_way(x, mode, &g) {
-                                first.get_or_insert(x);
-                            } else {
-                                shared = true;
-                            }
-                        }
-                    }
+                    None => ahead.restart(),
+                    Some((_, x)) => ahead.note(x, words, me, mode, &g),
                 }
                 Visit::Next
             });
             let Some(last) = last else {
                 unreachable!("a walk without a stop reaches the end")
             };
+            let Ahead { first, shared, .. } = ahead;
             hot |= shared || first.is_some();
             let blocked_fast = first.is_none() && fast_in_way();
             if !may_wait && (first.is_some() || blocked_fast) {
