@@ -668,17 +668,17 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         }
     }
 
-    /// Pins the epoch and swaps the head of `id`'s bucket with itself by
-    /// a compare-and-swap: the exclusive step of a latch-free insert, with
-    /// no work (see [`Table::null_section`](super::Table::null_section)).
+    /// Pins the epoch and swaps the head of `id`'s bucket (the swap
+    /// append: its tail, the word every append writes) with itself by a
+    /// compare-and-swap: the exclusive step of a latch-free insert, with no
+    /// work (see [`Table::null_section`](super::Table::null_section)).
     pub(crate) fn null_section(&self, _c: &AgentCounters, id: LockId) {
         let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
+        let word = if SWAP { &bucket.tail } else { &bucket.head };
         let guard = epoch::pin();
         // Acquire/Release as an insert's CAS; the outcome is irrelevant.
-        let cur = bucket.head.load(Ordering::Acquire, &guard);
-        let _ = bucket
-            .head
-            .compare_exchange(cur, cur, Ordering::AcqRel, Ordering::Acquire, &guard);
+        let cur = word.load(Ordering::Acquire, &guard);
+        let _ = word.compare_exchange(cur, cur, Ordering::AcqRel, Ordering::Acquire, &guard);
     }
 
     #[inline]
