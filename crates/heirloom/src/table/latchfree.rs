@@ -405,6 +405,30 @@ fn mark(n: &Request, g: &Guard) -> bool {
     !n.next.fetch_or(MARK, Ordering::AcqRel, g).with_tag(0).is_null()
 }
 
+/// A walk's unlink of the marked `node` (at `cur`): one CAS of its
+/// predecessor's link `pred` to `succ`, then retirement. `false` (counted
+/// as a CAS retry): the predecessor changed, and the walk starts again.
+#[inline]
+fn unlink<'g>(
+    pred: &epoch::Atomic<Request>,
+    cur: Shared<'g, Request>,
+    succ: Shared<'g, Request>,
+    node: &Request,
+    c: &AgentCounters,
+    g: &'g Guard,
+) -> bool {
+    match pred.compare_exchange(cur, succ, Ordering::AcqRel, Ordering::Acquire, g) {
+        Ok(_) => {
+            retire(node, g);
+            true
+        }
+        Err(_) => {
+            c.cas_retries.bump();
+            false
+        }
+    }
+}
+
 /// Swap append: links `new` behind `old`, the tail that the append of `new`
 /// swapped out. `old` is alive: a request is unlinked only with a
 /// successor linked behind it, or by its owner's CAS of the tail from it
@@ -741,18 +765,12 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 let next = node.next.load(Ordering::Acquire, g);
                 if next.tag() == MARK {
                     let succ = next.with_tag(0);
-                    match pred.compare_exchange(cur, succ, Ordering::AcqRel, Ordering::Acquire, g) {
-                        Ok(_) => {
-                            retire(node, g);
-                            cur = succ;
-                            continue;
-                        }
-                        Err(_) => {
-                            c.cas_retries.bump();
-                            visit(None);
-                            continue 'restart;
-                        }
+                    if unlink(pred, cur, succ, node, c, g) {
+                        cur = succ;
+                        continue;
                     }
+                    visit(None);
+                    continue 'restart;
                 }
                 if let Visit::Stop = visit(Some((cur, node))) {
                     return None;
@@ -800,18 +818,12 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 let succ = next.with_tag(0);
                 if next.tag() == MARK {
                     if !succ.is_null() {
-                        match pred.compare_exchange(cur, succ, Ordering::AcqRel, Ordering::Acquire, g) {
-                            Ok(_) => {
-                                retire(node, g);
-                                cur = succ;
-                                continue;
-                            }
-                            Err(_) => {
-                                c.cas_retries.bump();
-                                visit(None);
-                                continue 'restart;
-                            }
+                        if unlink(pred, cur, succ, node, c, g) {
+                            cur = succ;
+                            continue;
                         }
+                        visit(None);
+                        continue 'restart;
                     }
                 } else if let Visit::Stop = visit(Some((cur, node))) {
                     return;
