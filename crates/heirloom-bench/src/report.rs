@@ -508,8 +508,8 @@ fn draw<DB: DrawingBackend>(
 /// transaction.
 pub fn table_summary(runs: &[RunResult]) -> Vec<String> {
     let mut out = Vec::new();
-    let latch_free = [TableKind::LatchFree.name(), TableKind::LatchFreeSwap.name()];
-    for free in runs.iter().filter(|r| latch_free.contains(&r.table.as_str())) {
+    let latch_free = |r: &&RunResult| r.table.parse::<TableKind>().is_ok_and(|k| k.is_latch_free());
+    for free in runs.iter().filter(latch_free) {
         if let Some(latched) = runs.iter().find(|r| {
             r.table == TableKind::Latched.name()
                 && r.sli == free.sli

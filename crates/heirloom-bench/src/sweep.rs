@@ -403,10 +403,7 @@ fn sli_settings(spec: &Spec, table: TableKind) -> Vec<(bool, u32, bool)> {
     if table == TableKind::None {
         return vec![(false, 0, true)];
     }
-    let fast: &[bool] = if matches!(
-        table,
-        TableKind::Latched | TableKind::LatchFree | TableKind::LatchFreeSwap
-    ) {
+    let fast: &[bool] = if table.has_fast_path() {
         &spec.fast_path
     } else {
         &[true]

@@ -84,7 +84,7 @@ fn granted_path_does_not_allocate() {
             work(&mut a, 1000);
             COUNTING.set(false);
             let n = ALLOCS.get();
-            if matches!(kind, TableKind::LatchFree | TableKind::LatchFreeSwap) {
+            if kind.is_latch_free() {
                 // The latch-free table hands every unlinked request to
                 // crossbeam-epoch, whose thread-local bag of 64 deferred
                 // functions is moved to the global queue (one allocation)

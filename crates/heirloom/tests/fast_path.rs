@@ -341,10 +341,7 @@ fn holders_and_lockers(every: u64, rounds: u64, sli: Inheritance) {
 #[test]
 fn inheritance_beside_the_fast_path() {
     for kind in TableKind::ALL {
-        let fast = matches!(
-            kind,
-            TableKind::Latched | TableKind::LatchFree | TableKind::LatchFreeSwap
-        );
+        let fast = kind.has_fast_path();
         let lm = LockManager::builder()
             .table(kind)
             .inheritance(Inheritance::Always)
@@ -407,7 +404,7 @@ fn inheritance_beside_the_fast_path() {
 /// batch path) gets one and gives it back, leaving no lock behind.
 #[test]
 fn fast_holds_need_no_request_node() {
-    for kind in [TableKind::Latched, TableKind::LatchFree, TableKind::LatchFreeSwap] {
+    for kind in TableKind::ALL.into_iter().filter(TableKind::has_fast_path) {
         let lm = LockManager::builder()
             .table(kind)
             .inheritance(Inheritance::Off)

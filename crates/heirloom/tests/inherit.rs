@@ -29,10 +29,7 @@ fn manager(kind: TableKind, policy: ConflictPolicy, sli: Inheritance) -> LockMan
 /// Whether the table passes a reclaimed lock on again at commit without a
 /// table operation (`Table::reinherit`).
 fn reinherits_without_table(kind: TableKind) -> bool {
-    matches!(
-        kind,
-        TableKind::Latched | TableKind::LatchFree | TableKind::LatchFreeSwap
-    )
+    kind == TableKind::Latched || kind.is_latch_free()
 }
 
 fn policies() -> Vec<ConflictPolicy> {
@@ -369,7 +366,7 @@ fn inheritance_does_not_create_the_figure_4_deadlock() {
             assert_eq!(s.deadlocks + s.timeouts, 0, "{kind:?} {policy:?}: {s:?}");
             // The latch-free table does not pass on S counted in its fast
             // path's word (see `tests/fast_path.rs`): nothing to invalidate.
-            let passed = !(fast && matches!(kind, TableKind::LatchFree | TableKind::LatchFreeSwap));
+            let passed = !(fast && kind.is_latch_free());
             assert_eq!(
                 s.inherited_invalidated,
                 u64::from(passed),

@@ -168,7 +168,7 @@ fn inheritance_under_every_policy_keeps_grants_compatible() {
 /// locks are fast holds and only other locks are passed on.
 #[test]
 fn inheritance_without_the_fast_path_keeps_grants_compatible() {
-    for kind in [TableKind::Latched, TableKind::LatchFree, TableKind::LatchFreeSwap] {
+    for kind in TableKind::ALL.into_iter().filter(TableKind::has_fast_path) {
         for policy in policies() {
             for sli in [Inheritance::Off, Inheritance::On, Inheritance::Always] {
                 stress_with(kind, policy, sli, false, 8, 300);
@@ -320,10 +320,7 @@ fn soak_oversubscribed() {
         for policy in policies() {
             for sli in [Inheritance::Off, Inheritance::On, Inheritance::Always] {
                 stress(kind, policy, sli, 32, 1000);
-                if matches!(
-                    kind,
-                    TableKind::Latched | TableKind::LatchFree | TableKind::LatchFreeSwap
-                ) {
+                if kind.has_fast_path() {
                     stress_with(kind, policy, sli, false, 32, 1000);
                 }
             }

@@ -77,6 +77,19 @@ impl TableKind {
         TableKind::Server { partitions: 2 },
     ];
 
+    /// The latch-free lists, with either append (`LatchFree`,
+    /// `LatchFreeSwap`).
+    pub fn is_latch_free(&self) -> bool {
+        matches!(self, TableKind::LatchFree | TableKind::LatchFreeSwap)
+    }
+
+    /// Takes intention locks on the fast path when
+    /// [`Builder::fast_path`](crate::Builder::fast_path) is on (the default):
+    /// the latched and the latch-free tables.
+    pub fn has_fast_path(&self) -> bool {
+        *self == TableKind::Latched || self.is_latch_free()
+    }
+
     /// The most partitions of [`TableKind::Server`].
     pub const MAX_PARTITIONS: u16 = server::MAX_PARTITIONS;
 
