@@ -538,9 +538,6 @@ fn figures(out: &std::path::Path, quick: bool, only: &[String]) -> Result<(), Be
         println!("{:<24} {}", d.figure.name, d.reading.verdict.text());
         println!("{:<24}   {}", "", d.reading.ours);
     }
-    for (name, why) in figures::MISSING {
-        println!("{name:<24} not drawn: {why}");
-    }
     println!("wrote {}", out.join("report.html").display());
     Ok(())
 }

@@ -154,8 +154,13 @@ fn the_cycle_finder_finds_a_circle() {
 #[test]
 fn transactions_and_agents_never_ask_which_table_they_hold() {
     let src = crate_src("heirloom");
-    for f in ["txn.rs", "agent.rs", "deadlock.rs", "nodes.rs"] {
-        let code = code(&src.join(f));
+    let mut files = Vec::new();
+    rust_files(&src.join("txn"), &mut files);
+    assert!(files.len() >= 4, "the transaction layer's files: {files:?}");
+    files.extend(["agent.rs", "deadlock.rs", "nodes.rs"].map(|f| src.join(f)));
+    for path in files {
+        let f = path.display();
+        let code = code(&path);
         for kind in [
             "Table::Global",
             "Table::Latched",
@@ -198,4 +203,35 @@ fn the_kit_front_door_names_no_benchmark() {
             assert!(!code.contains(name), "{f} names {name}");
         }
     }
+}
+
+/// A source file longer than this is more than one reading; split it
+/// along its seams (tests, which live in `tests/` folders, are exempt).
+const MOST_LINES: usize = 1_000;
+
+/// Every source file of `src` (test folders left out) over `most` lines.
+fn too_long(src: &Path, most: usize) -> Vec<(PathBuf, usize)> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files
+        .into_iter()
+        .filter_map(|f| {
+            let n = std::fs::read_to_string(&f).expect("readable source").lines().count();
+            (n > most).then_some((f, n))
+        })
+        .collect()
+}
+
+#[test]
+fn no_source_file_is_over_a_thousand_lines() {
+    for name in ["heirloom", "heirloom-bench", "heirloom-btree"] {
+        let long = too_long(&crate_src(name), MOST_LINES);
+        assert!(long.is_empty(), "{name}: files over {MOST_LINES} lines: {long:?}");
+    }
+}
+
+#[test]
+fn the_length_check_finds_a_long_file() {
+    // The same walk with a bound every crate's largest file is over.
+    assert!(!too_long(&crate_src("heirloom"), 100).is_empty());
 }

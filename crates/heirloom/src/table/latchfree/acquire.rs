@@ -1,0 +1,472 @@
+//! Acquisition: the fast prefix (the intention-lock fast path, the
+//! strong count), one append per list kind (a walk and a CAS at the end,
+//! or one swap of the tail), and the read-after-write step of a request
+//! linked as WAITING.
+
+use super::list::link;
+use super::*;
+
+impl<const SWAP: bool> LatchFree<SWAP> {
+    /// Converts the granted `r` to `to` by appending a request for `to`
+    /// from `nodes`, with `r`'s owner and age: a linked request's mode is
+    /// fixed, because every request behind it judged itself by that mode
+    /// without a latch. The two requests of one transaction are never in
+    /// each other's way (`in_way`), and nothing that was compatible with
+    /// `to` conflicts with the older, weaker mode, so `r` can stay until the
+    /// new one is granted and is then released by the caller (see
+    /// [`Table::convert`](super::Table::convert)).
+    ///
+    /// # Safety
+    /// As [`Table::convert`](super::Table::convert).
+    #[allow(clippy::too_many_arguments)] // the table interface's inputs
+    pub(crate) unsafe fn convert(
+        &self,
+        c: &AgentCounters,
+        id: LockId,
+        h: HeadRef,
+        r: ReqPtr,
+        to: Mode,
+        may_wait: bool,
+        wake: &mut Vec<ReqPtr>,
+        nodes: &mut Nodes,
+    ) -> Converting {
+        // SAFETY: the caller's own granted request (the contract).
+        let old = unsafe { r.get() };
+        // A fast IS becomes IX in place (`Fast::upgrade`).
+        if h.0 & H_FAST != 0
+            && old.mode() == Mode::IS
+            && to == Mode::IX
+            && let Some((f, s)) = self.fast_of(h)
+        {
+            if f.upgrade(s, old) {
+                return Converting {
+                    outcome: Outcome::Granted,
+                    req: r,
+                    head: h,
+                };
+            }
+            self.after_fast_release(self.bucket(h), c, id.words(), Mode::IX, wake);
+        }
+        let n = nodes.take_for(c, old);
+        // SAFETY: `n` is the caller's own node from its pool, linked nowhere.
+        let (outcome, head) = unsafe { self.acquire(c, id, n, to, may_wait, wake) };
+        match outcome {
+            Outcome::Refused(_) => {
+                // Never linked (CAS append: reusable at once), or withdrawn
+                // (swap append: back once the collector returns it).
+                nodes.give_back(n);
+                Converting {
+                    outcome,
+                    req: r,
+                    head: h,
+                }
+            }
+            _ => Converting { outcome, req: n, head },
+        }
+    }
+
+    /// Links `r` (owner and age already set) for `id` in `mode`. A refused
+    /// request is not left linked: the CAS append never links it (and
+    /// marks it NEVER_LINKED), the swap append withdraws it (OBSOLETE,
+    /// taken out); either way its node goes back with `Nodes::give_back`.
+    ///
+    /// # Safety
+    /// As [`Table::acquire`](super::Table::acquire).
+    #[inline]
+    pub(crate) unsafe fn acquire(
+        &self,
+        c: &AgentCounters,
+        id: LockId,
+        r: ReqPtr,
+        mode: Mode,
+        may_wait: bool,
+        // Only a fast acquisition that backs off wakes anybody.
+        wake: &mut Vec<ReqPtr>,
+    ) -> (Outcome, HeadRef) {
+        let hash = id.hash64();
+        let bi = (hash & self.mask) as usize;
+        let b = &self.buckets[bi];
+        let words = id.words();
+        // SAFETY: the caller's own live request (the contract).
+        let q = unsafe { r.get() };
+        // The intention-lock fast path (`fast.rs`): IS and IX try their
+        // record's bit; strong requests count themselves first.
+        let (mut fast_slot, mut flags) = (None, 0);
+        if let Some(f) = self.fast.as_deref()
+            && fast::eligible(id)
+            && let Some(s) = f.slot(words, true)
+        {
+            fast_slot = Some((f, s));
+            if fast::is_fast(mode) {
+                let (txn, ts) = (q.txn.load(Ordering::Relaxed), q.ts.load(Ordering::Relaxed));
+                match f.acquire(s, q.agent, txn, ts, mode) {
+                    Ok(()) => {
+                        fast::fill_node(q, words, mode);
+                        // Linked nowhere: its agent reuses it at once.
+                        q.recycle.store(NEVER_LINKED, Ordering::Relaxed);
+                        return (Outcome::Granted, handle(bi, Some(s), H_FAST));
+                    }
+                    Err(true) => self.after_fast_release(b, c, words, mode, wake),
+                    Err(false) => {}
+                }
+            } else if fast::is_strong(mode) {
+                f.add_strong(s);
+                flags = H_STRONG;
+            }
+        }
+        let h = handle(bi, fast_slot.map(|(_, s)| s), flags);
+        // What the fast path lets this request pass: its own fast holds
+        // (a conversion's older request), and whether fast holds of others
+        // are in its way (strong requests only).
+        let own_fast = fast_slot.map_or(Mode::NL, |(f, s)| f.own(s, q.agent));
+        let a = Append {
+            b,
+            id,
+            words,
+            r,
+            q,
+            mode,
+            may_wait,
+            h,
+            fast_slot,
+            own_fast,
+        };
+        if SWAP {
+            return self.append_swapped(c, &a, wake);
+        }
+        // The CAS append, in place: an empty bucket takes the request with
+        // one CAS of its head; otherwise a walk to the end of the list judges
+        // what is ahead and a CAS of the last `next` links the request,
+        // GRANTED or WAITING (the read-after-write step follows). Not a
+        // function of its own: as one (inlined or not, its inputs in a
+        // struct or one by one) it cost the one-thread transaction 8-14
+        // instructions more (callgrind, `scripts/callgrind.sh`).
+        //
+        // An empty bucket (most row locks' on a table of many rows): no
+        // request of the lock is linked anywhere, so nothing is in the way,
+        // and appending reads nothing but the head: one CAS from null, with
+        // no pin (no other request is dereferenced). Not for a lock with a
+        // fast-path slot, whose fast holds are outside the list.
+        if fast_slot.is_none() {
+            // SAFETY: the unprotected head is only compared with null,
+            // never dereferenced.
+            let unprotected = unsafe { epoch::unprotected() };
+            if b.head.load(Ordering::Relaxed, unprotected).is_null() {
+                fill(q, words, mode);
+                q.status.store(GRANTED, Ordering::Relaxed);
+                // AcqRel: Release publishes the node's fields to walkers;
+                // Acquire pairs with the unlink that emptied the bucket
+                // (its CAS is AcqRel, after the request it removed went
+                // OBSOLETE), so the last holder's work happens before our
+                // grant, as a walk's Acquire load of OBSOLETE makes it.
+                let new = Shared::from(r.as_ptr());
+                if b.head
+                    .compare_exchange(Shared::null(), new, Ordering::AcqRel, Ordering::Relaxed, unprotected)
+                    .is_ok()
+                {
+                    self.note_heat(b, id, false);
+                    return (Outcome::Granted, h);
+                }
+                // Somebody appended first: the walk below.
+            }
+        }
+        // Pinned before the node's fields are written: the pin's locked
+        // instruction then does not wait for those stores (the node's line
+        // is often cold after its grace period), which drain during the walk.
+        let g = epoch::pin();
+        fill(q, words, mode);
+        let me = q.txn.load(Ordering::Relaxed);
+        let new = Shared::from(r.as_ptr());
+        let mut hot = false;
+        // Counted in `waiting` while it may be linked as WAITING.
+        let mut counted = false;
+        let waiting = loop {
+            let mut ahead = Ahead::new(own_fast);
+            let last = Self::walk(b, c, &g, |n| {
+                match n {
+                    None => ahead.restart(),
+                    Some((_, x)) => ahead.note(x, words, me, mode, &g),
+                }
+                Visit::Next
+            });
+            let Some(last) = last else {
+                unreachable!("a walk without a stop reaches the end")
+            };
+            let Ahead { first, shared, .. } = ahead;
+            hot |= shared || first.is_some();
+            let blocked_fast = first.is_none() && a.fast_in_way();
+            if !may_wait && (first.is_some() || blocked_fast) {
+                let blocker = a.blocker(first);
+                // None: the holds in the way went (or were a fast request
+                // backing off): look again.
+                if let Some(blocker) = blocker {
+                    // Never counted: `may_wait` is false, so never WAITING.
+                    // Never linked: its agent reuses it at once.
+                    q.recycle.store(NEVER_LINKED, Ordering::Relaxed);
+                    self.note_heat(b, id, hot);
+                    self.uncount_strong(h);
+                    return (Outcome::Refused(blocker), h);
+                }
+                continue;
+            }
+            let waiting = first.is_some() || blocked_fast;
+            // Count ourselves before the CAS can publish WAITING: a granter's
+            // decrement then follows our increment in the counter's
+            // modification order, so the count never dips below the number
+            // of linked waiters (a releaser reading it after its fence could
+            // otherwise read a transient low and skip a waiter it must wake).
+            if waiting != counted {
+                if waiting {
+                    b.waiting.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    b.waiting.fetch_sub(1, Ordering::Relaxed);
+                }
+                counted = waiting;
+            }
+            q.status
+                .store(if waiting { WAITING } else { GRANTED }, Ordering::Relaxed);
+            // Release: publishes the node's fields to walkers (their Acquire
+            // loads of the pointer).
+            match last.compare_exchange(Shared::null(), new, Ordering::Release, Ordering::Relaxed, &g) {
+                Ok(_) => break waiting,
+                Err(_) => {
+                    // Somebody appended, or the last node was marked: walk again.
+                    c.cas_retries.bump();
+                    hot = true;
+                }
+            }
+        };
+        self.note_heat(b, id, hot);
+        if !waiting {
+            return (Outcome::Granted, h);
+        }
+        self.settle_waiter(b, c, q, &g, h)
+    }
+
+    /// The slides' append: one swap of the bucket's tail links the request
+    /// ACTIVE; a walk up to it then grants it, withdraws it (refused), or
+    /// leaves it WAITING for the read-after-write step.
+    #[inline(always)]
+    fn append_swapped(&self, c: &AgentCounters, a: &Append<'_>, wake: &mut Vec<ReqPtr>) -> (Outcome, HeadRef) {
+        let Append {
+            b,
+            id,
+            words,
+            r,
+            q,
+            mode,
+            may_wait,
+            h,
+            own_fast,
+            ..
+        } = *a;
+        fill(q, words, mode);
+        q.status.store(ACTIVE, Ordering::Relaxed);
+        let new = Shared::from(r.as_ptr());
+        // SAFETY: the pointers loaded through this guard before the pin
+        // below are the swapped-out tail, which is dereferenced only by
+        // `link` (see there), and null checks.
+        let unprotected = unsafe { epoch::unprotected() };
+        // The append: one swap of the tail, which never fails. AcqRel:
+        // Release publishes the node's fields to the next appender,
+        // which reads them through its own swap; Acquire pairs with the
+        // release that emptied the list (its CAS of the tail, after its
+        // request went OBSOLETE), so the last holder's work happens
+        // before our grant.
+        let old = b.tail.swap(new, Ordering::AcqRel, unprotected);
+        if old.is_null() {
+            // First in an empty list: nothing linked is ahead. The head
+            // is null, and nobody else writes it until we do: the
+            // request that left the list last nulled the head before
+            // the tail (our swap read its CAS of the tail, so its CAS
+            // of the head happens before this store; see `take_out`).
+            // Release: publishes the node's fields to walkers (their
+            // Acquire loads of the head).
+            b.head.store(new, Ordering::Release);
+            if !a.fast_in_way() {
+                // No pin: no other request was read.
+                q.status.store(GRANTED, Ordering::Relaxed);
+                self.note_heat(b, id, false);
+                return (Outcome::Granted, h);
+            }
+        } else {
+            link(old, new, unprotected);
+        }
+        // Pinned after the link: `old` is alive until then (see
+        // `link`), and every other request is reached from the head.
+        let g = epoch::pin();
+        let me = q.txn.load(Ordering::Relaxed);
+        let mut hot = false;
+        loop {
+            // Read-after-write: every request ahead of ours is linked
+            // before it (a walk waits for links still on their way),
+            // and each is read after our request was published ACTIVE.
+            let mut ahead = Ahead::new(own_fast);
+            Self::walk_swapped(b, c, &g, |n| {
+                match n {
+                    None => ahead.restart(),
+                    Some((n, _)) if n == new => return Visit::Stop,
+                    Some((_, x)) => ahead.note(x, words, me, mode, &g),
+                }
+                Visit::Next
+            });
+            let Ahead { first, shared, .. } = ahead;
+            hot |= shared || first.is_some();
+            let blocked_fast = first.is_none() && a.fast_in_way();
+            if first.is_none() && !blocked_fast {
+                self.note_heat(b, id, hot);
+                // Relaxed: ACTIVE and GRANTED are alike to every other
+                // request.
+                q.status.store(GRANTED, Ordering::Relaxed);
+                return (Outcome::Granted, h);
+            }
+            if may_wait {
+                break;
+            }
+            let blocker = a.blocker(first);
+            // None: the holds in the way went (or were a fast request
+            // backing off): look again.
+            if let Some(blocker) = blocker {
+                // Withdrawn: while ACTIVE it was in the way of later
+                // requests, which may wait for it.
+                q.status.store(OBSOLETE, Ordering::Release);
+                if self.take_out(b, q) {
+                    self.after_release(b, c, q, wake);
+                }
+                self.note_heat(b, id, hot);
+                self.uncount_strong(h);
+                return (Outcome::Refused(blocker), h);
+            }
+        }
+        self.note_heat(b, id, hot);
+        // Counted before WAITING is published: a granter's decrement
+        // then follows our increment in the counter's modification
+        // order (its CAS reads our Release store), so the count never
+        // dips below the number of waiters (a releaser reading it after
+        // its fence could otherwise read a transient low and skip a
+        // waiter it must wake).
+        b.waiting.fetch_add(1, Ordering::Relaxed);
+        q.status.store(WAITING, Ordering::Release);
+        self.settle_waiter(b, c, q, &g, h)
+    }
+
+    /// The read-after-write step of a request just linked as WAITING (and
+    /// counted in `waiting`): grants it if nothing ahead is in its way any
+    /// more. Out of line: only a request that found another in its way
+    /// gets here, and it is about to wait.
+    #[cold]
+    pub(super) fn settle_waiter(
+        &self,
+        b: &Bucket,
+        c: &AgentCounters,
+        q: &Request,
+        g: &Guard,
+        h: HeadRef,
+    ) -> (Outcome, HeadRef) {
+        // Read-after-write: a SeqCst fence between our count in `waiting`
+        // and the WAITING published (by the CAS that linked it, or the
+        // store after the swap append), and the re-reads of the requests
+        // ahead; pairs with the fence in `after_release` and `pass_on` (see
+        // the module docs).
+        fence(Ordering::SeqCst);
+        if self.clear(b, c, q, g) == Some(true) {
+            // AcqRel as in `grant`. A failed CAS means a releaser granted it
+            // first (only we cancel our own request).
+            if q.status
+                .compare_exchange(WAITING, GRANTED, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                b.waiting.fetch_sub(1, Ordering::Relaxed);
+            }
+            return (Outcome::Granted, h);
+        }
+        (Outcome::Waiting, h)
+    }
+
+    /// Is the waiting `w` clear: nothing ahead of it in its way? `None` if
+    /// it is not linked any more.
+    pub(super) fn clear(&self, b: &Bucket, c: &AgentCounters, q: &Request, g: &Guard) -> Option<bool> {
+        let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
+        let (mode, txn) = (q.mode(), q.txn.load(Ordering::Relaxed));
+        let target: *const Request = q;
+        let mut found = None;
+        // Its own fast holds (`fast.rs`) are granted requests of its own
+        // ahead of it.
+        let own_fast = self.own_fast(words, q.agent);
+        let mut own = own_fast;
+        Self::walk(b, c, g, |n| match n {
+            None => {
+                found = None;
+                own = own_fast;
+                Visit::Next
+            }
+            Some((n, _)) if n.as_raw() == target => {
+                found = Some(true);
+                Visit::Stop
+            }
+            Some((_, x)) => {
+                if !same_lock(x, words) {
+                    return Visit::Next;
+                }
+                if x.txn.load(Ordering::Relaxed) == txn {
+                    note_own(x, &mut own);
+                    Visit::Next
+                } else if !shut_out_by_own(x, own) && in_way(x, mode, g) {
+                    found = Some(false);
+                    Visit::Stop
+                } else {
+                    Visit::Next
+                }
+            }
+        });
+        if found == Some(true)
+            && fast::is_strong(mode)
+            && let Some((f, s)) = self.slot_of_lock(words)
+            && f.in_way(s, mode, q.agent)
+        {
+            return Some(false);
+        }
+        found
+    }
+}
+
+/// A request on its way into its list, as the fast prefix of `acquire`
+/// leaves it to one of the appends.
+#[derive(Clone, Copy)]
+struct Append<'a> {
+    b: &'a Bucket,
+    id: LockId,
+    words: (u64, u64),
+    r: ReqPtr,
+    q: &'a Request,
+    mode: Mode,
+    may_wait: bool,
+    /// The handle, with `H_STRONG` if the request is counted in its slot.
+    h: HeadRef,
+    /// The lock's fast-path slot, if it has one.
+    fast_slot: Option<(&'a fast::Fast, usize)>,
+    /// The caller's own fast holds on the lock (never in its way).
+    own_fast: Mode,
+}
+
+impl Append<'_> {
+    /// Are fast holds of other agents in the way (strong requests only)?
+    #[inline(always)]
+    fn fast_in_way(&self) -> bool {
+        self.h.0 & H_STRONG != 0
+            && self
+                .fast_slot
+                .is_some_and(|(f, s)| f.in_way(s, self.mode, self.q.agent))
+    }
+
+    /// Whom a refusal names: the first request in the way, or a fast hold
+    /// in the way; `None` if the holds in the way went meanwhile (or were
+    /// a fast request backing off), so the walk looks again.
+    #[inline]
+    fn blocker(&self, first: Option<&Request>) -> Option<Blocker> {
+        match first {
+            Some(x) => Some(Blocker::of(x)),
+            None => self.fast_slot.and_then(|(f, s)| f.blocker(s, self.mode, self.q.agent)),
+        }
+    }
+}

@@ -1,0 +1,353 @@
+//! The lists: what a walk reads of a request, the walks themselves, and
+//! the three writes that change a list's shape (the appending link, the
+//! mark of a released request, a walk's unlink of a marked one).
+
+use super::*;
+
+#[inline]
+pub(super) fn same_lock(n: &Request, (key, hi): (u64, u64)) -> bool {
+    // Relaxed: written before the node was published by the appending CAS
+    // (Release), which our Acquire load of the pointer synchronises with.
+    n.key.load(Ordering::Relaxed) == key && n.hi.load(Ordering::Relaxed) == hi
+}
+
+/// Fills the request `q` for the lock of `words` in `mode`, last in its
+/// list: its fields before the CAS that links it publishes them (the
+/// caller sets its status).
+#[inline(always)]
+pub(super) fn fill(q: &Request, words: (u64, u64), mode: Mode) {
+    q.key.store(words.0, Ordering::Relaxed);
+    q.hi.store(words.1, Ordering::Relaxed);
+    q.mode.store(mode as u8, Ordering::Relaxed);
+    q.want.store(mode as u8, Ordering::Relaxed);
+    q.next.store(Shared::null(), Ordering::Relaxed);
+}
+
+/// Is the request `n` (of another transaction, same lock) in the way of
+/// `mode`? An INHERITED request in the way is invalidated (and marked for
+/// unlinking) instead; if its owner reclaimed it first it is in the way.
+#[inline]
+pub(super) fn in_way(n: &Request, mode: Mode, g: &Guard) -> bool {
+    // Acquire: pairs with the Release stores and CASes of `status`, so that a
+    // reclaimed request's new owner fields are visible (blockers).
+    match n.status.load(Ordering::Acquire) {
+        GRANTED | WAITING | ACTIVE => !mode.compatible(n.mode()),
+        INHERITED if !mode.compatible(n.mode()) => {
+            if inherit::invalidate(n) {
+                // Marking touches the node after INVALID, which its owner
+                // may already have seen. That is sound, and the README's
+                // "never touched again" is about reuse, not this store: the
+                // owner gives an INVALID node to its limbo (`Nodes::give_back`)
+                // and reuses it only once the collector returned it; it is
+                // retired only after it was unlinked, and no walk unlinks an
+                // unmarked node. So until this mark the node stays linked,
+                // and reachable by us (pinned): alive. Nobody else marks it
+                // (the owner lost the CAS and leaves it alone), so without
+                // this store it would stay in the list for ever.
+                mark(n, g);
+                false
+            } else {
+                // Reclaimed meanwhile (GRANTED) — or invalidated by somebody
+                // else (INVALID): read again.
+                n.status.load(Ordering::Acquire) == GRANTED
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Is the request `x` (of another transaction, same lock) a waiter that
+/// the walker's own granted requests ahead of it (joined in `own`) are in
+/// the way of? Then it is not in the walker's way. Only a conversion's
+/// new request has own requests ahead (`LatchFree::convert`), and it need
+/// not wait for such a waiter: the waiter cannot be granted while the
+/// older request stays granted (it is ahead of the waiter and in its
+/// way), and the owner releases the older request only after the new one
+/// (`Agent::converted`). So an updater's U-to-X conversion does not
+/// deadlock with the U requests queued behind its U, as on the queue
+/// tables, where a conversion waits for granted requests only.
+#[inline]
+pub(super) fn shut_out_by_own(x: &Request, own: Mode) -> bool {
+    // Acquire: as in `in_way`.
+    own != Mode::NL && matches!(x.status.load(Ordering::Acquire), WAITING | ACTIVE) && !own.compatible(x.mode())
+}
+
+/// What an appender's walk found ahead of its request: the first request
+/// of another transaction in its way, whether it met another transaction's
+/// request on the lock at all (heat), and the modes its own granted
+/// requests hold (`shut_out_by_own`).
+pub(super) struct Ahead<'g> {
+    pub(super) first: Option<&'g Request>,
+    pub(super) shared: bool,
+    pub(super) own: Mode,
+    /// The caller's own fast holds on the lock: where `own` starts.
+    pub(super) own_fast: Mode,
+}
+
+impl<'g> Ahead<'g> {
+    #[inline(always)]
+    pub(super) fn new(own_fast: Mode) -> Self {
+        Ahead {
+            first: None,
+            shared: false,
+            own: own_fast,
+            own_fast,
+        }
+    }
+
+    /// The walk starts again from the head.
+    #[inline(always)]
+    pub(super) fn restart(&mut self) {
+        *self = Ahead::new(self.own_fast);
+    }
+
+    /// Notes the request `x` met by the walk of transaction `me`'s request
+    /// for the lock of `words` in `mode`.
+    #[inline(always)]
+    pub(super) fn note(&mut self, x: &'g Request, words: (u64, u64), me: u64, mode: Mode, g: &Guard) {
+        if !same_lock(x, words) {
+            return;
+        }
+        if x.txn.load(Ordering::Relaxed) == me {
+            note_own(x, &mut self.own);
+        } else if !shut_out_by_own(x, self.own) && in_way(x, mode, g) {
+            self.first.get_or_insert(x);
+        } else {
+            self.shared = true;
+        }
+    }
+}
+
+/// Notes the walker's own request `x` in `own` if it is granted.
+#[inline]
+pub(super) fn note_own(x: &Request, own: &mut Mode) {
+    if x.status.load(Ordering::Acquire) == GRANTED {
+        *own = own.join(x.mode());
+    }
+}
+
+/// Marks `n` logically deleted, and answers whether a request was linked
+/// behind it. CAS append: from now on any walk may unlink it, and nobody
+/// can link behind it. Swap append: a walk unlinks it as soon as a request
+/// is linked behind it; if none was, nobody waits for `n` (a request
+/// waits only for those ahead of it), and whoever swapped `n` out of the
+/// tail links behind it later, reading the mark, and through it `n`'s
+/// OBSOLETE (`link`).
+#[inline]
+pub(super) fn mark(n: &Request, g: &Guard) -> bool {
+    !n.next.fetch_or(MARK, Ordering::AcqRel, g).with_tag(0).is_null()
+}
+
+/// A walk's unlink of the marked `node` (at `cur`): one CAS of its
+/// predecessor's link `pred` to `succ`, then retirement. `false` (counted
+/// as a CAS retry): the predecessor changed, and the walk starts again.
+#[inline]
+pub(super) fn unlink<'g>(
+    pred: &epoch::Atomic<Request>,
+    cur: Shared<'g, Request>,
+    succ: Shared<'g, Request>,
+    node: &Request,
+    c: &AgentCounters,
+    g: &'g Guard,
+) -> bool {
+    match pred.compare_exchange(cur, succ, Ordering::AcqRel, Ordering::Acquire, g) {
+        Ok(_) => {
+            retire(node, g);
+            true
+        }
+        Err(_) => {
+            c.cas_retries.bump();
+            false
+        }
+    }
+}
+
+/// Swap append: links `new` behind `old`, the tail that the append of `new`
+/// swapped out. `old` is alive: a request is unlinked only with a
+/// successor linked behind it, or by its owner's CAS of the tail from it
+/// (`take_out`), and neither can happen to `old` before this link. Its
+/// `next` is null, maybe marked (released meanwhile), and nobody else
+/// writes it before the link: at most two rounds, and the mark stays.
+#[inline]
+pub(super) fn link(old: Shared<'_, Request>, new: Shared<'_, Request>, g: &Guard) {
+    // SAFETY: alive, see above.
+    let o = unsafe { old.deref() };
+    let mut cur = Shared::null();
+    // Release: publishes `new`'s fields to walkers. Acquire: on a marked
+    // `next`, pairs with the mark (AcqRel), so the release that marked it
+    // happens before our walk (and a CAS continues the mark's release
+    // sequence for walkers that read our link).
+    while let Err(e) = o
+        .next
+        .compare_exchange(cur, new.with_tag(cur.tag()), Ordering::AcqRel, Ordering::Acquire, g)
+    {
+        cur = e.current;
+    }
+}
+
+/// Swap append: a walk found the link behind `n` on its way. Waits for it
+/// a little, then gives up the processor once; `Some`: the successor,
+/// linked meanwhile; `None`: the walk looks again from the head.
+#[cold]
+pub(super) fn wait_link<'g>(
+    n: &Request,
+    c: &AgentCounters,
+    g: &'g Guard,
+    pauses: &mut u32,
+) -> Option<Shared<'g, Request>> {
+    c.cas_retries.bump();
+    if !cfg!(heirloom_loom) && *pauses < 4 {
+        for _ in 0..(32u32 << *pauses) {
+            std::hint::spin_loop();
+            // Acquire: as a walk's.
+            let next = n.next.load(Ordering::Acquire, g).with_tag(0);
+            if !next.is_null() {
+                return Some(next);
+            }
+        }
+    }
+    *pauses += 1;
+    crate::sync::yield_now();
+    let next = n.next.load(Ordering::Acquire, g).with_tag(0);
+    (!next.is_null()).then_some(next)
+}
+
+/// Swap append: a walk found the head on its way (an empty list's appender
+/// swapped the tail and has not stored the head yet). Spins a little,
+/// then gives up the processor.
+#[cold]
+pub(super) fn link_pending(c: &AgentCounters, pauses: &mut u32) {
+    c.cas_retries.bump();
+    if cfg!(heirloom_loom) || *pauses >= 4 {
+        crate::sync::yield_now();
+    } else {
+        for _ in 0..(16u32 << *pauses) {
+            std::hint::spin_loop();
+        }
+    }
+    *pauses += 1;
+}
+
+impl<const SWAP: bool> LatchFree<SWAP> {
+    /// Walks the list of `b` from its head, unlinking marked requests on the
+    /// way, and calls `visit(Some(node))` for every unmarked one in order.
+    /// When an unlink fails (the predecessor changed) it calls
+    /// `visit(None)` and starts again from the head. Returns the `next` link
+    /// found null at the end (CAS append), or `None` if the visitor stopped
+    /// or the list is appended by swaps (`walk_swapped`).
+    #[inline]
+    pub(super) fn walk<'g>(
+        b: &'g Bucket,
+        c: &AgentCounters,
+        g: &'g Guard,
+        mut visit: impl FnMut(Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
+    ) -> Option<&'g epoch::Atomic<Request>> {
+        if SWAP {
+            Self::walk_swapped(b, c, g, visit);
+            return None;
+        }
+        'restart: loop {
+            let mut pred = &b.head;
+            // Acquire: pairs with the Release CAS that linked the node, so its
+            // fields are visible.
+            let mut cur = pred.load(Ordering::Acquire, g);
+            loop {
+                if cur.is_null() {
+                    return Some(pred);
+                }
+                // SAFETY: non-null, loaded from the list while `g` is pinned.
+                let node = unsafe { req(cur) };
+                let next = node.next.load(Ordering::Acquire, g);
+                if next.tag() == MARK {
+                    let succ = next.with_tag(0);
+                    if unlink(pred, cur, succ, node, c, g) {
+                        cur = succ;
+                        continue;
+                    }
+                    visit(None);
+                    continue 'restart;
+                }
+                if let Visit::Stop = visit(Some((cur, node))) {
+                    return None;
+                }
+                pred = &node.next;
+                cur = next;
+            }
+        }
+    }
+
+    /// `walk` of a list appended by swaps: up to the tail. A node whose
+    /// `next` is null is not always the tail: its successor's appender may
+    /// have swapped the tail and not linked yet (the walk waits for that
+    /// link at the node, and looks again from the head if it is slow), or
+    /// the node may have left the list as its last. A marked request is
+    /// unlinked only once a successor is linked behind it (an appender may
+    /// be about to link behind it, `link`).
+    #[inline]
+    pub(super) fn walk_swapped<'g>(
+        b: &'g Bucket,
+        c: &AgentCounters,
+        g: &'g Guard,
+        mut visit: impl FnMut(Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
+    ) {
+        let mut pauses = 0u32;
+        'restart: loop {
+            let mut pred = &b.head;
+            // Acquire: pairs with the Release store or CAS that linked the
+            // node, so its fields are visible.
+            let mut cur = pred.load(Ordering::Acquire, g);
+            if cur.is_null() {
+                // Empty, or the first appender's store of the head is on
+                // its way.
+                if b.tail.load(Ordering::Acquire, g).is_null() {
+                    return;
+                }
+                link_pending(c, &mut pauses);
+                visit(None);
+                continue 'restart;
+            }
+            loop {
+                // SAFETY: non-null, loaded from the list while `g` is pinned.
+                let node = unsafe { req(cur) };
+                let next = node.next.load(Ordering::Acquire, g);
+                let succ = next.with_tag(0);
+                if next.tag() == MARK {
+                    if !succ.is_null() {
+                        if unlink(pred, cur, succ, node, c, g) {
+                            cur = succ;
+                            continue;
+                        }
+                        visit(None);
+                        continue 'restart;
+                    }
+                } else if let Visit::Stop = visit(Some((cur, node))) {
+                    return;
+                }
+                if succ.is_null() {
+                    // The end: the tail, or none (the list went empty and
+                    // `cur` is the last request, on its way out).
+                    // Acquire: as the head's.
+                    let tail = b.tail.load(Ordering::Acquire, g);
+                    if tail == cur || tail.is_null() {
+                        return;
+                    }
+                    // A link on its way behind `cur` (still readable: we
+                    // are pinned).
+                    match wait_link(node, c, g, &mut pauses) {
+                        Some(n) => {
+                            pred = &node.next;
+                            cur = n;
+                            continue;
+                        }
+                        None => {
+                            visit(None);
+                            continue 'restart;
+                        }
+                    }
+                }
+                pred = &node.next;
+                cur = succ;
+            }
+        }
+    }
+}

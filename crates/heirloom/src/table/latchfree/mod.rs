@@ -1,0 +1,598 @@
+//! `LatchFree`: read-after-write lock lists (Jung, Han, Fekete, Heiser,
+//! Yeom: "A scalable lock manager for multicores", SIGMOD 2013).
+//!
+//! No latch is taken on any path: acquire, release, cancel, hand-off for
+//! inheritance, blockers and snapshots read and write atomics only.
+//!
+//! ## Structure
+//!
+//! A fixed array of buckets; each is the head of a singly linked list of
+//! the requests of every lock that hashes there, in arrival order, plus a
+//! count of WAITING requests and a heat window. The request nodes are the
+//! agents' own (`request.rs`: `next`, the lock id words, `recycle`).
+//!
+//! Request states (`Request::status`): GRANTED is the paper's ACTIVE — a
+//! request is linked as GRANTED when nothing ahead of it was in its way,
+//! else as WAITING; GRANTED and WAITING requests of another transaction are
+//! in the way of a later request if their modes are incompatible (first
+//! come, first served, so X is not starved by a stream of IS). OBSOLETE is
+//! a released or cancelled request. INHERITED/INVALID are speculative lock
+//! inheritance's: an INHERITED request in a requester's way is invalidated
+//! by it (CAS, `inherit::invalidate`) instead of waited for.
+//!
+//! ## Acquire (`acquire`)
+//!
+//! An empty bucket (no request of the lock is linked, so none is in the
+//! way) takes the request with one CAS of its head from null, unpinned:
+//! nothing but the head is read. Otherwise:
+//! walk the list from the head to the end, noting the first request in the
+//! way; append at the end with one CAS on the last node's `next` (a failed
+//! CAS, because somebody appended or the last node was deleted, walks
+//! again). A request with nothing in its way is granted by that CAS. Else
+//! (if the policy lets it wait) it was appended as WAITING and the
+//! read-after-write step follows: count it in the bucket's `waiting`, a
+//! SeqCst fence, then walk again and re-read every request ahead of it. If
+//! none is in the way any more, it grants itself (CAS WAITING -> GRANTED);
+//! otherwise its owner parks.
+//!
+//! ## The swap append (`TableKind::LatchFreeSwap`, `LatchFree<true>`)
+//!
+//! The multicore slides' insert: a request is appended by one swap of the
+//! bucket's `tail`, never walking first and never retrying, as ACTIVE (in
+//! the way of later requests as a granted one is). It links behind the
+//! request it swapped out with a CAS that keeps that request's mark
+//! (`link`), so a release racing with the link still learns whether
+//! anything is behind it; first in an empty list, it stores the head. Then
+//! it reads what is ahead of it (the walk waits at a node whose successor's
+//! link is still on its way, `wait_link`) and becomes GRANTED or, counted in
+//! `waiting` first, WAITING, followed by the read-after-write step below.
+//! Refused, it becomes OBSOLETE and is withdrawn with a release's wake-up
+//! duty (a later request may have found it ACTIVE and waited), so its node
+//! goes back through the collector. A marked request is unlinked only once
+//! a successor is linked behind it, and the only request of a list leaves
+//! by a CAS of the head and then of the tail (`take_out`): the next
+//! appender to the empty list is then the head's only writer. Everything
+//! else (release, inheritance, the fast path, reclamation) is the CAS
+//! append's. Every append writes the bucket's tail line, which the CAS
+//! append does not (it writes only the last request's `next`): on one hot
+//! lock under contention this table is slower (the crate README has the
+//! figures), so `LatchFree` keeps the CAS append.
+//!
+//! ## Release (`release`) and the wake-up that is never lost
+//!
+//! Store OBSOLETE and mark the request (below); if a request was linked
+//! behind it, a SeqCst fence, then read the bucket's `waiting`; if it is
+//! not zero, walk the list and grant (CAS WAITING -> GRANTED) every
+//! waiter of the same lock that this request was in the way of and that
+//! now has nothing in its way, and wake their owners. With nothing linked
+//! behind it at the mark, nobody can be waiting for it (a request waits
+//! only for those ahead of it) and nobody can link behind it any more (an
+//! append's CAS expects an unmarked null, and walks skip marked
+//! requests), so that release has no wake-up duty and takes no fence.
+//!
+//! The two fences pair (Dekker): the waiter stores WAITING and increments
+//! `waiting` before its fence and reads the others' states after it; the
+//! releaser stores OBSOLETE before its fence and reads `waiting` and the
+//! waiter's state after it. Take the SeqCst order of the fences. A waiter
+//! W parks only if, after its fence F_W, some request X in its way was not
+//! yet OBSOLETE, so X's release fence comes after F_W. Of all the requests
+//! in W's way, let R be the one whose release fence comes last: after it,
+//! R sees W's WAITING and `waiting > 0`, and every other request in W's way
+//! as OBSOLETE, so R grants W. Requests ahead of W can only become
+//! "better" (OBSOLETE, or INHERITED, which W's granter invalidates), and
+//! nothing is ever inserted ahead of W, so a grant decided from any walk
+//! is safe: two incompatible requests are never both granted. The loom
+//! models in `latchfree/tests/loom_latchfree.rs` check both properties.
+//!
+//! A waiter is granted exactly once: by its own CAS or by a releaser's, and
+//! a cancelling owner's CAS WAITING -> OBSOLETE races with them, so exactly
+//! one of grant and cancel wins. Whoever wins decrements `waiting`.
+//!
+//! ## Upgrades
+//!
+//! A conversion appends a new request for the stronger mode
+//! (`LatchFree::convert`); requests of the same transaction are never in
+//! each other's way. The old one stays granted until the new one is
+//! released, and is released right after it (`Agent::converted` keeps it
+//! aside; such a lock is never passed on by inheritance). A conversion waits
+//! behind earlier waiters, except those that its own older request is in
+//! the way of (`shut_out_by_own`): they cannot be granted before the older
+//! request goes, and it goes only after the new one is released
+//! (`Agent::converted` keeps it until then). So a U-to-X conversion does
+//! not wait for the U requests queued behind its U; two upgraders from S
+//! still form a waits-for cycle that every conflict policy resolves, as the
+//! deadlock tests check.
+//!
+//! ## The intention-lock fast path (`table/fast.rs`)
+//!
+//! With the fast path on (`Builder::fast_path`, the default, with or
+//! without inheritance), IS and IX on a database or table lock are not
+//! linked at all: a bit in the agent's record, granted while no strong
+//! request (S, U, SIX, X) is counted in the lock's word. A strong request
+//! counts itself in the word (and fences) before it is linked and treats
+//! other transactions' fast holds that conflict with it as granted
+//! requests ahead of it (`Fast::in_way`, in `acquire` and `clear`); its
+//! own are ahead of everything, so they shut out the waiters they conflict
+//! with, as an own older request does. A handle (`HeadRef`) carries the
+//! lock's slot and whether the request is a fast hold (`H_FAST`) or a
+//! counted strong one (`H_STRONG`), so release, cancel and blockers know
+//! which protocol is theirs. A fast IS that must become IX sets its IX bit
+//! in place while the word is zero (`Fast::upgrade`). See `fast.rs` for
+//! the word, its seal, the fences and the records of who holds fast.
+//!
+//! ## Reclamation
+//!
+//! A request is unlinked only after it was *marked* (tag 1 on its `next`,
+//! Harris and Michael): by its owner after release or cancel, or by the
+//! requester that invalidated it. Any walk unlinks the marked requests it
+//! meets (CAS on the predecessor's `next`; a failed CAS walks again from
+//! the head), and a release unlinks its own request at once if it is
+//! first. So every OBSOLETE request is unlinked, not only a prefix: a
+//! long-lived request at the front (an inherited intention lock) does not
+//! keep the garbage behind it alive. The thread whose CAS unlinked a
+//! request hands it to crossbeam-epoch (`Guard::defer`, in batches of 32
+//! per thread, see `retire`), which sets RETURNED once no pinned thread can
+//! still see it; a request its owner unlinked itself goes in the owner's
+//! own batch instead (`nodes.rs`, `Nodes`). Only then does the agent reuse
+//! it (`Nodes::take`). Every walk runs pinned; an acquisition that finds
+//! its bucket empty does not walk, and does not pin. A release does not pin
+//! unless it must wake somebody (`after_release`): marking its own request
+//! and unlinking it from the front read no other request (see
+//! `release_linked`), so a release is one locked instruction and one
+//! fence shorter, and a thread preempted while releasing holds up no grace
+//! period.
+//!
+//! ## Inheritance
+//!
+//! Handing a lock to the agent's next transaction stores INHERITED, a
+//! SeqCst fence, and reads `waiting` (the same Dekker as a release): a
+//! waiter that came too late to see INHERITED is seen by the owner, who
+//! then takes the request back (CAS INHERITED -> GRANTED) and releases it.
+//! A lock is hot when at least the threshold of its last 16 acquisitions
+//! found another transaction's request on the same lock or retried a CAS
+//! (there is no latch whose contention could be counted). There is no head
+//! per lock to keep that window in, so the bucket keeps one window with the
+//! tag of the lock it belongs to (`Bucket::heat`): only locks above row
+//! level are ever passed on, so only they note heat, and a window is reset
+//! when another lock's acquisition in the bucket takes it over. Two hot
+//! candidate locks in one bucket may therefore each look cold (neither is
+//! passed on: the safe direction, costing only the saving), but a cold lock
+//! never looks hot because a hot one shares its bucket.
+
+use std::cell::Cell;
+use std::ptr;
+
+use crossbeam_epoch::{self as epoch, Guard, Shared};
+use crossbeam_utils::CachePadded;
+
+use super::{Caller, Converting, HeadRef, Reinherit, fast};
+use crate::id::{Level, LockId};
+use crate::inherit::{self, Heat};
+use crate::mode::Mode;
+use crate::monitor::{LockInfo, Waiter, add_holder, info_of};
+use crate::nodes::Nodes;
+use crate::queue::{Blocker, Cancel, Handoff, Outcome};
+use crate::request::{
+    ACTIVE, GRANTED, INHERITED, NEVER_LINKED, OBSOLETE, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr, Request, WAITING,
+};
+use crate::stats::AgentCounters;
+use crate::sync::{AtomicU32, AtomicU64, Ordering, fence};
+
+mod acquire;
+mod inheritance;
+mod list;
+mod reclaim;
+mod release;
+
+use list::{Ahead, fill, in_way, mark, note_own, same_lock, shut_out_by_own};
+pub(crate) use reclaim::hand_over_retired;
+use reclaim::{retire, returned};
+
+/// Tag on `Request::next`: the request is logically deleted.
+const MARK: usize = 1;
+
+/// A handle (`HeadRef`) of this table: the bucket in bits 0..32, the
+/// lock's fast-path slot plus one in bits 32..40 (0: none), and flags.
+const H_BUCKET: usize = 0xffff_ffff;
+const H_SLOT: u32 = 32;
+/// The request is a fast hold (`fast.rs`), linked nowhere.
+const H_FAST: usize = HeadRef::FAST;
+/// The request is strong and counted in its slot's word.
+const H_STRONG: usize = 1 << 41;
+
+#[inline]
+fn handle(bucket: usize, slot: Option<usize>, flags: usize) -> HeadRef {
+    HeadRef(bucket | slot.map_or(0, |s| (s + 1) << H_SLOT) | flags)
+}
+
+/// The fast-path slot named in `h`.
+#[inline]
+fn slot_of(h: HeadRef) -> Option<usize> {
+    match (h.0 >> H_SLOT) & 0xff {
+        0 => None,
+        s => Some(s - 1),
+    }
+}
+
+/// One list. `repr(C)` so that `tail` lies on the second 64-byte line of
+/// the bucket's 128 bytes (`CachePadded`): the swap append writes it on
+/// every acquisition, away from the head that every walk reads. The CAS
+/// append never touches it.
+#[repr(C)]
+struct Bucket {
+    /// The first request of the list (swap append: null while it is empty,
+    /// and for a moment after an append to an empty list swapped the tail).
+    head: epoch::Atomic<Request>,
+    /// WAITING requests in this bucket (read by releasers after their fence).
+    waiting: AtomicU32,
+    /// Heat of one lock above row level: the lock's tag (the high half of
+    /// its `hash64`) in bits 32..64, and its window in bits 0..16 (bit i set
+    /// if its i-th most recent acquisition met another transaction's request
+    /// on it or retried a CAS). See the module docs.
+    heat: AtomicU64,
+    _line: [u8; 64 - 24],
+    /// Swap append only: the last request appended (null: the list is
+    /// empty). An append swaps it, then links behind the request it
+    /// swapped out (`link`).
+    tail: epoch::Atomic<Request>,
+}
+
+/// What a walk's visitor wants next.
+enum Visit {
+    Next,
+    Stop,
+}
+
+/// The table; `SWAP` selects the append (see the module docs): false, a
+/// walk and a CAS at the end (`TableKind::LatchFree`); true, one swap of
+/// the bucket's tail (`TableKind::LatchFreeSwap`).
+pub(crate) struct LatchFree<const SWAP: bool = false> {
+    buckets: Box<[CachePadded<Bucket>]>,
+    mask: u64,
+    /// The intention-lock fast path (`fast.rs`), when on.
+    fast: Option<Box<fast::Fast>>,
+}
+
+/// The request `n` points to.
+///
+/// # Safety
+/// `n` is non-null and was loaded, while the guard of `'g` was pinned, from
+/// a bucket's `head` or from the `next` of a node so loaded (`ReqPtr`
+/// contract 3: a node reachable from a list during a pin is retired only
+/// after it is unlinked, and returned to its agent or freed only after
+/// every pin that could reach it has ended).
+#[inline]
+unsafe fn req<'g>(n: Shared<'g, Request>) -> &'g Request {
+    // SAFETY: the contract above is crossbeam-epoch's for `deref`.
+    unsafe { n.deref() }
+}
+
+// (The padding counts 64-bit words; elsewhere, and under loom, the tail
+// only lands at another offset.)
+#[cfg(all(not(heirloom_loom), target_pointer_width = "64"))]
+const _: () = assert!(
+    std::mem::offset_of!(Bucket, tail) == 64,
+    "the tail on the bucket's second line"
+);
+
+impl<const SWAP: bool> LatchFree<SWAP> {
+    /// A table of `buckets` lists (rounded up to a power of two), with the
+    /// intention-lock fast path if `fast_path` (see `fast.rs`; a fast
+    /// hold is never passed on by inheritance, which needs a request of
+    /// its own).
+    pub(crate) fn new(buckets: usize, fast_path: bool) -> Self {
+        let n = buckets.max(1).next_power_of_two();
+        LatchFree {
+            buckets: (0..n)
+                .map(|_| {
+                    CachePadded::new(Bucket {
+                        head: epoch::Atomic::null(),
+                        waiting: AtomicU32::new(0),
+                        heat: AtomicU64::new(0),
+                        _line: [0; 64 - 24],
+                        tail: epoch::Atomic::null(),
+                    })
+                })
+                .collect(),
+            mask: n as u64 - 1,
+            fast: fast_path.then(|| Box::new(fast::Fast::new())),
+        }
+    }
+
+    /// Is the intention-lock fast path on?
+    #[inline]
+    pub(crate) fn has_fast_path(&self) -> bool {
+        self.fast.is_some()
+    }
+
+    /// The fast path, when on.
+    #[inline]
+    pub(crate) fn fast(&self) -> Option<&fast::Fast> {
+        self.fast.as_deref()
+    }
+
+    /// As [`Table::try_fast_hold`](super::Table::try_fast_hold).
+    #[inline(always)]
+    pub(crate) fn try_fast_hold(
+        &self,
+        a: Caller<'_>,
+        id: LockId,
+        mode: Mode,
+        txn: u64,
+        ts: u64,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Option<HeadRef> {
+        let f = self.fast.as_deref()?;
+        let hash = id.hash64();
+        let words = id.words();
+        let s = f.slot(words, true)?;
+        let bi = (hash & self.mask) as usize;
+        match f.acquire(s, a.agent, txn, ts, mode) {
+            Ok(()) => Some(handle(bi, Some(s), H_FAST)),
+            Err(true) => {
+                self.after_fast_release(&self.buckets[bi], a.counters, words, mode, wake);
+                None
+            }
+            Err(false) => None,
+        }
+    }
+
+    /// As [`Table::upgrade_fast_hold`](super::Table::upgrade_fast_hold).
+    #[inline]
+    pub(crate) fn upgrade_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, wake: &mut Vec<ReqPtr>) -> bool {
+        let Some((f, s)) = self.fast_of(h) else {
+            unreachable!("a fast hold without its slot")
+        };
+        if f.upgrade_bits(s, a.agent) {
+            return true;
+        }
+        self.after_fast_release(self.bucket(h), a.counters, id.words(), Mode::IX, wake);
+        false
+    }
+
+    /// As [`Table::release_fast_hold`](super::Table::release_fast_hold).
+    #[inline(always)]
+    pub(crate) fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, mode: Mode, wake: &mut Vec<ReqPtr>) {
+        let Some((f, s)) = self.fast_of(h) else {
+            unreachable!("a fast hold without its slot")
+        };
+        if f.release(s, a.agent, mode) {
+            self.after_fast_release(self.bucket(h), a.counters, id.words(), mode, wake);
+        }
+    }
+
+    /// Pins the epoch and swaps the head of `id`'s bucket (the swap
+    /// append: its tail, the word every append writes) with itself by a
+    /// compare-and-swap: the exclusive step of a latch-free insert, with no
+    /// work (see [`Table::null_section`](super::Table::null_section)).
+    pub(crate) fn null_section(&self, _c: &AgentCounters, id: LockId) {
+        let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
+        let word = if SWAP { &bucket.tail } else { &bucket.head };
+        let guard = epoch::pin();
+        // Acquire/Release as an insert's CAS; the outcome is irrelevant.
+        let cur = word.load(Ordering::Acquire, &guard);
+        let _ = word.compare_exchange(cur, cur, Ordering::AcqRel, Ordering::Acquire, &guard);
+    }
+
+    #[inline]
+    fn bucket(&self, h: HeadRef) -> &Bucket {
+        &self.buckets[h.0 & H_BUCKET]
+    }
+
+    /// The fast-path slot of the lock of `words`, if it has one (looked up,
+    /// never claimed: see `Fast::slot`).
+    #[inline]
+    fn slot_of_lock(&self, words: (u64, u64)) -> Option<(&fast::Fast, usize)> {
+        let f = self.fast.as_deref()?;
+        let id = LockId::from_words(words.0, words.1);
+        if !fast::eligible(id) {
+            return None;
+        }
+        f.slot(words, false).map(|s| (f, s))
+    }
+
+    /// The modes `agent` holds the lock of `words` in fast (NL: none): its
+    /// own holds, never in the way of its own requests.
+    #[inline]
+    fn own_fast(&self, words: (u64, u64), agent: u32) -> Mode {
+        match self.slot_of_lock(words) {
+            Some((f, s)) => f.own(s, agent),
+            None => Mode::NL,
+        }
+    }
+
+    /// The fast path and the slot named in the handle `h`, if any.
+    #[inline]
+    fn fast_of(&self, h: HeadRef) -> Option<(&fast::Fast, usize)> {
+        Some((self.fast.as_deref()?, slot_of(h)?))
+    }
+
+    /// The blockers of the waiting `r`; `false` if it no longer waits. `r`
+    /// may belong to another agent, so it is dereferenced only once it was
+    /// found in the list while pinned.
+    pub(crate) fn blockers(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+        let b = self.bucket(h);
+        let g = epoch::pin();
+        let target = r.as_ptr();
+        let mut found = None;
+        Self::walk(b, c, &g, |n| match n {
+            Some((n, x)) if n.as_raw() == target => {
+                found = Some(x);
+                Visit::Stop
+            }
+            _ => Visit::Next,
+        });
+        // Reached through the list during our pin: alive until we unpin.
+        let Some(q) = found else {
+            return false;
+        };
+        if q.status.load(Ordering::Acquire) != WAITING {
+            return false;
+        }
+        let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
+        let (mode, txn) = (q.mode(), q.txn.load(Ordering::Relaxed));
+        let start = out.len();
+        let own_fast = self.own_fast(words, q.agent);
+        let mut own = own_fast;
+        Self::walk(b, c, &g, |n| match n {
+            None => {
+                out.truncate(start);
+                own = own_fast;
+                Visit::Next
+            }
+            Some((n, _)) if n.as_raw() == target => Visit::Stop,
+            Some((_, x)) => {
+                if same_lock(x, words) {
+                    if x.txn.load(Ordering::Relaxed) == txn {
+                        note_own(x, &mut own);
+                    } else if !shut_out_by_own(x, own) {
+                        let s = x.status.load(Ordering::Acquire);
+                        if matches!(s, GRANTED | WAITING | ACTIVE) && !mode.compatible(x.mode()) {
+                            out.push(Blocker::of(x));
+                        }
+                    }
+                }
+                Visit::Next
+            }
+        });
+        // And the fast holds in its way (`fast.rs`).
+        if fast::is_strong(mode)
+            && let Some((f, s)) = self.slot_of_lock(words)
+        {
+            f.holders(s, mode, q.agent, out);
+        }
+        true
+    }
+
+    /// Appends every lock with live requests (consistent per request, not
+    /// per lock: the lists are read without a latch).
+    pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
+        let c = AgentCounters::default();
+        let g = epoch::pin();
+        for b in self.buckets.iter() {
+            let start = out.len();
+            // Own requests granted so far, to tell conversions.
+            let mut held: Vec<(LockId, u64, Mode)> = Vec::new();
+            Self::walk(b, &c, &g, |n| {
+                let Some((_, x)) = n else {
+                    out.truncate(start);
+                    held.clear();
+                    return Visit::Next;
+                };
+                let id = LockId::from_words(x.key.load(Ordering::Relaxed), x.hi.load(Ordering::Relaxed));
+                let status = x.status.load(Ordering::Acquire);
+                if !matches!(status, GRANTED | WAITING | ACTIVE | INHERITED) {
+                    return Visit::Next;
+                }
+                let i = info_of(out, start, id);
+                let (txn, mode) = (x.txn(), x.mode());
+                let info = &mut out[i];
+                // An ACTIVE request is still finding out whether it waits.
+                if matches!(status, WAITING | ACTIVE) {
+                    let waited =
+                        std::time::Duration::from_nanos(now_ns.saturating_sub(x.since.load(Ordering::Relaxed)));
+                    let converting_from = held
+                        .iter()
+                        .find(|&&(l, t, _)| l == id && t == txn.0)
+                        .map(|&(_, _, m)| m);
+                    info.waiters.push(Waiter {
+                        txn,
+                        mode,
+                        converting_from,
+                        waited,
+                    });
+                } else {
+                    info.group = info.group.join(mode);
+                    let inherited = status == INHERITED;
+                    // A converted lock's older request stays granted until
+                    // the newer one goes (see "Upgrades"): one holder, in
+                    // the join of the two modes.
+                    add_holder(info, txn, mode, inherited);
+                    held.push((id, txn.0, mode));
+                }
+                Visit::Next
+            });
+        }
+        // The fast holds (`fast.rs`), folded into their locks' holders.
+        if let Some(f) = self.fast.as_deref() {
+            f.snapshot_into(out);
+        }
+    }
+}
+
+impl<const SWAP: bool> Drop for LatchFree<SWAP> {
+    fn drop(&mut self) {
+        // Every agent is gone (each holds the manager), so every request
+        // still linked is OBSOLETE or INVALID and ORPHANED or about to be;
+        // requests unlinked earlier belong to the epoch collector.
+        let g = epoch::pin();
+        for b in self.buckets.iter() {
+            b.tail.store(Shared::null(), Ordering::Relaxed);
+            let mut cur = b.head.swap(Shared::null(), Ordering::AcqRel, &g);
+            while !cur.is_null() {
+                // SAFETY: non-null, loaded from the list while pinned.
+                let next = unsafe { req(cur) }.next.load(Ordering::Acquire, &g).with_tag(0);
+                let r = ReqPtr::from_raw(cur.as_raw());
+                // SAFETY: linked, so not retired: nobody else will decide for
+                // it, and no thread can reach it (every agent is gone).
+                unsafe { returned(r) };
+                cur = next;
+            }
+        }
+    }
+}
+
+#[cfg(all(test, heirloom_loom))]
+mod tests {
+    mod loom_latchfree;
+}
+
+#[cfg(all(test, not(heirloom_loom)))]
+mod unit {
+    use super::*;
+    use crate::id::TableId;
+
+    fn set_lock(r: ReqPtr, id: LockId) {
+        // SAFETY: the test's own node, freed at the end of the test.
+        let q = unsafe { r.get() };
+        let (key, hi) = id.words();
+        q.key.store(key, Ordering::Relaxed);
+        q.hi.store(hi, Ordering::Relaxed);
+    }
+
+    /// Regression: heat was one window per bucket, so a cold lock sharing a
+    /// bucket with a hot one counted as hot.
+    #[test]
+    fn heat_belongs_to_one_lock_and_rows_note_none() {
+        let t = LatchFree::<false>::new(1, false);
+        let b = &t.buckets[0];
+        let (hot, cold) = (LockId::table(TableId::new(0, 1)), LockId::table(TableId::new(0, 2)));
+        let r = ReqPtr::alloc(0);
+        // SAFETY: the test's own node, freed at the end.
+        let q = unsafe { r.get() };
+        for _ in 0..16 {
+            t.note_heat(b, hot, true);
+        }
+        set_lock(r, hot);
+        assert!(Heat::AtLeast(16).allows(|| LatchFree::<false>::heat_window(b, q)));
+        set_lock(r, cold);
+        assert!(
+            !Heat::AtLeast(1).allows(|| LatchFree::<false>::heat_window(b, q)),
+            "a cold lock of the same bucket is not hot"
+        );
+        // Row locks are never passed on and leave the window alone.
+        for k in 0..16 {
+            t.note_heat(b, LockId::row(TableId::new(0, 1), k), false);
+        }
+        set_lock(r, hot);
+        assert!(Heat::AtLeast(16).allows(|| LatchFree::<false>::heat_window(b, q)));
+        // Another candidate lock takes the window over: both look cold.
+        t.note_heat(b, cold, true);
+        assert!(!Heat::AtLeast(1).allows(|| LatchFree::<false>::heat_window(b, q)));
+        set_lock(r, cold);
+        assert!(!Heat::AtLeast(2).allows(|| LatchFree::<false>::heat_window(b, q)));
+        assert!(Heat::AtLeast(1).allows(|| LatchFree::<false>::heat_window(b, q)));
+        // SAFETY: never linked.
+        unsafe { r.free() };
+    }
+}

@@ -1,0 +1,277 @@
+//! Release and cancel: the request leaves its list's way (OBSOLETE), then
+//! the fence and the wake-up duty of the module docs.
+
+use super::*;
+
+impl<const SWAP: bool> LatchFree<SWAP> {
+    /// After a fast hold of `words` in `mode` was given up and the word
+    /// showed strong requests: the wake-up duty of a release (`fast.rs`).
+    #[cold]
+    pub(super) fn after_fast_release(
+        &self,
+        b: &Bucket,
+        c: &AgentCounters,
+        words: (u64, u64),
+        mode: Mode,
+        wake: &mut Vec<ReqPtr>,
+    ) {
+        // SeqCst fence between the bit's clearing and the load of
+        // `waiting`; pairs with the waiter's fence in `acquire` (Dekker).
+        fence(Ordering::SeqCst);
+        if b.waiting.load(Ordering::Relaxed) != 0 {
+            let g = epoch::pin();
+            self.wake_scan(b, c, words, mode, wake, &g);
+        }
+    }
+
+    /// Drops a strong request's count in its slot's word (after it went
+    /// OBSOLETE, or when it was never linked).
+    #[inline]
+    pub(super) fn uncount_strong(&self, h: HeadRef) {
+        if h.0 & H_STRONG != 0
+            && let Some((f, s)) = self.fast_of(h)
+        {
+            f.sub_strong(s);
+        }
+    }
+
+    /// Gives up the fast hold `q` (see `fast.rs`): one taken with a node
+    /// (`lock`'s own are released by `release_fast_hold`).
+    #[cold]
+    pub(super) fn release_fast(&self, c: &AgentCounters, h: HeadRef, q: &Request, wake: &mut Vec<ReqPtr>) {
+        q.status.store(OBSOLETE, Ordering::Relaxed);
+        let id = LockId::from_words(q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
+        let a = Caller {
+            counters: c,
+            agent: q.agent,
+        };
+        self.release_fast_hold(a, id, h, q.mode(), wake);
+    }
+
+    /// Grants the waiting `w` (CAS, so that a grant by a releaser, by the
+    /// waiter itself and a cancel decide exactly once) and queues its owner
+    /// for waking.
+    #[inline]
+    pub(super) fn grant(&self, b: &Bucket, w: &Request, wake: &mut Vec<ReqPtr>) {
+        // AcqRel: Release pairs with the owner's Acquire load of `status` in
+        // `Transaction::wait`.
+        if w.status
+            .compare_exchange(WAITING, GRANTED, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            b.waiting.fetch_sub(1, Ordering::Relaxed);
+            wake.push(ReqPtr::from_raw(w));
+        }
+    }
+
+    /// After a request of `words` in `mode` stopped being in anyone's way
+    /// (and the caller's SeqCst fence): grants the waiters of the same lock
+    /// it was in the way of that are now clear.
+    #[cold]
+    pub(super) fn wake_scan(
+        &self,
+        b: &Bucket,
+        c: &AgentCounters,
+        words: (u64, u64),
+        mode: Mode,
+        wake: &mut Vec<ReqPtr>,
+        g: &Guard,
+    ) {
+        Self::walk(b, c, g, |n| {
+            if let Some((_, x)) = n
+                && same_lock(x, words)
+                && x.status.load(Ordering::Acquire) == WAITING
+                && !mode.compatible(x.mode())
+                && self.clear(b, c, x, g) == Some(true)
+            {
+                self.grant(b, x, wake);
+            }
+            Visit::Next
+        });
+    }
+
+    /// Unlinks the marked `r` at once if it is first in its list (the common
+    /// case for row locks; the caller owns `r`); otherwise the next walk will.
+    #[inline]
+    pub(super) fn unlink_if_first(&self, b: &Bucket, r: &Request, g: &Guard) {
+        let cur = b.head.load(Ordering::Acquire, g);
+        if ptr::eq(cur.as_raw(), r) {
+            let next = r.next.load(Ordering::Acquire, g);
+            if b.head
+                .compare_exchange(cur, next.with_tag(0), Ordering::AcqRel, Ordering::Relaxed, g)
+                .is_ok()
+            {
+                // Its owner (us) retires it with others of its own: the
+                // collector then touches one batch, not every node (whose
+                // line a reclaimer on another core would have to fetch).
+                r.recycle.store(OWNER_UNLINKED, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Swap append: takes the caller's own OBSOLETE request `q` out of its
+    /// list, and answers whether a request was linked behind it (then the
+    /// caller owes the wake-up duty, `after_release`). The only request of
+    /// its list leaves by a CAS of the head and then of the tail from it:
+    /// nothing was ever appended behind it, so nobody waits for it, and
+    /// nothing is marked. Any other is marked and, if first with a
+    /// successor linked, unlinked from the head; otherwise the next walk
+    /// unlinks it.
+    #[inline]
+    pub(super) fn take_out(&self, b: &Bucket, q: &Request) -> bool {
+        // SAFETY: no pointer loaded through this guard is dereferenced:
+        // `q` is the caller's own request (alive), the rest are compared.
+        let g = unsafe { epoch::unprotected() };
+        let me = Shared::from(q as *const Request);
+        // While `q` is first (and unmarked, so no walk unlinks it) the head
+        // changes only by our own writes: an empty list's appender stores
+        // it only after swapping a null tail, and the tail is `q` or later.
+        // The head goes first, then the tail, so that the next appender to
+        // an empty list finds the head null and is its only writer.
+        if b.tail.load(Ordering::Relaxed, g) == me
+            && b.head.load(Ordering::Relaxed, g) == me
+            && b.head
+                .compare_exchange(me, Shared::null(), Ordering::Relaxed, Ordering::Relaxed, g)
+                .is_ok()
+        {
+            // AcqRel: Release hands our OBSOLETE, our work and the null head
+            // to the next appender (its swap reads the null tail); Acquire
+            // as the unlink's.
+            if b.tail
+                .compare_exchange(me, Shared::null(), Ordering::AcqRel, Ordering::Relaxed, g)
+                .is_ok()
+            {
+                // Its owner (us) retires it with others of its own: the
+                // collector then touches one batch, not every node.
+                q.recycle.store(OWNER_UNLINKED, Ordering::Relaxed);
+                return false;
+            }
+            // An appender swapped the tail from `q` meanwhile: `q` has a
+            // successor (linked or on its way) and stays first until the
+            // general path below. Nobody else writes the head while it is
+            // null and the tail is not; the appender's walk waits for it.
+            b.head.store(me, Ordering::Release);
+        }
+        let behind = mark(q, g);
+        // Unlinked at once if it is first (the common case for row locks).
+        // The successor's address is only copied into the head, and only
+        // while `q` is still there: `q` is marked, so nobody can unlink that
+        // successor before `q` is gone.
+        let cur = b.head.load(Ordering::Acquire, g);
+        if cur == me {
+            let next = q.next.load(Ordering::Acquire, g).with_tag(0);
+            if !next.is_null()
+                && b.head
+                    .compare_exchange(cur, next, Ordering::AcqRel, Ordering::Relaxed, g)
+                    .is_ok()
+            {
+                q.recycle.store(OWNER_UNLINKED, Ordering::Relaxed);
+            }
+        }
+        behind
+    }
+
+    /// After the request `r` stopped being in anyone's way (OBSOLETE or
+    /// INHERITED stored): the fence and the wake-up duty of the module docs.
+    /// Pins the epoch only for the walk of that duty.
+    #[inline]
+    pub(super) fn after_release(&self, b: &Bucket, c: &AgentCounters, q: &Request, wake: &mut Vec<ReqPtr>) {
+        // SeqCst fence between our store of the new state and the load of
+        // `waiting` (and the waiters' states); pairs with the waiter's fence
+        // in `acquire` (Dekker).
+        fence(Ordering::SeqCst);
+        if b.waiting.load(Ordering::Relaxed) != 0 {
+            let g = epoch::pin();
+            let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
+            self.wake_scan(b, c, words, q.mode(), wake, &g);
+        }
+    }
+
+    /// Releases the granted `r`.
+    ///
+    /// # Safety
+    /// As [`Table::release`](super::Table::release).
+    #[inline]
+    pub(crate) unsafe fn release(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+        // SAFETY: the caller's own live request (the contract).
+        self.release_req(c, h, unsafe { r.get() }, wake)
+    }
+
+    /// Releases `q` (a fast hold or a linked request).
+    #[inline]
+    pub(super) fn release_req(&self, c: &AgentCounters, h: HeadRef, q: &Request, wake: &mut Vec<ReqPtr>) {
+        if h.0 & H_FAST != 0 {
+            self.release_fast(c, h, q, wake);
+        } else {
+            self.release_linked(c, h, q, wake);
+            self.uncount_strong(h);
+        }
+    }
+
+    #[inline]
+    pub(super) fn release_linked(&self, c: &AgentCounters, h: HeadRef, q: &Request, wake: &mut Vec<ReqPtr>) {
+        let b = self.bucket(h);
+        // Release: whoever reads OBSOLETE (Acquire) sees what we did under the lock.
+        q.status.store(OBSOLETE, Ordering::Release);
+        if SWAP {
+            // Not pinned: taking our own request out reads no other
+            // request. With nothing linked behind it, no wake-up duty and no
+            // fence (see `take_out`); else the fence and the duty, with `q`
+            // already out of every waiter's way.
+            if self.take_out(b, q) {
+                self.after_release(b, c, q, wake);
+            }
+            return;
+        }
+        // Not pinned (`after_release` pins only to wake somebody): marking
+        // our own request and unlinking it from the front read no other
+        // request. The successor's address is only copied into the head,
+        // and only while `q` is still there: `q` is marked, so nobody can
+        // unlink that successor before `q` is gone. `q` itself stays ours
+        // until we give it back, after this, and its retirement is stamped
+        // then.
+        // SAFETY: no pointer loaded through this guard is dereferenced but
+        // `q`'s own, which is alive (the caller's own request).
+        let g = unsafe { epoch::unprotected() };
+        // Marked first: if nothing was linked behind `q`, nobody waits for
+        // it (a request waits only for those ahead of it), and nobody can
+        // link behind it any more (an append's CAS expects an unmarked
+        // null; the walk it retries skips `q`): no wake-up duty, so no
+        // fence. Else the fence and the duty, with `q` already out of every
+        // waiter's way.
+        if mark(q, g) {
+            self.after_release(b, c, q, wake);
+        }
+        self.unlink_if_first(b, q, g);
+    }
+
+    /// Withdraws the waiting `r` unless it was granted meanwhile.
+    ///
+    /// # Safety
+    /// As [`Table::cancel`](super::Table::cancel).
+    pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+        let b = self.bucket(h);
+        // SAFETY: the caller's own live request (the contract).
+        let q = unsafe { r.get() };
+        if q.status
+            .compare_exchange(WAITING, OBSOLETE, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return Cancel::WasGranted;
+        }
+        b.waiting.fetch_sub(1, Ordering::Relaxed);
+        // A waiter is in the way of later incompatible requests too.
+        if SWAP {
+            if self.take_out(b, q) {
+                self.after_release(b, c, q, wake);
+            }
+        } else {
+            let g = epoch::pin();
+            self.after_release(b, c, q, wake);
+            mark(q, &g);
+            self.unlink_if_first(b, q, &g);
+        }
+        self.uncount_strong(h);
+        Cancel::Cancelled
+    }
+}

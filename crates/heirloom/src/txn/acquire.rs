@@ -1,0 +1,221 @@
+//! The lock-table calls of a transaction: a fast hold, a new request
+//! (linked, then granted or waited for), a conversion.
+
+use super::*;
+
+impl Transaction<'_> {
+    /// A database or table intention lock on the table's fast path with no
+    /// request node (`Table::try_fast_hold`; the entry's node is
+    /// `Nodes::none` until a conversion needs one, `Transaction::convert`),
+    /// or, if it cannot be granted so now, a request as `acquire` makes.
+    #[inline]
+    pub(super) fn acquire_fast(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
+        let a = &mut *self.agent;
+        let (txn, ts) = (a.txn.id.0, a.txn.age);
+        let head =
+            a.lm.table
+                .try_fast_hold(a.shared.caller(), id, mode, txn, ts, &mut a.wake);
+        wake_granted(&mut a.wake);
+        let Some(head) = head else {
+            return self.acquire(id, mode);
+        };
+        let c = &a.shared.counters;
+        c.table_op(id.level());
+        c.immediate_grants.bump();
+        c.fast_ops.bump();
+        let req = a.nodes.none();
+        self.push_held(Held {
+            id,
+            mode,
+            req,
+            head,
+            state: LIVE,
+            idle: 0,
+        });
+        Ok(())
+    }
+
+    /// Converts entry `k`, a fast IS hold with no node, to IX in place
+    /// (`Table::upgrade_fast_hold`); `false` if a strong request is counted
+    /// on the lock (the caller converts it as any request).
+    #[inline]
+    pub(super) fn upgrade_fast(&mut self, k: usize) -> bool {
+        let a = &mut *self.agent;
+        let h = a.held[k];
+        let done =
+            a.lm.table
+                .upgrade_fast_hold(a.shared.caller(), h.id, h.head, &mut a.wake);
+        wake_granted(&mut a.wake);
+        if done {
+            // Counted as the conversion it is (a failed one is counted by
+            // the conversion that follows).
+            let c = &a.shared.counters;
+            c.table_op(h.id.level());
+            c.immediate_grants.bump();
+            c.fast_ops.bump();
+            a.held[k].mode = Mode::IX;
+        }
+        done
+    }
+
+    /// Gives the fast hold of entry `k`, taken without a node
+    /// (`Transaction::acquire_fast`), the node the fast path would have
+    /// filled, for an operation that reads it (a conversion).
+    #[cold]
+    pub(super) fn materialize(&mut self, k: usize) {
+        let a = &mut *self.agent;
+        let r = a.nodes.take(&a.shared.counters);
+        // SAFETY: just taken from this agent's pool (`ReqPtr` contract 1).
+        let q = unsafe { r.get() };
+        q.txn.store(a.txn.id.0, Ordering::Relaxed);
+        q.ts.store(a.txn.age, Ordering::Relaxed);
+        let h = &mut a.held[k];
+        // SAFETY: our own node, linked nowhere.
+        unsafe { a.lm.table.materialize_fast(h.id, h.mode, r) };
+        h.req = r;
+    }
+
+    #[inline]
+    pub(super) fn acquire(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
+        let (req, head) = self.link(id, mode)?;
+        self.push_held(Held {
+            id,
+            mode,
+            req,
+            head,
+            state: LIVE,
+            idle: 0,
+        });
+        Ok(())
+    }
+
+    /// Links a new request of this transaction for `id` in `mode` and waits
+    /// for it under the conflict policy. On error nothing is linked any more
+    /// (a refused request never was; a failed wait was cancelled).
+    #[inline(always)]
+    pub(super) fn link(&mut self, id: LockId, mode: Mode) -> Result<(ReqPtr, HeadRef), LockError> {
+        let may_wait = self.may_wait();
+        let a = &mut *self.agent;
+        let r = a.nodes.take(&a.shared.counters);
+        // SAFETY: just taken from this agent's pool (`ReqPtr` contract 1).
+        let q = unsafe { r.get() };
+        q.txn.store(a.txn.id.0, Ordering::Relaxed);
+        q.ts.store(a.txn.age, Ordering::Relaxed);
+        let c = &a.shared.counters;
+        c.table_op(id.level());
+        let before = if a.lm.lock_classes { c.contention() } else { 0 };
+        // SAFETY: `r` is this agent's own node, linked nowhere (see the
+        // contract on `Table`).
+        let (out, head) = unsafe {
+            a.lm.table
+                .acquire(a.shared.caller(), id, r, mode, may_wait, &mut a.wake)
+        };
+        if a.lm.lock_classes {
+            c.classify(id.level() == Level::Row, mode.is_shared(), c.contention() != before);
+        }
+        wake_granted(&mut a.wake);
+        match out {
+            Outcome::Granted => {
+                let c = &a.shared.counters;
+                c.immediate_grants.bump();
+                if head.is_fast() {
+                    c.fast_ops.bump();
+                }
+            }
+            Outcome::Refused(b) => {
+                // Not left linked (the swap-append table withdrew it; see
+                // `Table::acquire`): given back.
+                a.nodes.give_back_refused(r);
+                return Err(self.refused(id, mode, b.txn));
+            }
+            Outcome::Waiting => {
+                let f = InFlight {
+                    id,
+                    head,
+                    req: r,
+                    mode,
+                    held: None,
+                };
+                if let Err(e) = self.wait(f, id) {
+                    // `wait` cancelled the request.
+                    self.agent.nodes.give_back(r);
+                    return Err(self.doom(e));
+                }
+            }
+        }
+        Ok((r, head))
+    }
+
+    pub(super) fn convert(&mut self, k: usize, to: Mode) -> Result<(), LockError> {
+        if self.agent.held[k].req == self.agent.nodes.none() {
+            // A fast hold with no node: IS to IX in place needs none.
+            if self.agent.held[k].mode == Mode::IS && to == Mode::IX && self.upgrade_fast(k) {
+                return Ok(());
+            }
+            self.materialize(k);
+        }
+        let h = self.agent.held[k];
+        let may_wait = self.may_wait();
+        let a = &mut *self.agent;
+        let c = &a.shared.counters;
+        c.table_op(h.id.level());
+        // A conversion that waits wakes the waiters behind it to judge their
+        // new edge, except under `Detect` (see `Queue::convert`).
+        let wake_behind = !matches!(a.lm.policy, ConflictPolicy::Detect);
+        let before = if a.lm.lock_classes { c.contention() } else { 0 };
+        // SAFETY: a live entry of this agent's cache: its own node, linked
+        // where `h.head` says (see the contract on `Table`).
+        let conv = unsafe {
+            a.lm.table.convert(
+                a.shared.caller(),
+                h.id,
+                h.head,
+                h.req,
+                to,
+                may_wait,
+                wake_behind,
+                &mut a.wake,
+                &mut a.nodes,
+            )
+        };
+        if a.lm.lock_classes {
+            c.classify(h.id.level() == Level::Row, to.is_shared(), c.contention() != before);
+        }
+        wake_granted(&mut a.wake);
+        match conv.outcome {
+            Outcome::Granted => {
+                c.immediate_grants.bump();
+                if conv.head.is_fast() {
+                    c.fast_ops.bump();
+                }
+                self.agent.converted(k, conv.req, conv.head, to);
+                Ok(())
+            }
+            Outcome::Refused(b) => Err(self.refused(h.id, to, b.txn)),
+            Outcome::Waiting => match self.wait(
+                InFlight {
+                    id: h.id,
+                    head: conv.head,
+                    req: conv.req,
+                    mode: to,
+                    held: Some(k),
+                },
+                h.id,
+            ) {
+                Ok(()) => {
+                    self.agent.converted(k, conv.req, conv.head, to);
+                    Ok(())
+                }
+                // `wait` cancelled the request: an in-place conversion is
+                // back in its old mode; a replacing request goes back to the
+                // pool and the old one stays.
+                Err(e) => {
+                    if conv.req != h.req {
+                        self.agent.nodes.give_back(conv.req);
+                    }
+                    Err(self.doom(e))
+                }
+            },
+        }
+    }
+}
