@@ -39,9 +39,9 @@ const RECLAIM_CAP: usize = if cfg!(heirloom_loom) { usize::MAX } else { 4096 };
 /// Rounds of help (hand over, flush, yield) before `take` allocates anyway.
 const HELP_ROUNDS: u32 = 64;
 
-use crate::request::{IN_USE, NEVER_LINKED, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr, Request};
+use crate::request::{AtomicState, IN_USE, NEVER_LINKED, ORPHANED, OWNER_UNLINKED, RETURNED, Recycle, ReqPtr, Request};
 use crate::stats::AgentCounters;
-use crate::sync::{AtomicU8, Ordering};
+use crate::sync::Ordering;
 
 /// When a node its transaction gave back may be used again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,7 +100,7 @@ const BATCH: usize = if cfg!(heirloom_loom) { 1 } else { 32 };
 /// whichever of the two comes second frees the nodes and the batch.
 pub(crate) struct Batch {
     nodes: Vec<ReqPtr>,
-    state: AtomicU8,
+    state: AtomicState<Recycle>,
 }
 
 /// A batch pointer the collector's deferred function may carry.
@@ -341,7 +341,7 @@ impl Nodes {
             None => self.filling.insert(self.spare.pop().unwrap_or_else(|| {
                 Box::new(Batch {
                     nodes: Vec::with_capacity(BATCH),
-                    state: AtomicU8::new(IN_USE),
+                    state: AtomicState::new(IN_USE),
                 })
             })),
         };

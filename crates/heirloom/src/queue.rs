@@ -785,7 +785,7 @@ mod tests {
         unsafe { q.acquire(r, mode, true, false) }
     }
 
-    fn status(r: ReqPtr) -> u8 {
+    fn status(r: ReqPtr) -> crate::request::Status {
         // SAFETY: allocated by the test, freed at its end.
         unsafe { r.get() }.status.load(Ordering::Relaxed)
     }

@@ -8,6 +8,7 @@
 //! field access. `status` is also read by its waiting owner without the
 //! latch (that is how a grant reaches a parked thread).
 
+use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use crossbeam_epoch::Atomic;
@@ -16,41 +17,166 @@ use crate::error::TxnId;
 use crate::mode::Mode;
 use crate::sync::{AtomicPtr, AtomicU8, AtomicU64, Ordering};
 
-/// `status`: granted; `mode` is held.
-pub(crate) const GRANTED: u8 = 1;
-/// `status`: a new request waiting for `want`; holds nothing yet.
-pub(crate) const WAITING: u8 = 2;
-/// `status`: holds `mode`, waiting to convert to `want`.
-pub(crate) const CONVERTING: u8 = 3;
-/// `status`: held in `mode` for the owning agent between transactions
-/// (speculative lock inheritance); reclaimed or invalidated by one CAS.
-pub(crate) const INHERITED: u8 = 4;
-/// `status`: an inherited request invalidated by a conflicting requester,
-/// which unlinked it; the owning agent puts it back in its pool.
-pub(crate) const INVALID: u8 = 5;
-/// `status` (latch-free table only): released or cancelled; the request
-/// stays in its bucket's list until somebody unlinks it.
-pub(crate) const OBSOLETE: u8 = 6;
-/// `status` (the latch-free table with the swap append only): appended by
-/// its requester, which is still reading what is ahead of it; in the way of
-/// later requests as a granted one is, and moved on only by its owner (to
-/// GRANTED, WAITING or, when refused, OBSOLETE).
-pub(crate) const ACTIVE: u8 = 7;
+/// A request's `status`: where it stands in its lock's queue. The legal
+/// moves between them and who makes each are the state table below.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub(crate) enum Status {
+    /// Not yet linked anywhere (a node fresh from its pool).
+    Fresh = 0,
+    /// Granted; `mode` is held.
+    Granted = 1,
+    /// A new request waiting for `want`; holds nothing yet.
+    Waiting = 2,
+    /// Holds `mode`, waiting to convert to `want`.
+    Converting = 3,
+    /// Held in `mode` for the owning agent between transactions
+    /// (speculative lock inheritance); reclaimed or invalidated by one CAS.
+    Inherited = 4,
+    /// An inherited request invalidated by a conflicting requester, which
+    /// unlinked it; the owning agent puts it back in its pool.
+    Invalid = 5,
+    /// Latch-free table only: released or cancelled; the request stays in
+    /// its bucket's list until somebody unlinks it.
+    Obsolete = 6,
+    /// The latch-free table with the swap append only: appended by its
+    /// requester, which is still reading what is ahead of it; in the way of
+    /// later requests as a granted one is, and moved on only by its owner
+    /// (to GRANTED, WAITING or, when refused, OBSOLETE).
+    Active = 7,
+}
 
-/// `recycle`: lent to a lock table or in its agent's hands.
-pub(crate) const IN_USE: u8 = 0;
-/// `recycle`: unlinked from a latch-free list and no thread can still see
-/// it (set by an epoch-deferred function); its agent may reuse it.
-pub(crate) const RETURNED: u8 = 1;
-/// `recycle`: its agent dropped while it was still in a latch-free list;
-/// whoever sets RETURNED frees it.
-pub(crate) const ORPHANED: u8 = 2;
-/// `recycle`: its owner unlinked it itself (it was first in its list); the
-/// owner retires it in a batch of its own (`nodes.rs`, `Nodes`).
-pub(crate) const OWNER_UNLINKED: u8 = 3;
-/// `recycle`: a fast hold of the latch-free table (`table/fast.rs`),
-/// never in a list; its agent reuses it at once.
-pub(crate) const NEVER_LINKED: u8 = 4;
+/// The statuses under the names the state table and the papers use.
+pub(crate) const GRANTED: Status = Status::Granted;
+/// See [`Status::Waiting`].
+pub(crate) const WAITING: Status = Status::Waiting;
+/// See [`Status::Converting`].
+pub(crate) const CONVERTING: Status = Status::Converting;
+/// See [`Status::Inherited`].
+pub(crate) const INHERITED: Status = Status::Inherited;
+/// See [`Status::Invalid`].
+pub(crate) const INVALID: Status = Status::Invalid;
+/// See [`Status::Obsolete`].
+pub(crate) const OBSOLETE: Status = Status::Obsolete;
+/// See [`Status::Active`].
+pub(crate) const ACTIVE: Status = Status::Active;
+
+/// A latch-free request's `recycle`: who may reuse or free the node once
+/// it left its list (`table/latchfree/reclaim.rs`, `nodes.rs`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub(crate) enum Recycle {
+    /// Lent to a lock table or in its agent's hands.
+    InUse = 0,
+    /// Unlinked from a latch-free list and no thread can still see it (set
+    /// by an epoch-deferred function); its agent may reuse it.
+    Returned = 1,
+    /// Its agent dropped while it was still in a latch-free list; whoever
+    /// sets RETURNED frees it.
+    Orphaned = 2,
+    /// Its owner unlinked it itself (it was first in its list); the owner
+    /// retires it in a batch of its own (`nodes.rs`, `Nodes`).
+    OwnerUnlinked = 3,
+    /// A fast hold of the latch-free table (`table/fast.rs`), or a refused
+    /// request of the CAS append: never in a list; its agent reuses it at
+    /// once.
+    NeverLinked = 4,
+}
+
+/// See [`Recycle::InUse`].
+pub(crate) const IN_USE: Recycle = Recycle::InUse;
+/// See [`Recycle::Returned`].
+pub(crate) const RETURNED: Recycle = Recycle::Returned;
+/// See [`Recycle::Orphaned`].
+pub(crate) const ORPHANED: Recycle = Recycle::Orphaned;
+/// See [`Recycle::OwnerUnlinked`].
+pub(crate) const OWNER_UNLINKED: Recycle = Recycle::OwnerUnlinked;
+/// See [`Recycle::NeverLinked`].
+pub(crate) const NEVER_LINKED: Recycle = Recycle::NeverLinked;
+
+/// A `u8`-sized state enum that an [`AtomicState`] holds.
+///
+/// # Safety
+/// `Self` is `#[repr(u8)]` and every byte an `AtomicState<Self>` ever
+/// holds is one of its discriminants: `from_byte` may transmute.
+pub(crate) unsafe trait ByteState: Copy {
+    /// The discriminant.
+    fn byte(self) -> u8;
+    /// The state of a byte that `byte` returned.
+    ///
+    /// # Safety
+    /// `b` came from `byte`.
+    unsafe fn from_byte(b: u8) -> Self;
+}
+
+// SAFETY: `#[repr(u8)]` and fieldless; `from_byte` is only given bytes
+// that `byte` made (the contract), so the transmute yields a variant.
+unsafe impl ByteState for Status {
+    #[inline(always)]
+    fn byte(self) -> u8 {
+        self as u8
+    }
+    #[inline(always)]
+    unsafe fn from_byte(b: u8) -> Self {
+        // SAFETY: a discriminant of `Status` (the contract).
+        unsafe { std::mem::transmute::<u8, Status>(b) }
+    }
+}
+
+// SAFETY: as for `Status`.
+unsafe impl ByteState for Recycle {
+    #[inline(always)]
+    fn byte(self) -> u8 {
+        self as u8
+    }
+    #[inline(always)]
+    unsafe fn from_byte(b: u8) -> Self {
+        // SAFETY: a discriminant of `Recycle` (the contract).
+        unsafe { std::mem::transmute::<u8, Recycle>(b) }
+    }
+}
+
+/// An atomic byte that only ever holds a `T`: the atomic operations of
+/// `AtomicU8`, typed. Its byte is private and written only through `T`,
+/// which is what makes the reads' transmute sound.
+#[derive(Debug)]
+pub(crate) struct AtomicState<T: ByteState>(AtomicU8, PhantomData<T>);
+
+impl<T: ByteState> AtomicState<T> {
+    pub(crate) fn new(s: T) -> Self {
+        AtomicState(AtomicU8::new(s.byte()), PhantomData)
+    }
+
+    #[inline(always)]
+    fn state(b: u8) -> T {
+        // SAFETY: every byte stored in an `AtomicState<T>` came from
+        // `T::byte` (the only writers are below).
+        unsafe { T::from_byte(b) }
+    }
+
+    #[inline(always)]
+    pub(crate) fn load(&self, o: Ordering) -> T {
+        Self::state(self.0.load(o))
+    }
+
+    #[inline(always)]
+    pub(crate) fn store(&self, s: T, o: Ordering) {
+        self.0.store(s.byte(), o)
+    }
+
+    #[inline(always)]
+    pub(crate) fn swap(&self, s: T, o: Ordering) -> T {
+        Self::state(self.0.swap(s.byte(), o))
+    }
+
+    #[inline(always)]
+    pub(crate) fn compare_exchange(&self, current: T, new: T, success: Ordering, failure: Ordering) -> Result<T, T> {
+        self.0
+            .compare_exchange(current.byte(), new.byte(), success, failure)
+            .map(Self::state)
+            .map_err(Self::state)
+    }
+}
 
 // State table of `status` (who moves it):
 //   (acquire, grantable)      -> GRANTED      requester, under the latch
@@ -97,7 +223,7 @@ pub(crate) struct Request {
     pub(crate) hi: AtomicU64,
     /// Owning transaction.
     pub(crate) txn: AtomicU64,
-    pub(crate) status: AtomicU8,
+    pub(crate) status: AtomicState<Status>,
     /// Granted mode (NL while WAITING; the latch-free table keeps the
     /// requested mode here from the start).
     pub(crate) mode: AtomicU8,
@@ -105,7 +231,7 @@ pub(crate) struct Request {
     pub(crate) want: AtomicU8,
     /// Latch-free table: IN_USE, RETURNED or ORPHANED (who may reuse or free
     /// the node after it left a list; see `table/latchfree.rs`).
-    pub(crate) recycle: AtomicU8,
+    pub(crate) recycle: AtomicState<Recycle>,
     /// Registry index of the owning agent (fixed for the node's life).
     pub(crate) agent: u32,
     /// The owner's age for wait-die and wound-wait (smaller is older).
@@ -120,7 +246,7 @@ pub(crate) struct Request {
 impl Request {
     pub(crate) fn new(agent: u32) -> Self {
         Request {
-            status: AtomicU8::new(0),
+            status: AtomicState::new(Status::Fresh),
             mode: AtomicU8::new(0),
             want: AtomicU8::new(0),
             txn: AtomicU64::new(0),
@@ -130,7 +256,7 @@ impl Request {
             next: Atomic::null(),
             key: AtomicU64::new(0),
             hi: AtomicU64::new(0),
-            recycle: AtomicU8::new(IN_USE),
+            recycle: AtomicState::new(IN_USE),
             retired: AtomicPtr::new(std::ptr::null_mut()),
         }
     }
@@ -151,7 +277,7 @@ impl Request {
     }
 
     #[inline]
-    pub(crate) fn status(&self) -> u8 {
+    pub(crate) fn status(&self) -> Status {
         // Acquire: pairs with the Release store of GRANTED by the granter, so
         // that an owner who sees GRANTED without the latch also sees the
         // `mode` written before it.

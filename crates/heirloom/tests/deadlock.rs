@@ -1,6 +1,8 @@
 //! Deadlock scenarios resolved by every conflict policy on every table:
 //! two-cycle, three-cycle, and two S-to-X upgraders.
 
+mod common;
+
 use std::sync::{Arc, Barrier, mpsc};
 use std::thread;
 use std::time::Duration;
@@ -8,16 +10,6 @@ use std::time::Duration;
 use heirloom::{ConflictPolicy, LockError, LockId, LockManager, Mode, TableId, TableKind, TxnId};
 
 const T: TableId = TableId::new(0, 1);
-
-fn policies() -> Vec<ConflictPolicy> {
-    vec![
-        ConflictPolicy::Detect,
-        ConflictPolicy::Timeout(Duration::from_millis(50)),
-        ConflictPolicy::NoWait,
-        ConflictPolicy::WaitDie,
-        ConflictPolicy::WoundWait,
-    ]
-}
 
 /// What one participant did.
 #[derive(Debug)]
@@ -114,7 +106,7 @@ fn check(policy: ConflictPolicy, n: usize, out: &[Outcome]) {
 
 fn run_all(n: usize, first: fn(usize) -> (LockId, Mode), second: fn(usize) -> (LockId, Mode)) {
     for kind in TableKind::ALL {
-        for policy in policies() {
+        for policy in common::policies(Duration::from_millis(50)) {
             let lm = LockManager::builder().table(kind).conflicts(policy).build();
             let out = scenario(&lm, n, first, second);
             check(policy, n, &out);

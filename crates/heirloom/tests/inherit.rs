@@ -32,16 +32,6 @@ fn reinherits_without_table(kind: TableKind) -> bool {
     kind == TableKind::Latched || kind.is_latch_free()
 }
 
-fn policies() -> Vec<ConflictPolicy> {
-    vec![
-        ConflictPolicy::Detect,
-        ConflictPolicy::Timeout(Duration::from_millis(20)),
-        ConflictPolicy::NoWait,
-        ConflictPolicy::WaitDie,
-        ConflictPolicy::WoundWait,
-    ]
-}
-
 #[test]
 fn shared_intention_locks_pass_to_the_next_transaction() {
     for kind in TableKind::ALL {
@@ -286,7 +276,7 @@ fn a_kept_lock_is_invalidated_by_a_conflicting_request() {
 #[test]
 fn a_conflicting_request_invalidates_and_is_granted_at_once() {
     for kind in TableKind::ALL {
-        for policy in policies() {
+        for policy in common::policies(Duration::from_millis(20)) {
             let lm = manager(kind, policy, Inheritance::Always);
             let mut a = lm.agent();
             let mut b = lm.agent();
@@ -399,7 +389,7 @@ fn transfers_conserve_money_with_inheritance() {
     const ACCOUNTS: u64 = 32;
     const TOTAL: i64 = 1000 * ACCOUNTS as i64;
     for kind in TableKind::ALL {
-        for policy in policies() {
+        for policy in common::policies(Duration::from_millis(20)) {
             for (sli, fast) in [
                 (Inheritance::On, false),
                 (Inheritance::Always, false),

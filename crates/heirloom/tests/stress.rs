@@ -11,16 +11,6 @@ use std::time::Duration;
 use common::{Ghost, Rng};
 use heirloom::{ConflictPolicy, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind, TxnId, Wait};
 
-fn policies() -> Vec<ConflictPolicy> {
-    vec![
-        ConflictPolicy::Detect,
-        ConflictPolicy::Timeout(Duration::from_millis(5)),
-        ConflictPolicy::NoWait,
-        ConflictPolicy::WaitDie,
-        ConflictPolicy::WoundWait,
-    ]
-}
-
 /// A random request: mostly rows, sometimes whole tables in any mode.
 fn pick(rng: &mut Rng) -> (LockId, Mode) {
     let t = TableId::new(0, rng.below(3) as u32);
@@ -146,7 +136,7 @@ fn stress_with(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, fast: 
 #[test]
 fn every_policy_on_every_table_keeps_grants_compatible() {
     for kind in TableKind::ALL {
-        for policy in policies() {
+        for policy in common::policies(Duration::from_millis(5)) {
             stress(kind, policy, Inheritance::Off, 8, 300);
         }
     }
@@ -155,7 +145,7 @@ fn every_policy_on_every_table_keeps_grants_compatible() {
 #[test]
 fn inheritance_under_every_policy_keeps_grants_compatible() {
     for kind in TableKind::ALL {
-        for policy in policies() {
+        for policy in common::policies(Duration::from_millis(5)) {
             for sli in [Inheritance::On, Inheritance::Always] {
                 stress(kind, policy, sli, 8, 300);
             }
@@ -169,7 +159,7 @@ fn inheritance_under_every_policy_keeps_grants_compatible() {
 #[test]
 fn inheritance_without_the_fast_path_keeps_grants_compatible() {
     for kind in TableKind::ALL.into_iter().filter(TableKind::has_fast_path) {
-        for policy in policies() {
+        for policy in common::policies(Duration::from_millis(5)) {
             for sli in [Inheritance::Off, Inheritance::On, Inheritance::Always] {
                 stress_with(kind, policy, sli, false, 8, 300);
             }
@@ -304,7 +294,7 @@ fn stress_engine(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, thre
 #[test]
 fn engine_controls_under_every_policy_keep_grants_compatible() {
     for kind in TableKind::ALL {
-        for policy in policies() {
+        for policy in common::policies(Duration::from_millis(5)) {
             for sli in [Inheritance::Off, Inheritance::Always] {
                 stress_engine(kind, policy, sli, 8, 200);
             }
@@ -317,7 +307,7 @@ fn engine_controls_under_every_policy_keep_grants_compatible() {
 #[ignore]
 fn soak_oversubscribed() {
     for kind in TableKind::ALL {
-        for policy in policies() {
+        for policy in common::policies(Duration::from_millis(5)) {
             for sli in [Inheritance::Off, Inheritance::On, Inheritance::Always] {
                 stress(kind, policy, sli, 32, 1000);
                 if kind.has_fast_path() {

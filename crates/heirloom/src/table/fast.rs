@@ -215,6 +215,30 @@ struct Record {
     ix: AtomicU64,
 }
 
+/// What a fast try came to ([`Fast::acquire`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[must_use]
+pub(crate) enum FastTry {
+    /// Held: the bit is up and the word counts no strong request.
+    Held,
+    /// Not held: the bit went up and came down again because the word was
+    /// not zero, so the caller has a release's wake-up duty (see the
+    /// module docs).
+    BackedOff,
+    /// Not held, nothing owed: no record, or the word counted strong
+    /// requests or was sealed at a first look (or went zero before the
+    /// bit came down).
+    Refused,
+}
+
+#[cfg(test)]
+impl FastTry {
+    /// Held?
+    pub(crate) fn is_held(self) -> bool {
+        self == FastTry::Held
+    }
+}
+
 pub(crate) struct Fast {
     slots: Box<[Slot]>,
     records: Box<[CachePadded<Record>]>,
@@ -322,22 +346,18 @@ impl Fast {
     }
 
     /// Tries to take `slot`'s lock in `mode` (IS or IX) fast for `txn`
-    /// (age `ts`) of `agent`. `Err(true)` if it set its bit and took it
-    /// back because the word was not zero: the caller then has a release's
-    /// wake-up duty (see the module docs); `Err(false)` if it could not try
-    /// (no record, or the word counted strong requests or was sealed at a
-    /// first look).
+    /// (age `ts`) of `agent` (see [`FastTry`]).
     #[inline(always)]
-    pub(crate) fn acquire(&self, slot: usize, agent: u32, txn: u64, ts: u64, mode: Mode) -> Result<(), bool> {
+    pub(crate) fn acquire(&self, slot: usize, agent: u32, txn: u64, ts: u64, mode: Mode) -> FastTry {
         let Some(r) = self.record(agent) else {
-            return Err(false);
+            return FastTry::Refused;
         };
         let strong = &self.slots[slot].word.strong;
         // Relaxed: a quick look, so that a lock with strong requests costs
         // no bit (the load after the fence below decides).
         let w = strong.load(Ordering::Relaxed);
         if w != 0 && !self.calm_down(slot, w) {
-            return Err(false);
+            return FastTry::Refused;
         }
         // Relaxed (all three): published by the bit's Release store.
         let old = r.txn.load(Ordering::Relaxed);
@@ -355,9 +375,13 @@ impl Fast {
         // Acquire: pairs with the Release of a strong request's decrement,
         // so its holder's work happens before ours.
         if strong.load(Ordering::Acquire) == 0 {
-            return Ok(());
+            return FastTry::Held;
         }
-        Err(self.release(slot, agent, mode))
+        if self.release(slot, agent, mode) {
+            FastTry::BackedOff
+        } else {
+            FastTry::Refused
+        }
     }
 
     /// Gives up a fast hold; `true` if the word was not zero (strong

@@ -238,12 +238,12 @@ impl Latched {
         let f = self.fast.as_deref()?;
         let s = f.slot(id.words(), true)?;
         match f.acquire(s, a.agent, txn, ts, mode) {
-            Ok(()) => Some(fast_handle(s)),
-            Err(true) => {
+            fast::FastTry::Held => Some(fast_handle(s)),
+            fast::FastTry::BackedOff => {
                 self.fast_wake(a.counters, id, wake);
                 None
             }
-            Err(false) => None,
+            fast::FastTry::Refused => None,
         }
     }
 

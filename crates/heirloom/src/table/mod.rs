@@ -304,11 +304,14 @@ impl Table {
         wake: &mut Vec<ReqPtr>,
     ) -> (Outcome, HeadRef) {
         let c = a.counters;
-        // SAFETY (all four): this function's contract.
         match self {
+            // SAFETY: this function's contract.
             Table::Global(t) => unsafe { t.acquire(c, id, r, mode, may_wait) },
+            // SAFETY: this function's contract.
             Table::Latched(t) => unsafe { t.acquire(c, id, r, mode, may_wait, wake) },
+            // SAFETY: this function's contract.
             Table::LatchFree(t) => unsafe { t.acquire(c, id, r, mode, may_wait, wake) },
+            // SAFETY: this function's contract.
             Table::LatchFreeSwap(t) => unsafe { t.acquire(c, id, r, mode, may_wait, wake) },
             Table::Server(t) => t.acquire(a, id, r, mode, may_wait),
         }
@@ -324,7 +327,7 @@ impl Table {
     pub(crate) unsafe fn acquire_batch(&self, a: Caller<'_>, items: &mut [Acquiring], wake: &mut Vec<ReqPtr>) {
         let c = a.counters;
         match self {
-            // SAFETY (both): this function's contract.
+            // SAFETY: this function's contract.
             Table::Global(t) => unsafe { t.acquire_batch(c, items) },
             Table::Server(t) => t.acquire_batch(a, items),
             _ => {
@@ -360,15 +363,18 @@ impl Table {
         nodes: &mut Nodes,
     ) -> Converting {
         let c = a.counters;
-        // SAFETY (all four): this function's contract.
         match self {
             Table::Global(t) => Converting::in_place(
+                // SAFETY: this function's contract.
                 t.with(c, h, |q| unsafe { q.convert(r, to, may_wait, wake_behind, wake) }),
                 r,
                 h,
             ),
+            // SAFETY: this function's contract.
             Table::Latched(t) => unsafe { t.convert(c, id, h, r, to, may_wait, wake_behind, wake, nodes) },
+            // SAFETY: this function's contract.
             Table::LatchFree(t) => unsafe { t.convert(c, id, h, r, to, may_wait, wake, nodes) },
+            // SAFETY: this function's contract.
             Table::LatchFreeSwap(t) => unsafe { t.convert(c, id, h, r, to, may_wait, wake, nodes) },
             Table::Server(t) => Converting::in_place(t.convert(a, h, r, to, may_wait, wake_behind), r, h),
         }
@@ -480,11 +486,13 @@ impl Table {
     #[inline]
     pub(crate) unsafe fn release(&self, a: Caller<'_>, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
         let c = a.counters;
-        // SAFETY (both unsafe arms): this function's contract.
         match self {
             Table::Global(t) => t.release(c, h, r, wake),
+            // SAFETY: this function's contract.
             Table::Latched(t) => unsafe { t.release(c, h, r, wake) },
+            // SAFETY: this function's contract.
             Table::LatchFree(t) => unsafe { t.release(c, h, r, wake) },
+            // SAFETY: this function's contract.
             Table::LatchFreeSwap(t) => unsafe { t.release(c, h, r, wake) },
             Table::Server(t) => {
                 t.release(a, h, r, None);
@@ -507,11 +515,14 @@ impl Table {
         wake: &mut Vec<ReqPtr>,
     ) -> Handoff {
         let c = a.counters;
-        // SAFETY (all three unsafe arms): this function's contract.
         match self {
+            // SAFETY: this function's contract.
             Table::Global(t) => unsafe { t.release_or_inherit(c, h, r, heat, wake) },
+            // SAFETY: this function's contract.
             Table::Latched(t) => unsafe { t.update(c, h, wake, |q, w| q.release_or_inherit(r, heat, w)) },
+            // SAFETY: this function's contract.
             Table::LatchFree(t) => unsafe { t.release_or_inherit(c, h, r, heat, wake) },
+            // SAFETY: this function's contract.
             Table::LatchFreeSwap(t) => unsafe { t.release_or_inherit(c, h, r, heat, wake) },
             Table::Server(t) => t.release(a, h, r, Some(heat)),
         }
@@ -533,12 +544,13 @@ impl Table {
         match self {
             _ if !self.releases_at_once() => false,
             _ => {
-                // SAFETY (both): this function's contract.
                 it.out = Some(match it.heat {
                     None => {
+                        // SAFETY: this function's contract.
                         unsafe { self.release(a, it.head, it.req, wake) };
                         Handoff::Released
                     }
+                    // SAFETY: this function's contract.
                     Some(heat) => unsafe { self.release_or_inherit(a, it.head, it.req, heat, wake) },
                 });
                 true
@@ -582,17 +594,19 @@ impl Table {
     #[inline]
     pub(crate) unsafe fn reinherit(&self, a: Caller<'_>, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Reinherit {
         let c = a.counters;
-        // SAFETY (both unsafe arms): this function's contract.
         match self {
             Table::Global(_) | Table::Server(_) => Reinherit::Declined,
             Table::Latched(t) => {
+                // SAFETY: this function's contract.
                 if unsafe { t.reinherit(h, r) } {
                     Reinherit::Passed
                 } else {
                     Reinherit::Declined
                 }
             }
+            // SAFETY: this function's contract.
             Table::LatchFree(t) => unsafe { t.reinherit(c, h, r, wake) },
+            // SAFETY: this function's contract.
             Table::LatchFreeSwap(t) => unsafe { t.reinherit(c, h, r, wake) },
         }
     }
@@ -633,11 +647,14 @@ impl Table {
     /// See the type's docs.
     pub(crate) unsafe fn cancel(&self, a: Caller<'_>, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
         let c = a.counters;
-        // SAFETY (all three unsafe arms): this function's contract.
         match self {
+            // SAFETY: this function's contract.
             Table::Global(t) => unsafe { t.cancel(c, h, r, wake) },
+            // SAFETY: this function's contract.
             Table::Latched(t) => unsafe { t.cancel(c, h, r, wake) },
+            // SAFETY: this function's contract.
             Table::LatchFree(t) => unsafe { t.cancel(c, h, r, wake) },
+            // SAFETY: this function's contract.
             Table::LatchFreeSwap(t) => unsafe { t.cancel(c, h, r, wake) },
             Table::Server(t) => t.cancel(a, h, r),
         }

@@ -73,6 +73,7 @@ impl Transaction<'_> {
                         a.inherited.push(Held { idle: h.idle + 1, ..h });
                         continue;
                     }
+                    // SAFETY: as at the loop's head.
                     if !inherit::reclaim(unsafe { h.req.get() }, a.txn.id, a.txn.age) {
                         c.inherited_invalidated.bump();
                         a.nodes.give_back(h.req);
@@ -100,6 +101,7 @@ impl Transaction<'_> {
                         // Used after being inherited: pass it on again
                         // without the latch if nobody waits.
                         let again = if h.state == RECLAIMED {
+                            // SAFETY: as at the loop's head.
                             unsafe { lm.table.reinherit(a.shared.caller(), h.head, h.req, &mut a.wake) }
                         } else {
                             Reinherit::Declined
@@ -135,6 +137,7 @@ impl Transaction<'_> {
                 tag: a.released.len() as u32,
             };
             // The tables that gain nothing from a batch release now.
+            // SAFETY: as at the loop's head.
             if unsafe { lm.table.release_now(a.shared.caller(), &mut it, &mut a.wake) } {
                 wake_granted(&mut a.wake);
                 settle(&mut a.inherited, &mut a.nodes, c, h, it.out);

@@ -10,7 +10,18 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use heirloom::{LockError, LockId, LockManager, Mode, TableId, TxnId};
+use heirloom::{ConflictPolicy, LockError, LockId, LockManager, Mode, TableId, TxnId};
+
+/// Every conflict policy, `Timeout` with `timeout`.
+pub fn policies(timeout: Duration) -> Vec<ConflictPolicy> {
+    vec![
+        ConflictPolicy::Detect,
+        ConflictPolicy::Timeout(timeout),
+        ConflictPolicy::NoWait,
+        ConflictPolicy::WaitDie,
+        ConflictPolicy::WoundWait,
+    ]
+}
 
 /// A tiny deterministic generator (xorshift64*), enough for test workloads.
 pub struct Rng(u64);

@@ -100,14 +100,14 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             if fast::is_fast(mode) {
                 let (txn, ts) = (q.txn.load(Ordering::Relaxed), q.ts.load(Ordering::Relaxed));
                 match f.acquire(s, q.agent, txn, ts, mode) {
-                    Ok(()) => {
+                    fast::FastTry::Held => {
                         fast::fill_node(q, words, mode);
                         // Linked nowhere: its agent reuses it at once.
                         q.recycle.store(NEVER_LINKED, Ordering::Relaxed);
                         return (Outcome::Granted, handle(bi, Some(s), H_FAST));
                     }
-                    Err(true) => self.after_fast_release(b, c, words, mode, wake),
-                    Err(false) => {}
+                    fast::FastTry::BackedOff => self.after_fast_release(b, c, words, mode, wake),
+                    fast::FastTry::Refused => {}
                 }
             } else if fast::is_strong(mode) {
                 f.add_strong(s);
@@ -369,7 +369,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // ahead; pairs with the fence in `after_release` and `pass_on` (see
         // the module docs).
         fence(Ordering::SeqCst);
-        if self.clear(b, c, q, g) == Some(true) {
+        if self.clear(b, c, q, g) == Clearance::Clear {
             // AcqRel as in `grant`. A failed CAS means a releaser granted it
             // first (only we cancel our own request).
             if q.status
@@ -385,23 +385,23 @@ impl<const SWAP: bool> LatchFree<SWAP> {
 
     /// Is the waiting `w` clear: nothing ahead of it in its way? `None` if
     /// it is not linked any more.
-    pub(super) fn clear(&self, b: &Bucket, c: &AgentCounters, q: &Request, g: &Guard) -> Option<bool> {
+    pub(super) fn clear(&self, b: &Bucket, c: &AgentCounters, q: &Request, g: &Guard) -> Clearance {
         let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
         let (mode, txn) = (q.mode(), q.txn.load(Ordering::Relaxed));
         let target: *const Request = q;
-        let mut found = None;
+        let mut found = Clearance::Gone;
         // Its own fast holds (`fast.rs`) are granted requests of its own
         // ahead of it.
         let own_fast = self.own_fast(words, q.agent);
         let mut own = own_fast;
         Self::walk(b, c, g, |n| match n {
             None => {
-                found = None;
+                found = Clearance::Gone;
                 own = own_fast;
                 Visit::Next
             }
             Some((n, _)) if n.as_raw() == target => {
-                found = Some(true);
+                found = Clearance::Clear;
                 Visit::Stop
             }
             Some((_, x)) => {
@@ -412,19 +412,19 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                     note_own(x, &mut own);
                     Visit::Next
                 } else if !shut_out_by_own(x, own) && in_way(x, mode, g) {
-                    found = Some(false);
+                    found = Clearance::Blocked;
                     Visit::Stop
                 } else {
                     Visit::Next
                 }
             }
         });
-        if found == Some(true)
+        if found == Clearance::Clear
             && fast::is_strong(mode)
             && let Some((f, s)) = self.slot_of_lock(words)
             && f.in_way(s, mode, q.agent)
         {
-            return Some(false);
+            return Clearance::Blocked;
         }
         found
     }
@@ -469,4 +469,15 @@ impl Append<'_> {
             None => self.fast_slot.and_then(|(f, s)| f.blocker(s, self.mode, self.q.agent)),
         }
     }
+}
+
+/// What `clear` found of a waiting request.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Clearance {
+    /// Nothing ahead of it is in its way: it may be granted.
+    Clear,
+    /// A request ahead of it, or a fast hold, is in its way.
+    Blocked,
+    /// It is not linked any more (granted and released, or cancelled).
+    Gone,
 }

@@ -328,12 +328,12 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         let s = f.slot(words, true)?;
         let bi = (hash & self.mask) as usize;
         match f.acquire(s, a.agent, txn, ts, mode) {
-            Ok(()) => Some(handle(bi, Some(s), H_FAST)),
-            Err(true) => {
+            fast::FastTry::Held => Some(handle(bi, Some(s), H_FAST)),
+            fast::FastTry::BackedOff => {
                 self.after_fast_release(&self.buckets[bi], a.counters, words, mode, wake);
                 None
             }
-            Err(false) => None,
+            fast::FastTry::Refused => None,
         }
     }
 

@@ -7,7 +7,7 @@
 //! CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 cargo test --release
 //! -p heirloom --lib loom_seal`
 
-use super::super::Fast;
+use super::super::{Fast, FastTry};
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
 use crate::sync::{Arc, UnsafeCell};
@@ -47,12 +47,13 @@ fn a_strong_request_on_a_sealed_word_never_overlaps_a_fast_hold() {
         // while a strong request was counted, or backed off after its bit
         // was up.
         let duty = match f.acquire(s, 1, 2, 2, Mode::IS) {
-            Ok(()) => {
+            FastTry::Held => {
                 // SAFETY: the IS's section (the model's claim).
                 cell.with_mut(|p| unsafe { *p += 1 });
                 f.release(s, 1, Mode::IS)
             }
-            Err(duty) => duty,
+            FastTry::BackedOff => true,
+            FastTry::Refused => false,
         };
         let clear = strong.join().unwrap();
         // An X that saw the IS's bit waits for it, so the IS must come to
@@ -60,7 +61,7 @@ fn a_strong_request_on_a_sealed_word_never_overlaps_a_fast_hold() {
         assert!(clear || duty, "the X saw a bit whose owner owes no wake-up");
         // Both gone: the word opens for the next fast request.
         let mut tries = 0;
-        while f.acquire(s, 1, 3, 3, Mode::IS).is_err() {
+        while !f.acquire(s, 1, 3, 3, Mode::IS).is_held() {
             tries += 1;
             assert!(tries <= 2, "the word stayed shut");
         }
@@ -97,7 +98,7 @@ fn a_strong_request_relying_on_the_seal_sees_every_earlier_hold() {
                 f.sub_strong(s);
             })
         };
-        if f.acquire(s, 1, 2, 2, Mode::IS).is_ok() {
+        if f.acquire(s, 1, 2, 2, Mode::IS).is_held() {
             // SAFETY: the IS's section (the model's claim).
             cell.with_mut(|p| unsafe { *p += 1 });
             f.release(s, 1, Mode::IS);

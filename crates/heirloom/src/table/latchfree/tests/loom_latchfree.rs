@@ -375,7 +375,8 @@ fn cancel_racing_with_release_decides_once<const SWAP: bool>() {
 /// release and retires it through its own batches (`Nodes`); else it is
 /// second, and a later walk unlinks it and retires it (`retire`).
 fn reclamation_scenario<const SWAP: bool>(owner_unlinks: bool) {
-    const POISON: u8 = 0xEE;
+    // A transaction id no transaction has.
+    const POISON: u64 = u64::MAX;
     loom::model(move || {
         let t = Arc::new(LatchFree::<SWAP>::new(1, false));
         let (a, b) = (request(1), request(2));
@@ -394,7 +395,7 @@ fn reclamation_scenario<const SWAP: bool>(owner_unlinks: bool) {
                 let g = epoch::pin();
                 LatchFree::<SWAP>::walk(&t.buckets[0], &c, &g, |n| {
                     if let Some((_, x)) = n {
-                        let s = x.status.load(Ordering::Acquire);
+                        let s = x.txn.load(Ordering::Acquire);
                         assert_ne!(s, POISON, "a walker reached a reused request");
                     }
                     Visit::Next
@@ -420,7 +421,7 @@ fn reclamation_scenario<const SWAP: bool>(owner_unlinks: bool) {
             (node(&b).recycle.load(Ordering::Acquire) == RETURNED).then_some(b)
         };
         if let Some(r) = reused {
-            node(&r).status.store(POISON, Ordering::Release);
+            node(&r).txn.store(POISON, Ordering::Release);
         }
         scanner.join().unwrap();
         release(&t, &c, a, &mut Vec::new());
