@@ -25,6 +25,7 @@
 
 #![warn(missing_docs)]
 
+pub mod demo;
 pub mod figures;
 pub mod options;
 pub mod report;

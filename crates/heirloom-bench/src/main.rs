@@ -40,12 +40,13 @@ struct Cli {
 enum Command {
     /// Run a workload over the cross product of the given configurations.
     Bench(Box<BenchArgs>),
-    /// About a minute: TM1 NDBB mix on the latched table, SLI off and on,
-    /// 1, 2 and 8 threads, three rounds (medians); writes heirloom-demo.png
-    /// and heirloom-demo.json here.
+    /// About a minute: TM1's NDBB mix on the Shore-MT baseline, the SLI
+    /// paper, heirloom's default and no locking (the ceiling), 1, 2 and 8
+    /// threads, three rounds; prints what each step buys, writes
+    /// heirloom-demo.png and heirloom-demo.json here.
     Demo {
         /// Measured seconds per run.
-        #[arg(long, default_value_t = 2.7)]
+        #[arg(long, default_value_t = 1.7)]
         duration: f64,
     },
     /// The papers' evaluations regenerated here: one PNG and one SVG per
@@ -305,6 +306,7 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
             Some(r) => r.parse().map_err(usage)?,
             None => profile.and_then(|p| p.retry).unwrap_or_default(),
         },
+        pick: None,
         pregen: {
             let n = a.pregen.or_else(|| profile.and_then(|p| p.pregen)).unwrap_or(0);
             let most = a
@@ -340,9 +342,17 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
     ))
 }
 
+/// How `execute` reads its runs: a sweep's side-by-side summaries, or the
+/// demo's story.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    Sweep,
+    Demo,
+}
+
 /// Runs `spec`, prints the table and writes the outputs; the plot's title
 /// is `title`, or the benchmark and mix.
-fn execute(spec: &Spec, out: &Outputs, title: Option<&str>) -> Result<(), BenchError> {
+fn execute(spec: &Spec, out: &Outputs, title: Option<&str>, reading: Reading) -> Result<(), BenchError> {
     let plan = heirloom_bench::plan(spec)?;
     let runs_n = heirloom_bench::configs(spec, plan.scale).len() as u64;
     let runs_n = runs_n * spec.repeat as u64;
@@ -396,16 +406,19 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>) -> Result<(), BenchE
     })?;
     bar.finish_and_clear();
     print!("{}", report::table(&runs));
-    for line in sli_summary(&runs) {
+    let summary = match reading {
+        Reading::Sweep => [sli_summary(&runs), table_summary(&runs), report::class_summary(&runs)].concat(),
+        Reading::Demo => heirloom_bench::demo::verdicts(&runs),
+    };
+    for line in summary {
         println!("{line}");
     }
-    for line in table_summary(&runs) {
-        println!("{line}");
-    }
-    for line in report::class_summary(&runs) {
-        println!("{line}");
-    }
-    if spec.verify {
+    if spec.verify && reading == Reading::Demo {
+        // One line: a failed check would have ended the sweep with an error.
+        if let Some(last) = runs.iter().rev().find_map(|r| r.verified.as_deref()) {
+            println!("the database was checked after every run and held; the last check: {last}");
+        }
+    } else if spec.verify {
         for r in &runs {
             if let Some(v) = &r.verified {
                 println!(
@@ -427,7 +440,10 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>) -> Result<(), BenchE
     }
     if let Some(p) = &out.plot {
         let title = title.map_or_else(|| format!("{} {}", plan.bench.name(), plan.mix.name), str::to_string);
-        report::plot(p, &title, &runs)?;
+        match reading {
+            Reading::Sweep => report::plot(p, &title, &runs)?,
+            Reading::Demo => report::plot_labelled(p, &title, &runs, &heirloom_bench::demo::label)?,
+        }
         println!("wrote {}", p.display());
     }
     Ok(())
@@ -472,14 +488,14 @@ fn figures(out: &std::path::Path, quick: bool, only: &[String]) -> Result<(), Be
         ProgressBar::hidden()
     };
     let header = format!(
-        "{} set, {} cores, heirloom {}; a ratio of two configurations is the median of their ratios round by round (they run in the same rounds)",
+        "{} set, heirloom {}, {}; a ratio of two configurations is the median of their ratios round by round (they run in the same rounds)",
         if quick {
             "quick (tiny runs: the verdicts mean little)"
         } else {
             "full"
         },
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-        env!("CARGO_PKG_VERSION")
+        env!("CARGO_PKG_VERSION"),
+        heirloom_btree::machine::Machine::this().describe()
     );
     let mut done: Vec<Done<'_>> = Vec::new();
     for (f, parts) in planned {
@@ -648,31 +664,24 @@ fn main() {
         }
     };
     let result = match &cli.command {
-        Command::Bench(a) => spec_of(a).and_then(|(spec, out)| execute(&spec, &out, None)),
+        Command::Bench(a) => spec_of(a).and_then(|(spec, out)| execute(&spec, &out, None, Reading::Sweep)),
         Command::List => {
             print!("{}", list());
             Ok(())
         }
         Command::Figures { out, quick, only } => figures(out, *quick, only),
         Command::Demo { duration } => seconds("--duration", *duration, false).and_then(|d| {
-            let spec = Spec {
-                workload: "tm1".into(),
-                mix: Some("ndbb".into()),
-                threads: vec![1, 2, 8],
-                tables: vec![TableKind::Latched],
-                sli: vec![false, true],
-                duration: d,
-                warmup: Duration::from_millis(300),
-                verify: true,
-                repeat: 3,
-                ..Spec::default()
-            };
             let out = Outputs {
                 json: Some("heirloom-demo.json".into()),
                 csv: None,
                 plot: Some("heirloom-demo.png".into()),
             };
-            execute(&spec, &out, Some("TM1 NDBB mix: latched lock table, SLI off and on"))
+            execute(
+                &heirloom_bench::demo::spec(d),
+                &out,
+                Some("TM1 NDBB: Shore-MT, the SLI paper, heirloom, no locking"),
+                Reading::Demo,
+            )
         }),
     };
     if let Err(e) = result {

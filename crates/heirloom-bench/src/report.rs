@@ -39,9 +39,34 @@ pub enum ReportError {
     PlotKind(String),
 }
 
-/// The JSON document: `{"runs": [...], "notes": [...]}`.
+/// The machine a report was measured on, as its JSON records it.
+#[derive(Debug, Clone, Serialize)]
+pub struct MachineJson {
+    /// The CPU's model name.
+    pub cpu: String,
+    /// Cores this process could use.
+    pub cores: usize,
+    /// Whether the CPU has RTM.
+    pub rtm: bool,
+}
+
+impl MachineJson {
+    /// This machine (`heirloom_btree::machine::Machine::this`).
+    pub fn this() -> Self {
+        let m = heirloom_btree::machine::Machine::this();
+        MachineJson {
+            cpu: m.cpu.clone(),
+            cores: m.cores,
+            rtm: m.rtm,
+        }
+    }
+}
+
+/// The JSON document: `{"machine": {...}, "runs": [...], "notes": [...]}`.
 #[derive(Debug, Serialize)]
 pub struct Document<'a> {
+    /// The machine the runs were measured on.
+    pub machine: MachineJson,
     /// Every run, in the order run.
     pub runs: &'a [RunResult],
     /// The benchmark's remarks on how the sweep departs from its
@@ -53,11 +78,27 @@ pub struct Document<'a> {
 /// The configuration header printed above the table: `scale` with its
 /// unit, the benchmark's options as `key=value` words.
 pub fn header(workload: &str, mix: &str, scale: &str, options: &str, seconds: f64, warmup: f64, seed: u64) -> String {
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let sep = if options.is_empty() { "" } else { ", " };
     format!(
-        "# heirloom bench: workload {workload}, mix {mix}, scale {scale}{sep}{options}, {seconds} s measured after {warmup} s warm-up, seed {seed}, {cores} cores"
+        "# heirloom bench: workload {workload}, mix {mix}, scale {scale}{sep}{options}, {seconds} s measured after {warmup} s warm-up, seed {seed}; {}",
+        heirloom_btree::machine::Machine::this().describe()
     )
+}
+
+/// Throughput of `a` over `b`, two configurations of one sweep: the median
+/// of the ratios round by round (`RunResult::tps_runs`, in run order), so
+/// that a stretch in which this shared machine ran at half speed, which
+/// hits a few configurations of one round, does not decide the ratio; the
+/// ratio of the two medians when there are no rounds to pair. NaN when a
+/// throughput it divides by is zero.
+pub fn paired_ratio(a: &RunResult, b: &RunResult) -> f64 {
+    let ratio = |x: f64, y: f64| if y > 0.0 { x / y } else { f64::NAN };
+    if a.tps_runs.len() >= 2 && a.tps_runs.len() == b.tps_runs.len() {
+        let mut rs: Vec<f64> = a.tps_runs.iter().zip(&b.tps_runs).map(|(x, y)| ratio(*x, *y)).collect();
+        rs.sort_by(f64::total_cmp);
+        return rs[rs.len() / 2];
+    }
+    ratio(a.tps, b.tps)
 }
 
 /// The terminal table.
@@ -232,7 +273,15 @@ pub fn write_json(path: &Path, runs: &[RunResult], notes: &[String]) -> Result<(
         source,
     };
     let mut f = std::fs::File::create(path).map_err(io)?;
-    serde_json::to_writer_pretty(&mut f, &Document { runs, notes }).map_err(|e| io(e.into()))?;
+    serde_json::to_writer_pretty(
+        &mut f,
+        &Document {
+            machine: MachineJson::this(),
+            runs,
+            notes,
+        },
+    )
+    .map_err(|e| io(e.into()))?;
     f.write_all(b"\n").map_err(io)
 }
 
@@ -386,6 +435,18 @@ pub(crate) fn register_font() {
 /// second as solid lines and, where transactions failed by design, all
 /// completed ones per second as dashed lines of the same colour.
 pub fn plot(path: &Path, title: &str, runs: &[RunResult]) -> Result<(), ReportError> {
+    plot_labelled(path, title, runs, &|r| {
+        format!("{} sli={} {}", r.table, r.sli_label(), r.policy)
+    })
+}
+
+/// [`plot`] with each run's line named by `label`.
+pub fn plot_labelled(
+    path: &Path,
+    title: &str,
+    runs: &[RunResult],
+    label: &dyn Fn(&RunResult) -> String,
+) -> Result<(), ReportError> {
     let name = path.display().to_string();
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match ext.as_deref() {
@@ -393,12 +454,14 @@ pub fn plot(path: &Path, title: &str, runs: &[RunResult]) -> Result<(), ReportEr
             SVGBackend::new(path, (900, 560)).into_drawing_area(),
             title,
             runs,
+            label,
             &name,
         ),
         Some("png") => draw(
             BitMapBackend::new(path, (900, 560)).into_drawing_area(),
             title,
             runs,
+            label,
             &name,
         ),
         _ => Err(ReportError::PlotKind(name)),
@@ -409,6 +472,7 @@ fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
     runs: &[RunResult],
+    label: &dyn Fn(&RunResult) -> String,
     path: &str,
 ) -> Result<(), ReportError> {
     register_font();
@@ -421,7 +485,7 @@ fn draw<DB: DrawingBackend>(
     type Points = Vec<(f64, f64, f64)>;
     let mut series: Vec<(String, Points)> = Vec::new();
     for r in runs {
-        let label = format!("{} sli={} {}", r.table, r.sli_label(), r.policy);
+        let label = label(r);
         let p = (r.threads as f64, r.tps, r.total_tps);
         match series.iter_mut().find(|s| s.0 == label) {
             Some(s) => s.1.push(p),

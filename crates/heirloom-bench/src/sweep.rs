@@ -194,6 +194,10 @@ pub struct Spec {
     pub retry: Retry,
     /// Inputs per worker drawn before each run (0: drawn as needed).
     pub pregen: usize,
+    /// Only the configurations of the cross product this accepts (`None`:
+    /// all); a story told with a few chosen configurations (`heirloom
+    /// demo`) rather than every combination of its dimensions.
+    pub pick: Option<fn(&RunConfig) -> bool>,
 }
 
 impl Default for Spec {
@@ -219,6 +223,7 @@ impl Default for Spec {
             repeat: 1,
             retry: Retry::Backoff,
             pregen: 0,
+            pick: None,
         }
     }
 }
@@ -301,8 +306,13 @@ pub fn plan(bench: &'static dyn Benchmark, spec: &Spec) -> Result<Plan, BenchErr
     if let Some(&k) = spec.sli_keep.iter().find(|&&k| k > 255) {
         return bad(format!("--sli-keep: {k} is not between 0 and 255"));
     }
-    if spec.tables.contains(&TableKind::None) && spec.threads.iter().any(|&t| t > 1) && !bench.read_only(&mix, &options)
-    {
+    let s = bench.scale();
+    let scale_arg = spec.scale.unwrap_or(s.default);
+    let chosen = configs(spec, scale_arg);
+    if chosen.is_empty() {
+        return bad("no configuration of the sweep is chosen".into());
+    }
+    if chosen.iter().any(|c| c.table == TableKind::None && c.threads > 1) && !bench.read_only(&mix, &options) {
         return bad(format!(
             "--table none takes no locks, so it is allowed only where transactions cannot conflict: one thread, or a mix that only reads ({} mix {} writes); run none at --threads 1, or a read-only mix",
             bench.name(),
@@ -318,8 +328,6 @@ pub fn plan(bench: &'static dyn Benchmark, spec: &Spec) -> Result<Plan, BenchErr
     if spec.duration.is_zero() {
         return bad("--duration must be more than zero".into());
     }
-    let s = bench.scale();
-    let scale_arg = spec.scale.unwrap_or(s.default);
     let most = spec.threads.iter().map(|&t| scale_arg.at(t)).max().unwrap_or(0);
     let described = scale_arg.describe(s.unit);
     if most == 0 {
@@ -370,7 +378,7 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
             for &exclusive_after in &spec.exclusive_after {
                 for (sli, sli_keep, fast_path) in sli_settings(spec, table) {
                     for &threads in &spec.threads {
-                        v.push(RunConfig {
+                        let c = RunConfig {
                             table,
                             sli,
                             sli_keep,
@@ -386,7 +394,10 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
                             breakdown: spec.breakdown,
                             retry: spec.retry,
                             pregen: spec.pregen,
-                        });
+                        };
+                        if spec.pick.is_none_or(|pick| pick(&c)) {
+                            v.push(c);
+                        }
                     }
                 }
             }

@@ -131,6 +131,16 @@ fn tiny_verified_run_writes_json_csv_and_plot() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("verified after"), "{stdout}");
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // The machine the runs were taken on, in the JSON as in the header.
+    let machine = &doc["machine"];
+    let cpu = machine["cpu"].as_str().expect("the CPU model");
+    assert!(
+        !cpu.is_empty() && machine["cores"].as_u64().is_some_and(|n| n >= 1),
+        "{machine}"
+    );
+    assert!(machine["rtm"].is_boolean(), "{machine}");
+    let header = stdout.lines().next().unwrap_or("");
+    assert!(header.contains(cpu) && header.contains(" cores, "), "{header}");
     let runs = doc["runs"].as_array().expect("runs array");
     assert_eq!(runs.len(), 4);
     for r in runs {

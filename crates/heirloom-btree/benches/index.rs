@@ -231,10 +231,12 @@ const NONE: &str = "none";
 
 fn main() {
     let args = parse();
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     println!(
-        "# heirloom-btree index benchmark: {} keys, {} s per run, median of {}, {} cores, lookups of present keys + inserts of fresh keys",
-        args.keys, args.seconds, args.repeat, cores
+        "# heirloom-btree index benchmark: {} keys, {} s per run, median of {}, lookups of present keys + inserts of fresh keys; {}",
+        args.keys,
+        args.seconds,
+        args.repeat,
+        heirloom_btree::machine::Machine::this().describe()
     );
     println!(
         "# read-only cells also run `none` (a frozen tree: no latch, no version check); `of none` is each protocol's share of it"

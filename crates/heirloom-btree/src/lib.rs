@@ -31,6 +31,7 @@
 
 pub mod hash;
 pub mod latch;
+pub mod machine;
 mod sync;
 
 #[cfg(not(heirloom_loom))]

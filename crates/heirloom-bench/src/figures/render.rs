@@ -189,8 +189,10 @@ pub fn write_samples(json: &Path, csv_path: &Path, samples: &[IndexSample]) -> R
         path: p.display().to_string(),
         source,
     };
-    let text =
-        serde_json::to_string_pretty(&serde_json::json!({ "samples": samples })).map_err(|e| io(json, e.into()))?;
+    let text = serde_json::to_string_pretty(
+        &serde_json::json!({ "machine": report::MachineJson::this(), "samples": samples }),
+    )
+    .map_err(|e| io(json, e.into()))?;
     std::fs::write(json, text + "\n").map_err(|e| io(json, e))?;
     let mut w = csv::Writer::from_path(csv_path).map_err(|source| ReportError::Csv {
         path: csv_path.display().to_string(),

@@ -45,19 +45,11 @@ pub(super) fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 { a / b } else { f64::NAN }
 }
 
-/// Throughput of `a` over `b`, two configurations of one sweep: the median
-/// of the ratios round by round (`RunResult::tps_runs`, in run order), so
-/// that a stretch in which this shared machine ran at half speed, which
-/// hits a few configurations of one round, does not decide the ratio; the
-/// ratio of the two medians when there are no rounds to pair.
+/// Throughput of `a` over `b` ([`report::paired_ratio`]); NaN when
+/// either is missing.
 pub(super) fn paired(a: Option<&RunResult>, b: Option<&RunResult>) -> f64 {
     let (Some(a), Some(b)) = (a, b) else { return f64::NAN };
-    if a.tps_runs.len() >= 2 && a.tps_runs.len() == b.tps_runs.len() {
-        let mut rs: Vec<f64> = a.tps_runs.iter().zip(&b.tps_runs).map(|(x, y)| ratio(*x, *y)).collect();
-        rs.sort_by(f64::total_cmp);
-        return rs[rs.len() / 2];
-    }
-    ratio(a.tps, b.tps)
+    report::paired_ratio(a, b)
 }
 
 pub(super) fn lm_share(r: &RunResult) -> f64 {
