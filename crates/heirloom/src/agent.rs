@@ -112,7 +112,7 @@ pub struct Agent {
     /// released, oldest first, at most [`inherit::MAX_RECENT`] (reuse heat,
     /// `Builder::reuse_heat`).
     pub(crate) recent: Vec<LockId>,
-    /// The request the open transaction is waiting for (see `txn.rs`,
+    /// The request the open transaction is waiting for (see `txn/finish.rs`,
     /// "Panic safety").
     pub(crate) in_flight: Option<InFlight>,
     /// The transaction open on this agent, from `begin` to the end of
@@ -522,7 +522,7 @@ impl Agent {
     }
 
     /// Withdraws the request in flight after a panic unwound out of
-    /// `Transaction::wait` (see `txn.rs`, "Panic safety"): cancelled, or,
+    /// `Transaction::wait` (see `txn/finish.rs`, "Panic safety"): cancelled, or,
     /// if it was granted meanwhile, kept like any granted request (a new one
     /// released here, a conversion left for `finish` in its new mode).
     #[cold]
@@ -565,7 +565,7 @@ impl Agent {
     /// latched table). The replaced one stays granted
     /// in `superseded` until the new one is released: waiters behind it
     /// that the new request did not wait for stay shut out by it (see
-    /// `table/latchfree.rs`, "Upgrades").
+    /// `table/latchfree/mod.rs`, "Upgrades").
     pub(crate) fn converted(&mut self, k: usize, req: ReqPtr, head: HeadRef, to: Mode) {
         let old = self.held[k];
         if req != old.req {

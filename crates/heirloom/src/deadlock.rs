@@ -44,7 +44,7 @@
 //! blocked. Before this change every waiter searched at once and then
 //! every 20 ms as a safety net; under `Detect` the stress tests, whose
 //! watchdog fails a run that stops making progress, run without it
-//! (wait-die and wound-wait keep it: `AGE_RECHECK` in `txn.rs`).
+//! (wait-die and wound-wait keep it: `AGE_RECHECK` in `txn/wait.rs`).
 //!
 //! ## What it may over-report
 //!

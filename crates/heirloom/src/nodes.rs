@@ -5,7 +5,7 @@
 //! `Table::node_reuse`): the queue tables unlink a request under its latch,
 //! so the node is free at once; the latch-free table leaves released
 //! requests in its lists for any thread to unlink and frees nothing before
-//! an epoch grace period (see `table/latchfree.rs`), so its nodes come
+//! an epoch grace period (see `table/latchfree/reclaim.rs`), so its nodes come
 //! back through the epoch collector: singly (`limbo`, unlinked by somebody
 //! else) or in batches (unlinked by their owner).
 //!

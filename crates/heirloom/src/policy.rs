@@ -1,5 +1,5 @@
 //! Conflict policies: what a request does when it cannot be granted at
-//! once. The policies themselves run in `Transaction::wait` (txn.rs) and
+//! once. The policies themselves run in `Transaction::wait` (`txn/wait.rs`) and
 //! `deadlock.rs`; this is their public name.
 
 use std::time::Duration;

@@ -199,7 +199,7 @@ impl<T: ByteState> AtomicState<T> {
 // Exactly one of reclaim and invalidate succeeds (both CAS from INHERITED);
 // see `inherit.rs` and its loom model.
 //
-// The latch-free table (`table/latchfree.rs`) has no latch and its own
+// The latch-free table (`table/latchfree/`) has no latch and its own
 // table. With the CAS append GRANTED also means "linked, still checking"
 // (ACTIVE in the paper); with the swap append a request is appended ACTIVE
 // and its owner moves it to GRANTED or WAITING (or OBSOLETE if it is
@@ -230,7 +230,7 @@ pub(crate) struct Request {
     /// Requested mode while WAITING or CONVERTING.
     pub(crate) want: AtomicU8,
     /// Latch-free table: IN_USE, RETURNED or ORPHANED (who may reuse or free
-    /// the node after it left a list; see `table/latchfree.rs`).
+    /// the node after it left a list; see `table/latchfree/reclaim.rs`).
     pub(crate) recycle: AtomicState<Recycle>,
     /// Registry index of the owning agent (fixed for the node's life).
     pub(crate) agent: u32,

@@ -7,7 +7,7 @@
 //!
 //! Every short transaction takes IS or IX on its database and tables, so
 //! each of those locks has a request of every transaction in flight, and
-//! in a bucket list (`latchfree.rs`) every acquisition walks all of them:
+//! in a bucket list (`latchfree/`) every acquisition walks all of them:
 //! the walk grows with the number of transactions in flight, and
 //! oversubscribed (64 threads on 2 cores) that is what made the latch-free
 //! table slower than the latched one, whose lock head keeps a summary of

@@ -11,7 +11,7 @@
 //! path) whose methods are the one internal interface every kind implements:
 //! acquire, convert, release, cancel a wait, list a waiter's blockers, and
 //! snapshot. Waiting, conflict policies and deadlock detection live above
-//! the table (`txn.rs`, `deadlock.rs`) and work unchanged for every kind.
+//! the table (`txn/`, `deadlock.rs`) and work unchanged for every kind.
 
 pub(crate) mod fast;
 pub(crate) mod global;
