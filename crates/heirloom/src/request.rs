@@ -109,32 +109,27 @@ pub(crate) unsafe trait ByteState: Copy {
     unsafe fn from_byte(b: u8) -> Self;
 }
 
-// SAFETY: `#[repr(u8)]` and fieldless; `from_byte` is only given bytes
-// that `byte` made (the contract), so the transmute yields a variant.
-unsafe impl ByteState for Status {
-    #[inline(always)]
-    fn byte(self) -> u8 {
-        self as u8
-    }
-    #[inline(always)]
-    unsafe fn from_byte(b: u8) -> Self {
-        // SAFETY: a discriminant of `Status` (the contract).
-        unsafe { std::mem::transmute::<u8, Status>(b) }
-    }
+/// `ByteState` for fieldless `#[repr(u8)]` enums.
+macro_rules! byte_state {
+    ($($t:ty),*) => {$(
+        // SAFETY: `#[repr(u8)]` and fieldless; `from_byte` is only given
+        // bytes that `byte` made (the contract), so the transmute yields a
+        // variant.
+        unsafe impl ByteState for $t {
+            #[inline(always)]
+            fn byte(self) -> u8 {
+                self as u8
+            }
+            #[inline(always)]
+            unsafe fn from_byte(b: u8) -> Self {
+                // SAFETY: a discriminant of `$t` (the contract).
+                unsafe { std::mem::transmute::<u8, $t>(b) }
+            }
+        }
+    )*};
 }
 
-// SAFETY: as for `Status`.
-unsafe impl ByteState for Recycle {
-    #[inline(always)]
-    fn byte(self) -> u8 {
-        self as u8
-    }
-    #[inline(always)]
-    unsafe fn from_byte(b: u8) -> Self {
-        // SAFETY: a discriminant of `Recycle` (the contract).
-        unsafe { std::mem::transmute::<u8, Recycle>(b) }
-    }
-}
+byte_state!(Status, Recycle);
 
 /// An atomic byte that only ever holds a `T`: the atomic operations of
 /// `AtomicU8`, typed. Its byte is private and written only through `T`,
