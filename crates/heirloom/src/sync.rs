@@ -51,6 +51,34 @@ impl<T> UnsafeCell<T> {
     }
 }
 
+/// Notices sent to waiters, counted process-wide: [`notice`] before every
+/// batch of wake-ups a lock table asks for. Some wake-ups carry no state
+/// of their own: "a conversion now waits ahead of you, judge the new
+/// edge" changes nothing the waiter's park condition reads, so such a
+/// wake-up sent between the waiter's look at its edges and its park would
+/// be lost (until a timer). A waiter reads [`notices`] before it looks and
+/// parks only while the count is unchanged (`Transaction::wait`): the
+/// notice is then either seen by the look or stops the park, as a grant's
+/// status change is. Not modelled under loom (a plain `std` atomic: the
+/// models do not depend on it).
+static NOTICES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Counts a notice ([`NOTICES`]); called before the wake-ups it announces.
+#[inline]
+pub(crate) fn notice() {
+    // Release: a waiter whose park condition reads the new count (under
+    // parking_lot's queue lock, after ours in `wake_all`) also sees what we
+    // did before it, and the queue lock orders the rest (see `wait_while`).
+    NOTICES.fetch_add(1, std::sync::atomic::Ordering::Release);
+}
+
+/// The notices counted so far ([`NOTICES`]).
+#[inline]
+pub(crate) fn notices() -> u64 {
+    // Acquire: pairs with `notice`'s Release.
+    NOTICES.load(std::sync::atomic::Ordering::Acquire)
+}
+
 /// Outcome of [`wait_while`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Wake {

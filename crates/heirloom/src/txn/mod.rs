@@ -872,5 +872,6 @@ impl<'a> Transaction<'a> {
 
 #[cfg(all(test, not(heirloom_loom)))]
 mod tests {
+    mod lost_notice;
     mod panic_safety;
 }

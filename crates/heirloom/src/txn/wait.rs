@@ -5,14 +5,17 @@
 use super::*;
 
 /// How often a wait-die or wound-wait waiter re-judges its edges without
-/// being woken. Every edge change the queues know of wakes the waiters it
-/// concerns (a new holder in front after a conversion grant, a conversion
-/// that starts waiting ahead of them), and the stress test still stalls
-/// under wound-wait about one run in six without this re-check (an older
-/// transaction waiting for a younger one that nobody wounded; the missing
-/// notification is not pinned down yet). So it stays, as a bound on such a
-/// stall, not as part of the argument. `Detect` does not need it: its
-/// searcher reads every edge of the graph afresh (see `deadlock.rs`).
+/// being woken: a safety net, not part of the argument. Every edge change
+/// the queues know of wakes the waiters it concerns (a new holder in front
+/// after a conversion grant, a conversion that starts waiting ahead of
+/// them), and a wake-up that comes between a waiter's look and its park
+/// stops the park (`sync::NOTICES`, regression test
+/// `txn/tests/lost_notice.rs`). Without the timer the stress test still
+/// stalls now and then (about one run in ten of `tests/stress.rs`, on the
+/// latch-free table under wound-wait with inheritance: an older converter
+/// behind a younger holder it never wounded; not pinned down yet), so it
+/// stays. `Detect` does not need it: its searcher reads every edge of the
+/// graph afresh (see `deadlock.rs`).
 pub(super) const AGE_RECHECK: std::time::Duration = std::time::Duration::from_millis(20);
 
 impl Transaction<'_> {
@@ -106,7 +109,9 @@ impl Transaction<'_> {
     /// not grant it, which is how a waiter learns that a conversion was
     /// granted in front of it (a new waits-for edge; see `deadlock.rs` for
     /// why no other change needs a new search). Wait-die and wound-wait
-    /// check at once, after every such wake-up, and every `AGE_RECHECK`.
+    /// check at once, after every such wake-up (one that comes between the
+    /// look and the park stops the park: `sync::NOTICES`), and every
+    /// `AGE_RECHECK`.
     #[cold]
     pub(super) fn wait(&mut self, f: InFlight, lock: LockId) -> Result<(), LockError> {
         let (head, r, mode) = (f.head, f.req, f.mode);
@@ -149,11 +154,15 @@ impl Transaction<'_> {
             ConflictPolicy::Timeout(_) | ConflictPolicy::NoWait => false,
         };
         // Wait-die and wound-wait re-judge their edges every AGE_RECHECK
-        // even unwoken (see there).
-        let ages = matches!(lm.policy, ConflictPolicy::WaitDie | ConflictPolicy::WoundWait);
+        // even unwoken (see there; tests may switch it off).
+        let ages = matches!(lm.policy, ConflictPolicy::WaitDie | ConflictPolicy::WoundWait) && fault::age_recheck();
         let mut misuse_checked = false;
         let me = self.id().0;
         let result = loop {
+            // Read before the look at our edges: a notice sent after it (a
+            // new edge in front of us) stops the park below instead of
+            // being lost (see `sync::NOTICES`).
+            let seen = crate::sync::notices();
             if q.status() == GRANTED {
                 break Ok(());
             }
@@ -177,7 +186,9 @@ impl Transaction<'_> {
             let still_waiting = || {
                 // Acquire: pairs with the granter's Release store of GRANTED.
                 let s = q.status.load(Ordering::Acquire);
-                (s == WAITING || s == CONVERTING) && shared.wound.wounded.load(Ordering::Relaxed) != me
+                (s == WAITING || s == CONVERTING)
+                    && shared.wound.wounded.load(Ordering::Relaxed) != me
+                    && crate::sync::notices() == seen
             };
             let until = match (deadline, first_search) {
                 (Some(d), _) => Some(d),
@@ -185,6 +196,7 @@ impl Transaction<'_> {
                 _ if ages => Instant::now().checked_add(AGE_RECHECK),
                 _ => None,
             };
+            fault::before_park();
             match wait_while(r.key(), still_waiting, until) {
                 Wake::TimedOut => {
                     let now = Instant::now();
