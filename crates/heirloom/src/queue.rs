@@ -759,6 +759,11 @@ impl Queue {
         if self.waiting == 0 {
             return;
         }
+        // These wake-ups change no state a waiter's park condition reads:
+        // counted first, so that a waiter between its look at its edges and
+        // its park does not park (`sync::NOTICES`). (A grant needs no
+        // notice: the waiter's condition reads its status.)
+        crate::sync::notice();
         for &r in &self.reqs {
             // SAFETY: linked here, latch held (contract 2).
             let s = unsafe { r.get() }.status.load(Ordering::Relaxed);

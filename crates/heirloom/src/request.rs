@@ -381,9 +381,6 @@ pub(crate) fn wake_granted(wake: &mut Vec<ReqPtr>) {
 
 #[cold]
 fn wake_all_slow(wake: &mut Vec<ReqPtr>) {
-    // Before the wake-ups: a waiter about to park sees the notice instead
-    // (see `sync::NOTICES`).
-    crate::sync::notice();
     for r in wake.drain(..) {
         crate::sync::wake_all(r.key());
     }

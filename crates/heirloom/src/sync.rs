@@ -51,12 +51,12 @@ impl<T> UnsafeCell<T> {
     }
 }
 
-/// Notices sent to waiters, counted process-wide: [`notice`] before every
-/// batch of wake-ups a lock table asks for. Some wake-ups carry no state
-/// of their own: "a conversion now waits ahead of you, judge the new
-/// edge" changes nothing the waiter's park condition reads, so such a
-/// wake-up sent between the waiter's look at its edges and its park would
-/// be lost (until a timer). A waiter reads [`notices`] before it looks and
+/// Notices sent to waiters, counted process-wide: [`notice`] before the
+/// wake-ups that carry no state of their own. "A conversion was granted
+/// or now waits ahead of you: judge the new edge" changes nothing the
+/// waiter's park condition reads, so such a wake-up sent between the
+/// waiter's look at its edges and its park would be lost (until a timer).
+/// Grants need none: the condition reads the request's status. A waiter reads [`notices`] before it looks and
 /// parks only while the count is unchanged (`Transaction::wait`): the
 /// notice is then either seen by the look or stops the park, as a grant's
 /// status change is. Not modelled under loom (a plain `std` atomic: the
