@@ -30,9 +30,6 @@ pub enum Step {
 }
 
 impl Step {
-    /// The story in order.
-    pub const ALL: [Step; 4] = [Step::ShoreMt, Step::Sli, Step::Heirloom, Step::Ceiling];
-
     /// The step a configuration plays, if any.
     fn of(table: TableKind, sli: bool, keep: u32, fast_path: bool, threads: usize) -> Option<Step> {
         match (table, sli, keep, fast_path) {
