@@ -59,7 +59,9 @@ EOF
                 -e "s/^#define MAX_TXN_PER_PART .*/#define MAX_TXN_PER_PART $txns/" \
                 -e "s/^#define PERC_PAYMENT .*/#define PERC_PAYMENT 0.5/" \
                 -e "s/^#define CPU_FREQ .*/#define CPU_FREQ $ghz/" "$dir/config.h"
-            sed -i -e "s/-ljemalloc/$jemalloc/" "$dir/Makefile"
+            # The bundled libs/libjemalloc.a is not position-independent
+            # (its link fails on PIE toolchains): link the system's.
+            sed -i -e "s/-ljemalloc/$jemalloc/" -e "s| -L./libs||" "$dir/Makefile"
             make -C "$dir" -j2 -s rundb >/dev/null
             cp "$dir/rundb" "$out/rundb-$wl-$cc"
             rm -rf "$dir"

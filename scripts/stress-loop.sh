@@ -2,10 +2,9 @@
 # Runs heirloom's stress tests (tests/stress.rs: every table kind under
 # every conflict policy, with and without inheritance, 8 threads, an
 # independent checker, and a watchdog that fails a run in which nothing
-# commits for 30 s) N times in a row, and stops at the first failure. To
-# find lost wake-ups under wait-die and wound-wait, first make
-# `AGE_RECHECK` in crates/heirloom/src/txn/wait.rs an hour: with its 20 ms
-# re-check a lost wake-up only costs 20 ms, without it the run stalls.
+# commits for 30 s) N times in a row, and stops at the first failure.
+# Waiters re-check nothing on a timer, so a lost wake-up stalls a run and
+# the watchdog reports it with a picture of the lock table.
 #
 #   scripts/stress-loop.sh 50        # the runs in a row (default 50)
 set -euo pipefail

@@ -116,6 +116,11 @@ struct BenchArgs {
     /// deadlock search (0 = at once). Default: the library's.
     #[arg(long = "deadlock-timeout", value_name = "MS")]
     deadlock_timeout: Option<f64>,
+    /// The most microseconds a blocked request spins before its thread
+    /// parks (0 = park at once; a list runs each). Default: the library's
+    /// (`heirloom::DEFAULT_SPIN_BEFORE_PARK`)
+    #[arg(long = "spin", value_name = "US", value_delimiter = ',')]
+    spin: Option<Vec<String>>,
     /// The benchmark's size (TM1 subscribers, TPC-C warehouses...; see
     /// `heirloom list`): N for every run, or N/thread (a run with 8 threads
     /// gets 8N).
@@ -280,6 +285,18 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
                 )));
             }
             None => heirloom::DEFAULT_DEADLOCK_TIMEOUT,
+        },
+        spin: match &a.spin {
+            None => vec![heirloom::DEFAULT_SPIN_BEFORE_PARK],
+            Some(v) => v
+                .iter()
+                .map(|us| match us.parse::<u32>() {
+                    Ok(n) if n <= 1_000_000 => Ok(Duration::from_micros(u64::from(n))),
+                    _ => Err(usage(format!(
+                        "--spin {us:?}: must be a number of microseconds from 0 to 1000000"
+                    ))),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
         },
         exclusive_after: match &a.exclusive_after {
             None => vec![runner::EXCLUSIVE_AFTER],

@@ -111,7 +111,9 @@ pub fn table(runs: &[RunResult]) -> String {
     let ceiling = runs.iter().any(|r| r.of_ceiling.is_some());
     let levels = runs.iter().any(|r| r.sli);
     let fast = runs.iter().any(|r| r.per_txn.fast_ops > 0.0);
-    let deadlocks = runs.iter().any(|r| r.abort_causes.deadlock > 0);
+    let deadlocks = runs
+        .iter()
+        .any(|r| r.abort_causes.deadlock > 0 || r.abort_causes.cycles_rejected > 0);
     // The policy column fits its longest label (`nowait+excl@never`), the
     // SLI column `on+k16`.
     let pw = runs.iter().map(|r| r.policy.len()).max().unwrap_or(0).max(12);
@@ -147,7 +149,7 @@ pub fn table(runs: &[RunResult]) -> String {
         out.push_str(&format!(" {:>8}", "msg/tx"));
     }
     if deadlocks {
-        out.push_str(&format!(" {:>9}", "dlocks/s"));
+        out.push_str(&format!(" {:>9} {:>9}", "dlocks/s", "rejects/s"));
     }
     if ceiling {
         out.push_str(&format!(" {:>7}", "of none"));
@@ -197,7 +199,11 @@ pub fn table(runs: &[RunResult]) -> String {
             out.push_str(&format!(" {:>8.2}", r.per_txn.messages));
         }
         if deadlocks {
-            out.push_str(&format!(" {:>9.0}", r.abort_causes.deadlock as f64 / secs));
+            out.push_str(&format!(
+                " {:>9.0} {:>9.0}",
+                r.abort_causes.deadlock as f64 / secs,
+                r.abort_causes.cycles_rejected as f64 / secs
+            ));
         }
         if ceiling {
             match r.of_ceiling {
@@ -309,6 +315,7 @@ struct CsvRow<'a> {
     total_tps: f64,
     aborts_per_s: f64,
     deadlocks_per_s: f64,
+    cycles_rejected_per_s: f64,
     p50_us: f64,
     p99_us: f64,
     p999_us: f64,
@@ -378,6 +385,7 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             total_tps: r.total_tps,
             aborts_per_s: r.aborted as f64 / r.seconds.max(1e-9),
             deadlocks_per_s: r.abort_causes.deadlock as f64 / r.seconds.max(1e-9),
+            cycles_rejected_per_s: r.abort_causes.cycles_rejected as f64 / r.seconds.max(1e-9),
             p50_us: r.latency_us.p50,
             p99_us: r.latency_us.p99,
             p999_us: r.latency_us.p999,

@@ -196,6 +196,9 @@ pub struct RunConfig {
     pub policy: ConflictPolicy,
     /// Wait before the first deadlock search (`Detect`).
     pub deadlock_timeout: Duration,
+    /// The most a blocked request spins before it parks
+    /// (`heirloom::Builder::spin_before_park`).
+    pub spin: Duration,
     /// Restarts after which `Agent::run` runs a transaction in exclusive
     /// mode (`u32::MAX`: never).
     pub exclusive_after: u32,
@@ -245,6 +248,10 @@ pub struct AbortCauses {
     pub died: u64,
     /// Wound-wait wounds.
     pub wounded: u64,
+    /// Not aborts: cycles `detect` found and then rejected, because a
+    /// second look showed one of their edges gone (each would have been a
+    /// false deadlock).
+    pub cycles_rejected: u64,
 }
 
 /// Lock manager events per completed (committed or failed) transaction.
@@ -503,6 +510,7 @@ pub fn lock_manager(cfg: &RunConfig) -> LockManager {
         .table(cfg.table)
         .conflicts(cfg.policy)
         .deadlock_timeout(cfg.deadlock_timeout)
+        .spin_before_park(cfg.spin)
         .max_restarts(cfg.exclusive_after)
         .lock_classes(cfg.breakdown)
         .restart_backoff(cfg.retry != Retry::Now)
@@ -517,13 +525,19 @@ pub fn lock_manager(cfg: &RunConfig) -> LockManager {
 pub const EXCLUSIVE_AFTER: u32 = 10;
 
 /// The policy as reports name it: with `+excl@N` (or `+excl@never`) when
-/// the restarts before exclusive mode are not [`EXCLUSIVE_AFTER`].
+/// the restarts before exclusive mode are not [`EXCLUSIVE_AFTER`], and
+/// `+spinN` (microseconds) when the spin before a park is not the
+/// library's default.
 pub fn policy_label(cfg: &RunConfig) -> String {
-    match cfg.exclusive_after {
+    let mut label = match cfg.exclusive_after {
         EXCLUSIVE_AFTER => cfg.policy.name(),
         u32::MAX => format!("{}+excl@never", cfg.policy.name()),
         n => format!("{}+excl@{n}", cfg.policy.name()),
+    };
+    if cfg.spin != heirloom::DEFAULT_SPIN_BEFORE_PARK {
+        label.push_str(&format!("+spin{}", cfg.spin.as_micros()));
     }
+    label
 }
 
 /// Runs `workload` with `mix` under `cfg`; `tick` is called about every
@@ -651,6 +665,7 @@ pub fn run<W: Workload>(
             would_block: stats.would_block,
             died: stats.died,
             wounded: stats.wounded,
+            cycles_rejected: stats.cycles_rejected,
         },
         tps: committed as f64 / measured.as_secs_f64(),
         total_tps: (committed + failed) as f64 / measured.as_secs_f64(),

@@ -173,6 +173,9 @@ pub struct Spec {
     /// How long a blocked request waits before its first deadlock search
     /// (`detect` only; `heirloom::Builder::deadlock_timeout`).
     pub deadlock_timeout: Duration,
+    /// The most a blocked request spins before it parks, one sweep
+    /// dimension (`heirloom::Builder::spin_before_park`).
+    pub spin: Vec<Duration>,
     /// Restarts before exclusive mode, one sweep dimension (`u32::MAX`:
     /// never).
     pub exclusive_after: Vec<u32>,
@@ -213,6 +216,7 @@ impl Default for Spec {
             fast_path: vec![true],
             policies: vec![ConflictPolicy::Detect],
             deadlock_timeout: heirloom::DEFAULT_DEADLOCK_TIMEOUT,
+            spin: vec![heirloom::DEFAULT_SPIN_BEFORE_PARK],
             exclusive_after: vec![crate::runner::EXCLUSIVE_AFTER],
             scale: None,
             duration: Duration::from_secs(2),
@@ -376,27 +380,30 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
     for &table in &spec.tables {
         for &policy in &spec.policies {
             for &exclusive_after in &spec.exclusive_after {
-                for (sli, sli_keep, fast_path) in sli_settings(spec, table) {
-                    for &threads in &spec.threads {
-                        let c = RunConfig {
-                            table,
-                            sli,
-                            sli_keep,
-                            fast_path,
-                            policy,
-                            deadlock_timeout: spec.deadlock_timeout,
-                            exclusive_after,
-                            threads,
-                            scale: scale.at(threads),
-                            duration: spec.duration,
-                            warmup: spec.warmup,
-                            seed: spec.seed,
-                            breakdown: spec.breakdown,
-                            retry: spec.retry,
-                            pregen: spec.pregen,
-                        };
-                        if spec.pick.is_none_or(|pick| pick(&c)) {
-                            v.push(c);
+                for &spin in &spec.spin {
+                    for (sli, sli_keep, fast_path) in sli_settings(spec, table) {
+                        for &threads in &spec.threads {
+                            let c = RunConfig {
+                                table,
+                                sli,
+                                sli_keep,
+                                fast_path,
+                                policy,
+                                deadlock_timeout: spec.deadlock_timeout,
+                                spin,
+                                exclusive_after,
+                                threads,
+                                scale: scale.at(threads),
+                                duration: spec.duration,
+                                warmup: spec.warmup,
+                                seed: spec.seed,
+                                breakdown: spec.breakdown,
+                                retry: spec.retry,
+                                pregen: spec.pregen,
+                            };
+                            if spec.pick.is_none_or(|pick| pick(&c)) {
+                                v.push(c);
+                            }
                         }
                     }
                 }

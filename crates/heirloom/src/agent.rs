@@ -115,6 +115,11 @@ pub struct Agent {
     /// The request the open transaction is waiting for (see `txn/finish.rs`,
     /// "Panic safety").
     pub(crate) in_flight: Option<InFlight>,
+    /// Waits this agent's transactions began (`WaitInfo::seq`).
+    pub(crate) waits: u64,
+    /// How long a blocked request of this agent spins before it parks, in
+    /// nanoseconds (adapted after every wait: `Transaction::wait`).
+    pub(crate) spin_ns: u64,
     /// The transaction open on this agent, from `begin` to the end of
     /// `finish`; still set at the next `begin` if it was forgotten.
     pub(crate) open: Option<TxnId>,
@@ -202,6 +207,7 @@ impl Agent {
         lm.table.attach(shared.index);
         let nodes = lm.table.nodes(shared.index);
         let rng = 0x9e37_79b9_7f4a_7c15 ^ ((shared.index as u64 + 1) << 17) ^ lm.now_ns();
+        let spin_ns = lm.spin_max_ns / 4;
         Agent {
             lm,
             shared,
@@ -216,6 +222,8 @@ impl Agent {
             inherited_leaf_first: false,
             recent: Vec::new(),
             in_flight: None,
+            waits: 0,
+            spin_ns,
             open: None,
             txn: TxnState::IDLE,
             releasing: Vec::with_capacity(32),

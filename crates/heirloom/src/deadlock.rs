@@ -3,74 +3,151 @@
 //! When a request blocks, its transaction searches the waits-for graph for a
 //! path back to itself. Edges are computed from the queues as they are now:
 //! a waiting transaction `W` waits for every transaction whose request on the
-//! lock `W` waits for is in its way (see `Queue::blockers`). Searches are
-//! serialised by one mutex; each queue is read under its own latch, one at a
-//! time (latch order: detector, registry, one head).
+//! lock `W` waits for is in its way (see `Queue::blockers`). Each queue is
+//! read under its own latch (or, latch-free, by one walk), one at a time;
+//! each waiter's `WaitInfo` under its own mutex. Searches hold the registry
+//! lock for reading only (so no agent, hence none of its request nodes,
+//! goes away under them): searches of different waiters run side by side
+//! and exclude nobody. Latch order: registry, then one `wait` mutex or one
+//! head.
+//!
+//! Two rules, as in the systems that detect: every deadlock is found
+//! (PostgreSQL's `deadlock.c`), and no cycle that is not one is reported
+//! (InnoDB's checker, which reads the whole graph under one latch; we
+//! validate what a search found instead).
 //!
 //! ## Why no deadlock is missed
 //!
 //! Every edge is created either (a) when a request blocks, or (b) when a
 //! conversion is granted in front of waiters. In case (b) the waiters are
 //! woken and search again. In case (a) the blocked transaction publishes
-//! that it waits (its `WaitInfo`) *before* it searches. Take the cycle's
-//! edges in the order their owners published them: the last owner's search
-//! starts after every other edge of the cycle was published, and edges of a
-//! deadlocked cycle never disappear (nobody in it can move), so that search
-//! walks the whole cycle and finds itself. Searches are serialised, so two
-//! transactions closing the same cycle at once do not both miss it: the
-//! second to search sees the first's edge.
+//! that it waits (its `WaitInfo`, under its `wait` mutex) *before* it
+//! searches. Edges of a deadlocked cycle never disappear (nobody in it can
+//! move). Say the search of `Ti` *misses* `Tj` if it read `Tj`'s `WaitInfo`
+//! before `Tj` published it. Then `Ti`'s publication happens before `Tj`'s
+//! (program order to `Ti`'s read, and the mutex orders that read before
+//! `Tj`'s store), so "misses" is acyclic: among the members of a cycle some
+//! `Tk` misses none of the others, and its search (which starts after its
+//! own edge exists, and follows every edge it reads) walks the whole cycle
+//! and finds itself. No serialisation of searches is needed for this: the
+//! mutexes of the `WaitInfo`s order what matters. Two members closing the
+//! same cycle at once may both find it; the second one's validation then
+//! rejects it once the first has given up its request (below).
+//!
+//! A cycle the search found but validation rejected is not the end of the
+//! search: it starts again (a real cycle through the searcher may be
+//! behind the false one). Each rejection means some member's wait ended
+//! in between, so the loop ends as the others make progress.
+//!
+//! ## Why no false deadlock is reported: validation
+//!
+//! Edges are read at different moments, so the search may put together a
+//! cycle whose edges never all existed at one instant (a waiter granted
+//! between two reads, then another of its transaction's requests read as
+//! waiting). Before the searcher gives up, it validates the cycle, in an
+//! order that makes the check sound:
+//!
+//! * (A) the search itself read every member's `WaitInfo`, including its
+//!   `seq` (which wait of its agent this is), and found it waiting;
+//! * (B) after the search, every edge again: the member's request still
+//!   waiting and the next member still among its blockers;
+//! * (C) after all of (B), every member again: its request still waiting
+//!   (under the queue's latch, or reached through the list) and its
+//!   `WaitInfo` still the same wait (`seq`).
+//!
+//! Let `I` be the interval from the end of the search to the start of (C).
+//! A member that was waiting at (A) and is in the same wait at (C) waited
+//! all through `I`: a request, once granted, waits again only in a new wait
+//! (a new `seq`), and its owner clears its `WaitInfo` before it can start
+//! one (and a status read at (C) that sees the new wait happens after that
+//! clear). So during `I` no member is granted, releases, cancels, converts
+//! or requests anything. An edge `W -> H` depends only on `W`'s and `H`'s
+//! requests (their positions, modes and states; inherited requests block
+//! nobody, fast holds are their owners' and go only when those release),
+//! so every edge of the cycle is constant during `I`, and (B) read each of
+//! them inside `I`: at every instant of `I` the whole cycle existed, and
+//! nobody in it could move. That is a deadlock. A cycle that fails the
+//! check is counted (`Stats::cycles_rejected`) and the search starts again.
 //!
 //! ## When a waiter searches (the `deadlock_timeout` cadence)
 //!
 //! As in PostgreSQL, a blocked request may search not at once but after
 //! `Builder::deadlock_timeout`: waits that end sooner then run no search,
-//! with its two mutexes and a latch per queue visited, at all. The default
-//! is zero (search at once): on deadlock-heavy runs any delay cost more
+//! with its locks and a latch per queue visited, at all. The default is
+//! zero (search at once): on deadlock-heavy runs any delay cost more
 //! throughput than the searches it saved (figures at
-//! `DEFAULT_DEADLOCK_TIMEOUT`). After its first search a waiter
-//! searches again only when it is woken without being granted. The
-//! argument above needs nothing more: a delayed search still starts after
-//! its owner published its edge, and deadlocked edges stay, so the last
-//! owner of a cycle still finds it (a deadlock is reported this much
-//! later, never missed). Case (b) is why a wake-up re-runs the search: the
-//! edge a conversion grant adds is the woken waiter's own. The only other
-//! change that adds an edge to a waiter that already searched is a
-//! conversion that starts waiting ahead of it (it keeps its place among the
-//! holders); its owner searches and sees that edge, and the queue wakes the
-//! waiters behind anyway, because wait-die and wound-wait judge only their
-//! own edges. Otherwise requests are only ever appended behind a waiter, a
-//! waiter ahead of it that is granted keeps the same edge, and an inherited
-//! request in its way was invalidated (or reclaimed, and then seen) when it
-//! blocked. Before this change every waiter searched at once and then
-//! every 20 ms as a safety net; under `Detect` the stress tests, whose
-//! watchdog fails a run that stops making progress, run without it
-//! (wait-die and wound-wait keep it: `AGE_RECHECK` in `txn/wait.rs`).
+//! `DEFAULT_DEADLOCK_TIMEOUT`). After its first search a waiter searches
+//! again only when it is woken without being granted. The argument above
+//! needs nothing more: a delayed search still starts after its owner
+//! published its edge, and deadlocked edges stay, so the member that
+//! misses none of the others still finds it (a deadlock is reported this
+//! much later, never missed). Case (b) is why a wake-up re-runs the
+//! search: the edge a conversion grant adds is the woken waiter's own. The
+//! only other change that adds an edge to a waiter that already searched
+//! is a conversion that starts waiting ahead of it (it keeps its place
+//! among the holders); its owner searches and sees that edge, and the
+//! queue wakes the waiters behind anyway, because wait-die and wound-wait
+//! judge only their own edges. Otherwise requests are only ever appended
+//! behind a waiter, a waiter ahead of it that is granted keeps the same
+//! edge, and an inherited request in its way was invalidated (or
+//! reclaimed, and then seen) when it blocked. Under `Detect` the stress
+//! tests, whose watchdog fails a run that stops making progress, run
+//! with no periodic re-check.
 //!
-//! ## What it may over-report
+//! ## The victim
 //!
-//! Edges are read at slightly different moments, so a cycle may be reported
-//! whose edges did not all exist at one instant (a waiter granted between
-//! two reads). The cost is an unnecessary abort, never a missed deadlock or
-//! a wrong grant. The victim is always the searching transaction: it is the
-//! one that closed the cycle and the only one the search can abort without
-//! reaching into another thread.
+//! The victim is always the searching transaction: it is the one that
+//! closed the cycle and the only one the search can abort without reaching
+//! into another thread.
 
 use crate::error::{Cycle, TxnId, WaitEdge};
 use crate::queue::Blocker;
-use crate::shared::{Inner, WaitInfo};
+use crate::shared::{Inner, Registry, WaitInfo};
 use crate::table::Caller;
+
+/// One waiter of a cycle and the edge it was found through.
+#[derive(Clone, Copy)]
+struct Member {
+    info: WaitInfo,
+    /// Its agent (registry index).
+    agent: u32,
+    /// The next member: a transaction in its way.
+    holder: TxnId,
+}
 
 struct Frame {
     info: WaitInfo,
+    agent: u32,
     edges: Vec<Blocker>,
     next: usize,
 }
 
-/// Searches for a waits-for cycle through the waiting transaction `me`.
+/// Searches for a waits-for cycle through the waiting transaction `me`
+/// (the caller's, waiting as `me` says) and returns it once validated.
 pub(crate) fn find_cycle(lm: &Inner, searcher: Caller<'_>, me: WaitInfo) -> Option<Cycle> {
-    let _serial = lm.detector.lock();
-    let reg = lm.registry.lock();
+    let reg = lm.registry.read();
     crate::fault::hit(crate::fault::Point::PolicyCheck);
+    let mut scratch = Vec::new();
+    loop {
+        let cycle = search(lm, &reg, searcher, me)?;
+        if validate(lm, &reg, searcher, &cycle, &mut scratch) {
+            let edges = cycle
+                .iter()
+                .map(|m| WaitEdge {
+                    waiter: m.info.txn,
+                    lock: m.info.lock,
+                    mode: m.info.mode,
+                    holder: m.holder,
+                })
+                .collect();
+            return Some(Cycle(edges));
+        }
+        searcher.counters.cycles_rejected.bump();
+    }
+}
+
+/// Step (A): a depth-first search from `me` over the edges as read now.
+fn search(lm: &Inner, reg: &Registry, searcher: Caller<'_>, me: WaitInfo) -> Option<Vec<Member>> {
     let mut first = Vec::new();
     // SAFETY: our own request in flight, with the handle its table gave.
     if !unsafe { lm.table.blockers(searcher, me.head, me.req, &mut first) } {
@@ -78,6 +155,7 @@ pub(crate) fn find_cycle(lm: &Inner, searcher: Caller<'_>, me: WaitInfo) -> Opti
     }
     let mut stack = vec![Frame {
         info: me,
+        agent: searcher.agent,
         edges: first,
         next: 0,
     }];
@@ -89,16 +167,15 @@ pub(crate) fn find_cycle(lm: &Inner, searcher: Caller<'_>, me: WaitInfo) -> Opti
         };
         top.next += 1;
         if b.txn == me.txn {
-            let edges = stack
+            let cycle = stack
                 .iter()
-                .map(|f| WaitEdge {
-                    waiter: f.info.txn,
-                    lock: f.info.lock,
-                    mode: f.info.mode,
+                .map(|f| Member {
+                    info: f.info,
+                    agent: f.agent,
                     holder: f.edges[f.next - 1].txn,
                 })
                 .collect();
-            return Some(Cycle(edges));
+            return Some(cycle);
         }
         if visited.contains(&b.txn) {
             continue;
@@ -118,8 +195,43 @@ pub(crate) fn find_cycle(lm: &Inner, searcher: Caller<'_>, me: WaitInfo) -> Opti
         // lock (`ReqPtr` contract 4): `info.head` is the handle its table
         // gave, and `blockers` finds the request before it touches it.
         if unsafe { lm.table.blockers(searcher, info.head, info.req, &mut edges) } && !edges.is_empty() {
-            stack.push(Frame { info, edges, next: 0 });
+            stack.push(Frame {
+                info,
+                agent: b.agent,
+                edges,
+                next: 0,
+            });
         }
     }
     None
+}
+
+/// Steps (B) and (C) of the module docs: `true` if `cycle` existed as a
+/// whole at one instant after the search, so it is a deadlock.
+fn validate(lm: &Inner, reg: &Registry, searcher: Caller<'_>, cycle: &[Member], b: &mut Vec<Blocker>) -> bool {
+    // (B) Every edge, read again after the whole search.
+    for m in cycle {
+        b.clear();
+        // SAFETY: as in `search` (`ReqPtr` contract 4; the searcher's own
+        // request is in flight, contract 1).
+        if !unsafe { lm.table.blockers(searcher, m.info.head, m.info.req, b) } || !b.iter().any(|x| x.txn == m.holder) {
+            return false;
+        }
+    }
+    // (C) Every member still in the wait the search read, after all of (B).
+    for m in cycle {
+        b.clear();
+        // SAFETY: as above.
+        if !unsafe { lm.table.blockers(searcher, m.info.head, m.info.req, b) } {
+            return false;
+        }
+        let Some(agent) = reg.get(m.agent) else {
+            return false;
+        };
+        match *agent.wait.lock() {
+            Some(now) if now.seq == m.info.seq && now.txn == m.info.txn => {}
+            _ => return false,
+        }
+    }
+    true
 }

@@ -3,8 +3,8 @@
 //!
 //! The lock manager calls [`hit`] at the points where a panic is hardest to
 //! survive: while a request is linked and waiting, inside the conflict
-//! policy's check (the deadlock search holds the detector and registry
-//! mutexes there), and between two releases at the end of a transaction. In
+//! policy's check (the deadlock search holds the registry lock
+//! there), and between two releases at the end of a transaction. In
 //! the crate's own tests a test may arm one point for the current thread;
 //! everywhere else `hit` is an empty inline function.
 
@@ -51,29 +51,6 @@ pub(crate) fn on_before_park(f: impl FnOnce() + 'static) {
     BEFORE_PARK.with(|h| *h.borrow_mut() = Some(Box::new(f)));
 }
 
-#[cfg(test)]
-std::thread_local! {
-    static NO_AGE_RECHECK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Switches this thread's waiters' `AGE_RECHECK` timer off, so that a test
-/// sees a lost wake-up as a hang instead of a 20 ms delay.
-#[cfg(all(test, not(heirloom_loom)))]
-pub(crate) fn no_age_recheck() {
-    NO_AGE_RECHECK.with(|c| c.set(true));
-}
-
-/// Whether waiters of this thread re-judge their edges on `AGE_RECHECK`'s
-/// timer (always, outside this crate's tests).
-#[inline(always)]
-pub(crate) fn age_recheck() -> bool {
-    #[cfg(test)]
-    if NO_AGE_RECHECK.with(|c| c.get()) {
-        return false;
-    }
-    true
-}
-
 /// In `Transaction::wait`, after the conflict policy's look and before the
 /// park: runs the hook set by [`on_before_park`] (tests only; a no-op
 /// otherwise).
@@ -81,6 +58,31 @@ pub(crate) fn age_recheck() -> bool {
 pub(crate) fn before_park() {
     #[cfg(test)]
     if let Some(f) = BEFORE_PARK.with(|h| h.borrow_mut().take()) {
+        f();
+    }
+}
+
+#[cfg(test)]
+std::thread_local! {
+    static BEFORE_WAITING: std::cell::RefCell<Option<Box<dyn FnOnce()>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` once, on this thread, the next time a request of this thread
+/// on the latch-free table (CAS append) has judged what is ahead of it,
+/// found something in its way, and is about to count itself waiting
+/// ([`before_waiting`]).
+#[cfg(all(test, not(heirloom_loom)))]
+pub(crate) fn on_before_waiting(f: impl FnOnce() + 'static) {
+    BEFORE_WAITING.with(|h| *h.borrow_mut() = Some(Box::new(f)));
+}
+
+/// In the latch-free CAS append, between the walk that found a request in
+/// the way and the count in the bucket's `waiting`: runs the hook set by
+/// [`on_before_waiting`] (tests only; a no-op otherwise).
+#[inline(always)]
+pub(crate) fn before_waiting() {
+    #[cfg(test)]
+    if let Some(f) = BEFORE_WAITING.with(|h| h.borrow_mut().take()) {
         f();
     }
 }

@@ -59,7 +59,9 @@ pub use agent::Agent;
 pub use error::{Cycle, LockError, Restart, TxnId, WaitEdge};
 pub use id::{Level, LockId, MAX_DEPTH, Path, TableId};
 pub use inherit::Inheritance;
-pub use manager::{Builder, DEFAULT_DEADLOCK_TIMEOUT, LockManager, RECOMMENDED_KEEP_INHERITED};
+pub use manager::{
+    Builder, DEFAULT_DEADLOCK_TIMEOUT, DEFAULT_SPIN_BEFORE_PARK, LockManager, RECOMMENDED_KEEP_INHERITED,
+};
 pub use mode::{ALL_MODES, COMPATIBLE, MODE_COUNT, Mode, SUPREMUM};
 pub use monitor::{Holder, LockInfo, Snapshot, Waiter};
 pub use policy::{ConflictPolicy, Wait};

@@ -4,7 +4,6 @@
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
 
 use crate::agent::Agent;
 use crate::error::TxnId;
@@ -14,7 +13,7 @@ use crate::monitor::Snapshot;
 use crate::policy::ConflictPolicy;
 use crate::shared::{Inner, LockMemory, Registry};
 use crate::stats::Stats;
-use crate::sync::{Arc, AtomicU64, Ordering};
+use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
 use crate::table::{Table, TableKind};
 
 /// Builds a [`LockManager`].
@@ -29,6 +28,7 @@ pub struct Builder {
     keep_inherited: u32,
     reuse_heat: bool,
     deadlock_timeout: Duration,
+    spin_before_park: Duration,
     lock_classes: bool,
     restart_backoff: bool,
     escalate_after: u32,
@@ -51,6 +51,15 @@ pub const RECOMMENDED_KEEP_INHERITED: u32 = 64;
 /// whose waits are many and deadlocks rare may set a delay.
 pub const DEFAULT_DEADLOCK_TIMEOUT: Duration = Duration::ZERO;
 
+/// The default of [`Builder::spin_before_park`]: a blocked request spins
+/// for at most 50 µs before its thread sleeps, and less when its agent's
+/// recent waits were shorter (the budget adapts to twice their length).
+/// A futex sleep and wake-up costs a few microseconds on each side plus a
+/// scheduling round; on YCSB with Zipf 0.9 on 2 cores a wait lasts about
+/// one transaction (tens of microseconds), so a shorter bound sleeps
+/// through most of them (figures in the crate's MEASUREMENTS.md).
+pub const DEFAULT_SPIN_BEFORE_PARK: Duration = Duration::from_micros(50);
+
 impl Default for Builder {
     fn default() -> Self {
         Builder {
@@ -63,6 +72,7 @@ impl Default for Builder {
             keep_inherited: 0,
             reuse_heat: true,
             deadlock_timeout: DEFAULT_DEADLOCK_TIMEOUT,
+            spin_before_park: DEFAULT_SPIN_BEFORE_PARK,
             lock_classes: false,
             restart_backoff: true,
             escalate_after: 0,
@@ -150,6 +160,21 @@ impl Builder {
     /// front of it changed), never on a timer.
     pub fn deadlock_timeout(mut self, d: Duration) -> Self {
         self.deadlock_timeout = d;
+        self
+    }
+
+    /// The most a blocked request spins, watching for its grant, before
+    /// its thread parks (default [`DEFAULT_SPIN_BEFORE_PARK`]; zero: park at
+    /// once). The budget adapts per agent: about twice its recent waits,
+    /// down to a fiftieth of this bound when they are longer than it. No
+    /// request spins while the manager has more agents than the machine
+    /// has cores (threads outnumber cores, so the holder it would wait for
+    /// may not be running; its sleep frees the core for it). Spinning
+    /// comes after wait-die's and wound-wait's first look at their edges,
+    /// and before `Detect`'s first search (a wait that ends while spinning
+    /// needs none).
+    pub fn spin_before_park(mut self, max: Duration) -> Self {
+        self.spin_before_park = max;
         self
     }
 
@@ -243,12 +268,18 @@ impl Builder {
                     self.reuse_heat,
                 ),
                 deadlock_timeout: self.deadlock_timeout,
+                spin_max_ns: u64::try_from(self.spin_before_park.as_nanos()).unwrap_or(u64::MAX),
+                cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+                live_agents: AtomicUsize::new(0),
+                table_threads: match self.table {
+                    TableKind::Server { partitions } => usize::from(partitions),
+                    _ => 0,
+                },
                 lock_classes: self.lock_classes,
                 restart_backoff: self.restart_backoff,
-                registry: Mutex::new(Registry::default()),
+                registry: parking_lot::RwLock::new(Registry::default()),
                 gate: Gate::new(),
                 exclusive_serial: <parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::INIT,
-                detector: Mutex::new(()),
                 clock: CachePadded::new(AtomicU64::new(1)),
                 base: Instant::now(),
                 escalate_after: self.escalate_after,
@@ -318,7 +349,7 @@ impl LockManager {
     /// waits for, and the last wound it received (for debugging stalls).
     #[doc(hidden)]
     pub fn agents_report(&self) -> String {
-        let reg = self.inner.registry.lock();
+        let reg = self.inner.registry.read();
         let mut out = String::new();
         for a in reg.agents() {
             let w = a.wait.lock();
@@ -351,7 +382,7 @@ impl LockManager {
 
     /// Statistics of every agent, live and gone, merged now.
     pub fn stats(&self) -> Stats {
-        let reg = self.inner.registry.lock();
+        let reg = self.inner.registry.read();
         let mut s = reg.retired;
         for a in reg.agents() {
             s.merge(&a.counters.read());

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 
 use crate::error::TxnId;
 use crate::gate::Gate;
@@ -28,6 +28,10 @@ pub(crate) struct WaitInfo {
     pub(crate) req: ReqPtr,
     pub(crate) lock: LockId,
     pub(crate) mode: Mode,
+    /// Which wait of its agent this is (the agent's count of waits): a
+    /// deadlock search's validation tells by it that a waiter it read is
+    /// still in the same wait (`deadlock.rs`).
+    pub(crate) seq: u64,
 }
 
 /// The part of an agent other threads see.
@@ -114,6 +118,15 @@ pub(crate) struct Inner {
     /// Speculative lock inheritance's rules (`inherit.rs`).
     pub(crate) sli: Rules,
     pub(crate) deadlock_timeout: Duration,
+    /// `Builder::spin_before_park`, in nanoseconds (0: never spin).
+    pub(crate) spin_max_ns: u64,
+    /// The cores this process may run on (`available_parallelism`).
+    pub(crate) cores: usize,
+    /// Registered agents (whether waiters may spin: `Transaction::wait`).
+    pub(crate) live_agents: AtomicUsize,
+    /// Threads of the table's own that run beside the agents' (the lock
+    /// servers), counted against `cores` with them.
+    pub(crate) table_threads: usize,
     /// Count requests by class (`Builder::lock_classes`).
     pub(crate) lock_classes: bool,
     /// The table takes intention locks on its fast path and `lock` asks it
@@ -123,12 +136,12 @@ pub(crate) struct Inner {
     pub(crate) fast_holds: bool,
     /// `Agent::run` backs off before a restart (`Builder::restart_backoff`).
     pub(crate) restart_backoff: bool,
-    pub(crate) registry: Mutex<Registry>,
+    /// Read-locked by deadlock searches and wounders (which must not
+    /// exclude each other), write-locked only to add or remove an agent.
+    pub(crate) registry: RwLock<Registry>,
     pub(crate) gate: Gate,
     /// Serialises exclusive-mode transactions.
     pub(crate) exclusive_serial: parking_lot::RawMutex,
-    /// Serialises deadlock detection (only blocked requests take it).
-    pub(crate) detector: Mutex<()>,
     /// Ages for wait-die and wound-wait; touched only under those policies.
     pub(crate) clock: CachePadded<AtomicU64>,
     pub(crate) base: Instant,
@@ -192,7 +205,7 @@ impl Inner {
 
     /// Registers a new agent; returns its shared part and first sequence number.
     pub(crate) fn register(&self) -> (Arc<CachePadded<AgentShared>>, u64) {
-        let mut reg = self.registry.lock();
+        let mut reg = self.registry.write();
         let index = match reg.free.pop() {
             Some(i) => i,
             None => {
@@ -213,12 +226,13 @@ impl Inner {
         }));
         let slot = &mut reg.slots[index as usize];
         slot.agent = Some(shared.clone());
+        self.live_agents.fetch_add(1, Ordering::Relaxed);
         (shared, slot.next_seq)
     }
 
     /// Removes a dropped agent, keeping its statistics.
     pub(crate) fn unregister(&self, index: u32, next_seq: u64) {
-        let mut reg = self.registry.lock();
+        let mut reg = self.registry.write();
         let slot = &mut reg.slots[index as usize];
         let shared = slot.agent.take();
         slot.next_seq = next_seq;
@@ -227,12 +241,13 @@ impl Inner {
             reg.retired.merge(&s);
         }
         reg.free.push(index);
+        self.live_agents.fetch_sub(1, Ordering::Relaxed);
     }
 
     /// Wound-wait: marks `txn` of agent `agent` wounded by `by`, and wakes
     /// it if it is waiting.
     pub(crate) fn wound(&self, agent: u32, txn: TxnId, by: TxnId) {
-        let reg = self.registry.lock();
+        let reg = self.registry.read();
         let Some(a) = reg.get(agent) else { return };
         let a = &a.wound;
         // A wound computed from an older view may name the agent's previous

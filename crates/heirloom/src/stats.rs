@@ -118,6 +118,11 @@ stats! {
     messages,
     /// Deadlocks in which this agent's transaction was the victim.
     deadlocks,
+    /// `Detect`: cycles this agent's deadlock searches found and then
+    /// rejected, because a second look showed that one of their edges was
+    /// gone (a waiter granted or gone between two reads): each would have
+    /// been a needless abort, a deadlock reported where there was none.
+    cycles_rejected,
     /// Requests that timed out.
     timeouts,
     /// Requests refused at once by the no-wait policy.

@@ -120,6 +120,33 @@ pub(crate) fn wait_while(key: usize, cond: impl FnOnce() -> bool, deadline: Opti
     }
 }
 
+/// Spins while `cond()` holds, for at most `budget_ns` nanoseconds; `true`
+/// if `cond` turned false (the caller need not park).
+#[cfg(not(heirloom_loom))]
+#[inline]
+pub(crate) fn spin_while(cond: impl Fn() -> bool, budget_ns: u64) -> bool {
+    let start = Instant::now();
+    loop {
+        // The clock is read once per 16 looks (a look is a few loads).
+        for _ in 0..16 {
+            if !cond() {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        if start.elapsed().as_nanos() as u64 >= budget_ns {
+            return !cond();
+        }
+    }
+}
+
+/// Loom stand-in: one look (a spin is a park that does not sleep, and the
+/// models check the park).
+#[cfg(heirloom_loom)]
+pub(crate) fn spin_while(cond: impl Fn() -> bool, _budget_ns: u64) -> bool {
+    !cond()
+}
+
 /// Wakes every thread blocked in [`wait_while`] on `key`.
 #[cfg(not(heirloom_loom))]
 #[inline]

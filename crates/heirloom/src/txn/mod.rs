@@ -111,7 +111,7 @@ impl ExclusiveGuard {
         let serial = Some(lm.exclusive_serial.lock());
         lm.gate.close();
         let me = agent.shared.index;
-        let others: Vec<_> = lm.registry.lock().agents().filter(|a| a.index != me).cloned().collect();
+        let others: Vec<_> = lm.registry.read().agents().filter(|a| a.index != me).cloned().collect();
         // Acquire: pairs with the Release store in `Gate::leave`.
         lm.gate
             .drain(|| others.iter().any(|a| a.active.load(Ordering::Acquire)));
@@ -874,4 +874,5 @@ impl<'a> Transaction<'a> {
 mod tests {
     mod lost_notice;
     mod panic_safety;
+    mod reclaimed_ahead;
 }

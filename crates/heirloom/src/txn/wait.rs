@@ -4,20 +4,6 @@
 
 use super::*;
 
-/// How often a wait-die or wound-wait waiter re-judges its edges without
-/// being woken: a safety net, not part of the argument. Every edge change
-/// the queues know of wakes the waiters it concerns (a new holder in front
-/// after a conversion grant, a conversion that starts waiting ahead of
-/// them), and a wake-up that comes between a waiter's look and its park
-/// stops the park (`sync::NOTICES`, regression test
-/// `txn/tests/lost_notice.rs`). Without the timer the stress test still
-/// stalls now and then (about one run in ten of `tests/stress.rs`, on the
-/// latch-free table under wound-wait with inheritance: an older converter
-/// behind a younger holder it never wounded; not pinned down yet), so it
-/// stays. `Detect` does not need it: its searcher reads every edge of the
-/// graph afresh (see `deadlock.rs`).
-pub(super) const AGE_RECHECK: std::time::Duration = std::time::Duration::from_millis(20);
-
 impl Transaction<'_> {
     #[inline]
     pub(super) fn check_alive(&mut self) -> Result<(), LockError> {
@@ -109,9 +95,10 @@ impl Transaction<'_> {
     /// not grant it, which is how a waiter learns that a conversion was
     /// granted in front of it (a new waits-for edge; see `deadlock.rs` for
     /// why no other change needs a new search). Wait-die and wound-wait
-    /// check at once, after every such wake-up (one that comes between the
-    /// look and the park stops the park: `sync::NOTICES`), and every
-    /// `AGE_RECHECK`.
+    /// check at once and after every such wake-up (one that comes between
+    /// the look and the park stops the park: `sync::NOTICES`), never on a
+    /// timer: every change of a waiter's edges wakes it (see "Waiting" in
+    /// the crate README for the list and the tests that force each).
     #[cold]
     pub(super) fn wait(&mut self, f: InFlight, lock: LockId) -> Result<(), LockError> {
         let (head, r, mode) = (f.head, f.req, f.mode);
@@ -124,12 +111,14 @@ impl Transaction<'_> {
         // SAFETY: in flight: this agent's own node (`ReqPtr` contract 1).
         let q = unsafe { r.get() };
         q.since.store(lm.now_ns(), Ordering::Relaxed);
+        self.agent.waits += 1;
         let info = WaitInfo {
             txn: self.id(),
             head,
             req: r,
             lock,
             mode,
+            seq: self.agent.waits,
         };
         *shared.wait.lock() = Some(info);
         shared.wound.waiting_req.store(r.key(), Ordering::Relaxed);
@@ -153,11 +142,12 @@ impl Transaction<'_> {
             ConflictPolicy::WaitDie | ConflictPolicy::WoundWait => true,
             ConflictPolicy::Timeout(_) | ConflictPolicy::NoWait => false,
         };
-        // Wait-die and wound-wait re-judge their edges every AGE_RECHECK
-        // even unwoken (see there; tests may switch it off).
-        let ages = matches!(lm.policy, ConflictPolicy::WaitDie | ConflictPolicy::WoundWait) && fault::age_recheck();
         let mut misuse_checked = false;
         let me = self.id().0;
+        // Spin before the first park (see `Builder::spin_before_park`):
+        // not while agents (and lock servers) outnumber cores.
+        let spin = lm.spin_max_ns > 0 && lm.live_agents.load(Ordering::Relaxed) + lm.table_threads <= lm.cores;
+        let mut spin_pending = spin;
         let result = loop {
             // Read before the look at our edges: a notice sent after it (a
             // new edge in front of us) stops the park below instead of
@@ -170,7 +160,10 @@ impl Transaction<'_> {
                 c.wounded.bump();
                 break Err(LockError::Wounded { txn: self.id(), by });
             }
-            if check {
+            // `Detect` spins before its first search (a wait that ends
+            // meanwhile needs none); wait-die and wound-wait after their
+            // first look (a wound is best sent at once).
+            if check && !(detect && spin_pending) {
                 check = false;
                 searched |= detect;
                 if let Err(e) = self.policy_check(info) {
@@ -190,10 +183,18 @@ impl Transaction<'_> {
                     && shared.wound.wounded.load(Ordering::Relaxed) != me
                     && crate::sync::notices() == seen
             };
+            if spin_pending {
+                spin_pending = false;
+                // A notice while spinning is a wake-up (see `Wake::Woken`
+                // below); a grant or a wound the loop's top reads.
+                if crate::sync::spin_while(still_waiting, self.agent.spin_ns) && (!detect || searched) {
+                    check = true;
+                }
+                continue;
+            }
             let until = match (deadline, first_search) {
                 (Some(d), _) => Some(d),
                 (None, Some(t)) if !searched => Some(t),
-                _ if ages => Instant::now().checked_add(AGE_RECHECK),
                 _ => None,
             };
             fault::before_park();
@@ -209,7 +210,7 @@ impl Transaction<'_> {
                             waited: start.elapsed(),
                         });
                     }
-                    if (!searched && first_search.is_some_and(|t| now >= t)) || ages {
+                    if !searched && first_search.is_some_and(|t| now >= t) {
                         check = true;
                     }
                 }
@@ -220,6 +221,9 @@ impl Transaction<'_> {
         };
         shared.wound.waiting_req.store(0, Ordering::Relaxed);
         *shared.wait.lock() = None;
+        if spin {
+            self.adapt_spin(start.elapsed());
+        }
         let out = match result {
             Ok(()) => Ok(()),
             Err(e) => {
@@ -241,6 +245,27 @@ impl Transaction<'_> {
         };
         self.agent.in_flight = None;
         out
+    }
+
+    /// After a wait that could spin: moves the agent's spin budget an
+    /// eighth of the way towards twice this wait's length (so that most
+    /// waits like it end while spinning), or towards the floor of a
+    /// fiftieth of the bound if it was longer than the bound (spinning
+    /// would not have spared its park). The adaptive mutexes' rule
+    /// (glibc's `PTHREAD_MUTEX_ADAPTIVE_NP` keeps such an average of its
+    /// spins), in time.
+    pub(super) fn adapt_spin(&mut self, waited: Duration) {
+        let max = self.agent.lm.spin_max_ns;
+        let w = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
+        let floor = max / 50;
+        let goal = if w <= max { w.saturating_mul(2).min(max) } else { floor };
+        let b = self.agent.spin_ns;
+        let next = if goal >= b {
+            b + (goal - b) / 8
+        } else {
+            b - (b - goal) / 8
+        };
+        self.agent.spin_ns = next.clamp(floor, max);
     }
 
     /// Debug builds: panics, instead of parking for ever, if a transaction

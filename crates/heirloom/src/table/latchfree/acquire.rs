@@ -217,6 +217,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             // otherwise read a transient low and skip a waiter it must wake).
             if waiting != counted {
                 if waiting {
+                    crate::fault::before_waiting();
                     b.waiting.fetch_add(1, Ordering::Relaxed);
                 } else {
                     b.waiting.fetch_sub(1, Ordering::Relaxed);
@@ -369,7 +370,9 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // ahead; pairs with the fence in `after_release` and `pass_on` (see
         // the module docs).
         fence(Ordering::SeqCst);
-        if self.clear(b, c, q, g) == Clearance::Clear {
+        // The whole way (`Sweep::All`): an INHERITED request ahead of us,
+        // behind the first one in our way, must not stay (see `clear`).
+        if self.clear(b, c, q, g, Sweep::All) == Clearance::Clear {
             // AcqRel as in `grant`. A failed CAS means a releaser granted it
             // first (only we cancel our own request).
             if q.status
@@ -383,9 +386,20 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         (Outcome::Waiting, h)
     }
 
-    /// Is the waiting `w` clear: nothing ahead of it in its way? `None` if
+    /// Is the waiting `q` clear: nothing ahead of it in its way? `Gone` if
     /// it is not linked any more.
-    pub(super) fn clear(&self, b: &Bucket, c: &AgentCounters, q: &Request, g: &Guard) -> Clearance {
+    ///
+    /// With `Sweep::All` (the waiter's own read-after-write step) the walk
+    /// goes on past the first request in the way, so that every INHERITED
+    /// request ahead that conflicts is invalidated (`in_way`) or seen
+    /// reclaimed. One left behind the first blocker could be reclaimed
+    /// later by its agent's next transaction: a new holder ahead of the
+    /// waiter that nobody tells it of, so wound-wait would never judge
+    /// that edge (the stress test's stall: an older waiter behind a
+    /// younger reclaimer it never wounded). A pass-on after our fence sees
+    /// us waiting and does not happen (`pass_on`), so after this walk no
+    /// request ahead of us can become a holder unseen.
+    pub(super) fn clear(&self, b: &Bucket, c: &AgentCounters, q: &Request, g: &Guard, sweep: Sweep) -> Clearance {
         let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
         let (mode, txn) = (q.mode(), q.txn.load(Ordering::Relaxed));
         let target: *const Request = q;
@@ -401,7 +415,9 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 Visit::Next
             }
             Some((n, _)) if n.as_raw() == target => {
-                found = Clearance::Clear;
+                if found != Clearance::Blocked {
+                    found = Clearance::Clear;
+                }
                 Visit::Stop
             }
             Some((_, x)) => {
@@ -413,7 +429,10 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                     Visit::Next
                 } else if !shut_out_by_own(x, own) && in_way(x, mode, g) {
                     found = Clearance::Blocked;
-                    Visit::Stop
+                    match sweep {
+                        Sweep::First => Visit::Stop,
+                        Sweep::All => Visit::Next,
+                    }
                 } else {
                     Visit::Next
                 }
@@ -469,6 +488,15 @@ impl Append<'_> {
             None => self.fast_slot.and_then(|(f, s)| f.blocker(s, self.mode, self.q.agent)),
         }
     }
+}
+
+/// How far `clear` walks.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Sweep {
+    /// Up to the first request in the way (a releaser's look at a waiter).
+    First,
+    /// Up to the waiter, invalidating every inherited request in its way.
+    All,
 }
 
 /// What `clear` found of a waiting request.

@@ -1,7 +1,7 @@
 //! Release and cancel: the request leaves its list's way (OBSOLETE), then
 //! the fence and the wake-up duty of the module docs.
 
-use super::acquire::Clearance;
+use super::acquire::{Clearance, Sweep};
 use super::*;
 
 impl<const SWAP: bool> LatchFree<SWAP> {
@@ -83,7 +83,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 && same_lock(x, words)
                 && x.status.load(Ordering::Acquire) == WAITING
                 && !mode.compatible(x.mode())
-                && self.clear(b, c, x, g) == Clearance::Clear
+                && self.clear(b, c, x, g, Sweep::First) == Clearance::Clear
             {
                 self.grant(b, x, wake);
             }

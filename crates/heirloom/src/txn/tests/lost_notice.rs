@@ -1,9 +1,9 @@
 //! Regression: a wound-wait waiter whose new edge was announced between its
 //! look at its edges and its park slept through the announcement (a
 //! wake-up of a thread not yet parked is lost), so an older transaction sat
-//! behind a younger one it never wounded: a deadlock that only the 20 ms
-//! re-check (`AGE_RECHECK`, switched off here) ended. The announcement now
-//! counts in `sync::NOTICES`, which the waiter's park condition reads.
+//! behind a younger one it never wounded: a deadlock that only a 20 ms
+//! re-check (since removed) ended. The announcement now counts in
+//! `sync::NOTICES`, which the waiter's park condition reads.
 //!
 //! The schedule, forced with `fault::on_before_park`:
 //! 1. `oldest` holds S on table T1; `older` holds X on a row of T2; `young`
@@ -59,8 +59,6 @@ fn schedule(kind: TableKind) {
     let (lm_o, lm_y) = (lm.clone(), lm.clone());
     let (go_older, older_go) = mpsc::channel::<()>();
     thread::spawn(move || {
-        // A lost wake-up hangs here instead of costing 20 ms.
-        fault::no_age_recheck();
         let mut a = lm_o.agent();
         let mut t = a.begin();
         t.lock(row, Mode::X).unwrap();

@@ -108,8 +108,8 @@ fn panic_while_a_request_waits_cancels_it() {
 #[test]
 fn panic_inside_the_policy_check_cancels_the_request() {
     for kind in TableKind::ALL {
-        // Detect: inside the deadlock search, with the detector and registry
-        // mutexes held. Wait-die: the waiter is younger and would die; the
+        // Detect: inside the deadlock search, with the registry lock held
+        // (for reading). Wait-die: the waiter is younger and would die; the
         // panic comes first. Wound-wait: before the wound.
         for policy in [
             ConflictPolicy::Detect,
