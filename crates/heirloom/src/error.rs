@@ -148,6 +148,21 @@ pub enum LockError {
         /// The cap, in lock requests.
         limit: usize,
     },
+    /// Server table: the lock-server thread of the partition that owns
+    /// `lock` failed (it panicked), so the request could not be served
+    /// and the transaction must abort. Locks of the other partitions are
+    /// served as before; this partition answers every later request with
+    /// this error (see [`LockManager::failed_partitions`](crate::LockManager::failed_partitions)).
+    /// A retry cannot get past it.
+    #[error("{txn} cannot lock {lock}: the lock server of partition {partition} has failed")]
+    ServerFailed {
+        /// The requester.
+        txn: TxnId,
+        /// The lock.
+        lock: LockId,
+        /// The failed partition.
+        partition: usize,
+    },
     /// The request makes no sense (for instance a lock in mode NL).
     #[error("invalid request by {txn} on {lock}: {reason}")]
     InvalidRequest {
@@ -162,7 +177,8 @@ pub enum LockError {
 
 impl LockError {
     /// Is this a concurrency abort that a retry may get past? (Not: an
-    /// invalid request, an unlock refused, or lock memory exhausted.)
+    /// invalid request, an unlock refused, lock memory exhausted, or a
+    /// failed lock server.)
     pub fn is_restartable(&self) -> bool {
         !matches!(
             self,
@@ -170,6 +186,7 @@ impl LockError {
                 | LockError::NotHeld { .. }
                 | LockError::ChildrenHeld { .. }
                 | LockError::OutOfLockMemory { .. }
+                | LockError::ServerFailed { .. }
         )
     }
 
@@ -186,6 +203,7 @@ impl LockError {
             LockError::NotHeld { .. } => "not-held",
             LockError::ChildrenHeld { .. } => "children-held",
             LockError::OutOfLockMemory { .. } => "out-of-lock-memory",
+            LockError::ServerFailed { .. } => "server-failed",
             LockError::InvalidRequest { .. } => "invalid-request",
         }
     }

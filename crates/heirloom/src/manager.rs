@@ -380,6 +380,14 @@ impl LockManager {
             .map(|m| (m.reserved.load(Ordering::Relaxed), m.limit))
     }
 
+    /// Server table: the partitions whose lock-server thread has failed
+    /// (panicked). Requests for their locks fail with
+    /// [`LockError::ServerFailed`](crate::LockError::ServerFailed); the
+    /// other partitions serve as before. Empty on every other table.
+    pub fn failed_partitions(&self) -> Vec<usize> {
+        self.inner.table.failed_partitions()
+    }
+
     /// Statistics of every agent, live and gone, merged now.
     pub fn stats(&self) -> Stats {
         let reg = self.inner.registry.read();

@@ -152,6 +152,9 @@ pub(crate) enum Outcome {
     /// Not grantable and the caller asked not to wait; nothing was linked
     /// (a refused conversion keeps its old mode). One transaction in the way.
     Refused(Blocker),
+    /// Server table: the partition's server thread has failed; nothing was
+    /// linked (a conversion keeps its old mode). The partition.
+    Failed(usize),
 }
 
 /// What cancelling a waiting request found.
@@ -750,6 +753,17 @@ impl Queue {
         }
         if converted {
             self.notify_waiters(wake);
+        }
+    }
+
+    /// Appends every request waiting here (new or converting).
+    pub(crate) fn waiters(&self, out: &mut Vec<ReqPtr>) {
+        for &r in &self.reqs {
+            // SAFETY: linked here, and the caller owns the queue (contract 2).
+            let s = unsafe { r.get() }.status.load(Ordering::Relaxed);
+            if s == WAITING || s == CONVERTING {
+                out.push(r);
+            }
         }
     }
 

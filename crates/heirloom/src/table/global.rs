@@ -130,6 +130,13 @@ impl Queues {
     }
 
     /// Appends every lock with live requests.
+    /// Every request that waits in these queues (new or converting).
+    pub(crate) fn waiters(&self, out: &mut Vec<ReqPtr>) {
+        for (_, q) in &self.queues {
+            q.waiters(out);
+        }
+    }
+
     pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
         for (&id, &idx) in &self.map {
             if !self.queues[idx].1.is_empty() {

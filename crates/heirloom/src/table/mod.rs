@@ -704,6 +704,24 @@ impl Table {
             Table::Server(t) => t.snapshot(now_ns, out),
         }
     }
+
+    /// Server table: the partition of `h` if its server has failed (a
+    /// waiter there must give up); `None` on every other table.
+    #[inline]
+    pub(crate) fn failed(&self, h: HeadRef) -> Option<usize> {
+        match self {
+            Table::Server(t) => t.failed(h),
+            _ => None,
+        }
+    }
+
+    /// Server table: the partitions whose server has failed.
+    pub(crate) fn failed_partitions(&self) -> Vec<usize> {
+        match self {
+            Table::Server(t) => t.failed_partitions(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// A latch [`latch`] can take: parking_lot's `Mutex` (the global table's

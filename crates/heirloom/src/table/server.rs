@@ -48,6 +48,21 @@
 //! the last agent): `Drop` sets `stop`, wakes them and joins them. A client
 //! thread that dies unwinds through its transaction's drop, which releases
 //! its locks by messages like any abort; the servers never see it.
+//!
+//! ## A server that fails
+//!
+//! A panic while a server serves a message (a bug) is caught there. The
+//! partition is then marked failed, the message is answered `Failed`, and
+//! every client waiting in its queues is woken: a waiter's park condition
+//! reads the mark (`Server::failed`, set before the wake-ups), so none
+//! sleeps through it. From then on the thread answers every message
+//! `Failed` without touching its queues, whose state the panic may have
+//! left half-changed: an acquisition or conversion fails with
+//! `LockError::ServerFailed` (not restartable), and a release, cancel or
+//! batch release of a request there is done as far as its client is
+//! concerned (nothing there will be granted again). The other partitions
+//! serve as before; `LockManager::failed_partitions` names the failed
+//! ones.
 
 mod slot;
 
@@ -131,6 +146,9 @@ pub(crate) enum Msg {
         now_ns: u64,
         out: *mut Vec<LockInfo>,
     },
+    /// Tests: the server panics serving it (`Server::fail`).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Panic,
     // Replies.
     Acquired {
         out: Outcome,
@@ -141,6 +159,8 @@ pub(crate) enum Msg {
     Cancelled(Cancel),
     Found(bool),
     Done,
+    /// The partition's server has failed (see "A server that fails").
+    Failed,
 }
 
 // SAFETY: the raw pointers in a message point into buffers of the client
@@ -160,6 +180,8 @@ struct Partition {
     clients: CachePadded<AtomicUsize>,
     /// Set when the manager is dropped.
     stop: AtomicBool,
+    /// Set when the server failed (see "A server that fails").
+    failed: AtomicBool,
     chunks: Box<[AtomicPtr<Chunk>]>,
     /// The slot of callers that are not agents (`snapshot`), used under
     /// `Server::admin`.
@@ -172,6 +194,7 @@ impl Partition {
             doorbell: CachePadded::new(Doorbell::new()),
             clients: CachePadded::new(AtomicUsize::new(0)),
             stop: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
             chunks: (0..CHUNKS).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect(),
             admin: CachePadded::new(Slot::new(Msg::Empty)),
         }
@@ -272,7 +295,7 @@ impl Server {
 
     /// The partition that owns `id`.
     #[inline]
-    fn part_of(&self, id: LockId) -> usize {
+    pub(crate) fn part_of(&self, id: LockId) -> usize {
         ((id.hash64() as u128 * self.parts.len() as u128) >> 64) as usize
     }
 
@@ -326,6 +349,7 @@ impl Server {
             },
         ) {
             Msg::Acquired { out, idx } => (out, Self::head(idx, part)),
+            Msg::Failed => (Outcome::Failed(part), Self::head(0, part)),
             m => unreachable!("lock server: {m:?} in reply to an acquisition"),
         }
     }
@@ -349,6 +373,7 @@ impl Server {
         };
         match self.call(a, part, msg) {
             Msg::Outcome(o) => o,
+            Msg::Failed => Outcome::Failed(part),
             m => unreachable!("lock server: {m:?} in reply to a conversion"),
         }
     }
@@ -357,6 +382,8 @@ impl Server {
         let (idx, part) = Self::split(h);
         match self.call(a, part, Msg::Release { idx, req, heat }) {
             Msg::Handoff(o) => o,
+            // Nothing there will be granted again: as good as released.
+            Msg::Failed => Handoff::Released,
             m => unreachable!("lock server: {m:?} in reply to a release"),
         }
     }
@@ -365,6 +392,7 @@ impl Server {
         let (idx, part) = Self::split(h);
         match self.call(a, part, Msg::Cancel { idx, req }) {
             Msg::Cancelled(o) => o,
+            Msg::Failed => Cancel::Cancelled,
             m => unreachable!("lock server: {m:?} in reply to a cancel"),
         }
     }
@@ -381,6 +409,8 @@ impl Server {
             },
         ) {
             Msg::Found(f) => f,
+            // Not waiting there any more (its owner is told so).
+            Msg::Failed => false,
             m => unreachable!("lock server: {m:?} in reply to a blockers query"),
         }
     }
@@ -394,6 +424,7 @@ impl Server {
         items: &mut [T],
         part_of_item: impl Fn(&T) -> usize,
         msg: impl Fn(*mut T, usize) -> Msg,
+        failed: impl Fn(&mut T, usize),
     ) {
         if items.is_empty() {
             return;
@@ -403,6 +434,8 @@ impl Server {
         }
         let base = items.as_mut_ptr();
         let mut posted: u64 = 0; // partitions with a message out (bit per partition)
+        // Each partition's run of `items` (for a `Failed` reply).
+        let mut runs = [(0usize, 0usize); MAX_PARTITIONS as usize];
         let mut i = 0;
         while i < items.len() {
             let part = part_of_item(&items[i]);
@@ -422,6 +455,7 @@ impl Server {
                 p.doorbell.ring();
             }
             posted |= 1 << part;
+            runs[part] = (i, j);
             i = j;
         }
         // A server serves a batch item in about 100-200 ns: a client that
@@ -433,6 +467,12 @@ impl Server {
             // SAFETY: the message posted above.
             match unsafe { self.parts[part].slot(a.agent as usize).wait_patiently(patience) } {
                 Msg::Done => {}
+                Msg::Failed => {
+                    let (i, j) = runs[part];
+                    for it in &mut items[i..j] {
+                        failed(it, part);
+                    }
+                }
                 m => unreachable!("lock server: {m:?} in reply to a batch"),
             }
         }
@@ -444,6 +484,7 @@ impl Server {
             items,
             |it| self.part_of(it.id),
             |items, len| Msg::AcquireBatch { items, len },
+            |it, part| it.out = Outcome::Failed(part),
         );
     }
 
@@ -455,7 +496,39 @@ impl Server {
             items,
             |it| Self::split(it.head).1,
             |items, len| Msg::ReleaseBatch { items, len },
+            |it, _| {
+                it.out.get_or_insert(Handoff::Released);
+            },
         );
+    }
+
+    /// The partition of `h`, if its server has failed.
+    #[inline]
+    pub(crate) fn failed(&self, h: HeadRef) -> Option<usize> {
+        let part = Self::split(h).1;
+        // Acquire: pairs with the server's Release store, before its wake-ups.
+        self.parts[part].failed.load(Ordering::Acquire).then_some(part)
+    }
+
+    /// The partitions whose server has failed.
+    pub(crate) fn failed_partitions(&self) -> Vec<usize> {
+        (0..self.parts.len())
+            .filter(|&i| self.parts[i].failed.load(Ordering::Acquire))
+            .collect()
+    }
+
+    /// Tests: makes the server of `part` panic while it serves a message.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn fail(&self, part: usize) {
+        let _serial = self.admin.lock();
+        let p = &self.parts[part % self.parts.len()];
+        // SAFETY: the admin slot, used only under `self.admin`, one message
+        // at a time.
+        unsafe {
+            p.admin.post(Msg::Panic);
+            p.doorbell.ring();
+            p.admin.wait();
+        }
     }
 
     pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
@@ -493,6 +566,7 @@ fn serve_forever(p: &Partition, me: usize) {
     let mut queues = Queues::new();
     let mut wake: Vec<ReqPtr> = Vec::new();
     let mut busy_before = false;
+    let mut failed = false;
     loop {
         let n = p.clients.load(Ordering::Acquire);
         let mut served = 0usize;
@@ -501,15 +575,19 @@ fn serve_forever(p: &Partition, me: usize) {
             // SAFETY: this thread is the partition's only server.
             if unsafe {
                 p.slot(i)
-                    .serve(|m| *m = handle(&mut queues, me, *m, contended, &mut wake))
+                    .serve(|m| *m = guarded(p, &mut failed, &mut queues, me, *m, contended, &mut wake))
             } {
                 served += 1;
                 wake_granted(&mut wake);
             }
         }
         // SAFETY: as above.
-        if unsafe { p.admin.serve(|m| *m = handle(&mut queues, me, *m, false, &mut wake)) } {
+        if unsafe {
+            p.admin
+                .serve(|m| *m = guarded(p, &mut failed, &mut queues, me, *m, false, &mut wake))
+        } {
             served += 1;
+            wake_granted(&mut wake);
         }
         busy_before = served > 1;
         if served > 0 {
@@ -523,6 +601,42 @@ fn serve_forever(p: &Partition, me: usize) {
         // Look again for a while (see `slot::SPIN_FOR`), then park.
         if !spin(|| p.any_pending()) {
             p.doorbell.sleep(|| p.any_pending());
+        }
+    }
+}
+
+/// [`handle`], with a panic caught: the partition fails (see "A server
+/// that fails"), and so does every later message.
+fn guarded(
+    p: &Partition,
+    failed: &mut bool,
+    q: &mut Queues,
+    me: usize,
+    msg: Msg,
+    contended: bool,
+    wake: &mut Vec<ReqPtr>,
+) -> Msg {
+    if *failed {
+        return Msg::Failed;
+    }
+    let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle(q, me, msg, contended, wake)));
+    match served {
+        Ok(reply) => reply,
+        Err(_) => {
+            *failed = true;
+            // Release: before the wake-ups below; pairs with the waiters'
+            // Acquire load in their park condition (`Server::failed`).
+            p.failed.store(true, Ordering::Release);
+            // Every client waiting here: its condition now reads the mark.
+            // The queues may be half-changed; if even listing their waiters
+            // panics, the waiters listed so far are woken and the rest wait
+            // for their own time limits.
+            let mut waiters = Vec::new();
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| q.waiters(&mut waiters)));
+            for r in waiters {
+                crate::sync::wake_all(r.key());
+            }
+            Msg::Failed
         }
     }
 }
@@ -593,6 +707,7 @@ fn handle(q: &mut Queues, me: usize, msg: Msg, contended: bool, wake: &mut Vec<R
             q.snapshot(now_ns, unsafe { &mut *out });
             Msg::Done
         }
+        Msg::Panic => panic!("heirloom: lock server {me} made to fail (a test's Server::fail)"),
         m => unreachable!("lock server: a reply ({m:?}) posted as a request"),
     }
 }

@@ -128,6 +128,11 @@ impl Transaction<'_> {
                 a.nodes.give_back_refused(r);
                 return Err(self.refused(id, mode, b.txn));
             }
+            Outcome::Failed(partition) => {
+                // Never linked: given back.
+                a.nodes.give_back_refused(r);
+                return Err(self.server_failed(id, partition));
+            }
             Outcome::Waiting => {
                 let f = InFlight {
                     id,
@@ -192,6 +197,7 @@ impl Transaction<'_> {
                 Ok(())
             }
             Outcome::Refused(b) => Err(self.refused(h.id, to, b.txn)),
+            Outcome::Failed(partition) => Err(self.server_failed(h.id, partition)),
             Outcome::Waiting => match self.wait(
                 InFlight {
                     id: h.id,

@@ -707,6 +707,7 @@ impl<'a> Transaction<'a> {
         }
         wake_granted(&mut a.wake);
         let mut first_refused = None;
+        let mut failed = None;
         for it in batch.iter_mut() {
             match it.out {
                 Outcome::Granted => {
@@ -731,8 +732,16 @@ impl<'a> Transaction<'a> {
                     first_refused.get_or_insert(b);
                     it.out = Outcome::Waiting; // marks it for the second pass
                 }
+                Outcome::Failed(partition) => {
+                    // Never linked: given back.
+                    self.agent.nodes.give_back_refused(it.req);
+                    failed.get_or_insert((it.id, partition));
+                }
                 Outcome::Waiting => unreachable!("a try-acquisition waits"),
             }
+        }
+        if let Some((lock, partition)) = failed {
+            return Err(self.server_failed(lock, partition));
         }
         let Some(b) = first_refused else { return Ok(()) };
         if !self.may_wait() {
@@ -875,4 +884,5 @@ mod tests {
     mod lost_notice;
     mod panic_safety;
     mod reclaimed_ahead;
+    mod server_failure;
 }

@@ -70,6 +70,18 @@ impl Transaction<'_> {
         })
     }
 
+    /// The error of a request the server table could not serve (its
+    /// partition's server thread failed): not restartable, and the
+    /// transaction is doomed.
+    #[cold]
+    pub(super) fn server_failed(&mut self, lock: LockId, partition: usize) -> LockError {
+        self.doom(LockError::ServerFailed {
+            txn: self.id(),
+            lock,
+            partition,
+        })
+    }
+
     /// How long the request being made may wait: the call's own timeout or
     /// the `Timeout` policy's, and the transaction's lock timeout, the
     /// shorter of them (`None`: no bound).
@@ -160,6 +172,9 @@ impl Transaction<'_> {
                 c.wounded.bump();
                 break Err(LockError::Wounded { txn: self.id(), by });
             }
+            if let Some(partition) = lm.table.failed(head) {
+                break Err(self.server_failed(lock, partition));
+            }
             // `Detect` spins before its first search (a wait that ends
             // meanwhile needs none); wait-die and wound-wait after their
             // first look (a wound is best sent at once).
@@ -182,6 +197,7 @@ impl Transaction<'_> {
                 (s == WAITING || s == CONVERTING)
                     && shared.wound.wounded.load(Ordering::Relaxed) != me
                     && crate::sync::notices() == seen
+                    && lm.table.failed(head).is_none()
             };
             if spin_pending {
                 spin_pending = false;
