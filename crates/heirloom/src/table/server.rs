@@ -49,6 +49,23 @@
 //! thread that dies unwinds through its transaction's drop, which releases
 //! its locks by messages like any abort; the servers never see it.
 //!
+//! ## When the server has no core
+//!
+//! The queues sit at the partition's desk (a mutex), which the server
+//! thread holds only while it scans; it counts its scans. A client whose
+//! reply has not come by the end of a short spin that yields nothing, and
+//! whose server has finished no scan since the client posted (asleep, or
+//! runnable but without a core because other processes keep every core
+//! busy), tries the desk; if nobody holds it, the client scans the slots
+//! itself, serving its own message and any other posted one exactly as
+//! the server would, and goes on. A running server finishes scans all the
+//! time, so then nobody helps and messages pass as in the paper. Otherwise it parks as before: whoever holds the desk
+//! is serving, and the doorbell it rang guarantees that the server thread
+//! scans again after its message was posted. So while the server thread
+//! runs, messages pass as in the paper; when it does not, the clients that
+//! do run serve each other instead of waiting a scheduling round per
+//! message.
+//!
 //! ## A server that fails
 //!
 //! A panic while a server serves a message (a bug) is caught there. The
@@ -80,7 +97,7 @@ use crate::mode::Mode;
 use crate::monitor::LockInfo;
 use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::{ReqPtr, wake_granted};
-use crate::sync::{Arc, AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use crate::sync::{Arc, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 /// The most partitions a server table may have (`HeadRef` keeps the
 /// partition in its low bits).
@@ -172,8 +189,20 @@ struct Chunk {
     slots: [CachePadded<Slot<Msg>>; CHUNK],
 }
 
+/// What serving a partition needs: its queues and their bookkeeping. Held
+/// by whoever serves: the server thread, or a client whose reply is late
+/// (see "When the server has no core").
+struct Desk {
+    queues: Queues,
+    wake: Vec<ReqPtr>,
+    /// The last scan served more than one message (heat).
+    busy_before: bool,
+    /// The partition has failed (see "A server that fails").
+    failed: bool,
+}
+
 /// One partition: the part of the server table its thread shares with the
-/// clients. The queues themselves live on the server thread's stack.
+/// clients.
 struct Partition {
     doorbell: CachePadded<Doorbell>,
     /// Slots `0..clients` may be in use (grows as agents register).
@@ -186,6 +215,12 @@ struct Partition {
     /// The slot of callers that are not agents (`snapshot`), used under
     /// `Server::admin`.
     admin: CachePadded<Slot<Msg>>,
+    /// The queues, with whoever serves them.
+    desk: CachePadded<Mutex<Desk>>,
+    /// Scans the server thread finished (it alone writes it): a client
+    /// whose reply is late sees from it whether the server ran since it
+    /// posted.
+    scans: CachePadded<AtomicU64>,
 }
 
 impl Partition {
@@ -197,6 +232,66 @@ impl Partition {
             failed: AtomicBool::new(false),
             chunks: (0..CHUNKS).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect(),
             admin: CachePadded::new(Slot::new(Msg::Empty)),
+            scans: CachePadded::new(AtomicU64::new(0)),
+            desk: CachePadded::new(Mutex::new(Desk {
+                queues: Queues::new(),
+                wake: Vec::new(),
+                busy_before: false,
+                failed: false,
+            })),
+        }
+    }
+
+    /// Serves every message posted now, once; how many it served. The
+    /// caller holds the desk (so it is the partition's only server).
+    fn scan(&self, d: &mut Desk, me: usize) -> usize {
+        let Desk {
+            queues,
+            wake,
+            busy_before,
+            failed,
+        } = d;
+        let n = self.clients.load(Ordering::Acquire);
+        let mut served = 0usize;
+        for i in 0..n {
+            let contended = *busy_before || served > 0;
+            // SAFETY: the desk makes its holder the slots' only server.
+            if unsafe {
+                self.slot(i)
+                    .serve(|m| *m = guarded(self, failed, queues, me, *m, contended, wake))
+            } {
+                served += 1;
+                wake_granted(wake);
+            }
+        }
+        // SAFETY: as above.
+        if unsafe {
+            self.admin
+                .serve(|m| *m = guarded(self, failed, queues, me, *m, false, wake))
+        } {
+            served += 1;
+            wake_granted(wake);
+        }
+        *busy_before = served > 1;
+        served
+    }
+
+    /// The server thread's scans so far (read by a client before it posts).
+    #[inline]
+    fn scans(&self) -> u64 {
+        self.scans.load(Ordering::Relaxed)
+    }
+
+    /// A client whose reply is late: if the server thread has finished no
+    /// scan since `seen` (it is not running: asleep, or without a core)
+    /// and nobody holds the desk, serves the posted messages itself (see
+    /// "When the server has no core").
+    #[cold]
+    fn help(&self, me: usize, seen: u64) {
+        if self.scans() == seen
+            && let Some(mut d) = self.desk.try_lock()
+        {
+            self.scan(&mut d, me);
         }
     }
 
@@ -315,12 +410,13 @@ impl Server {
         let p = &self.parts[part];
         let s = p.slot(a.agent as usize);
         a.counters.messages.bump();
+        let seen = p.scans();
         // SAFETY: the agent's own slot (its index is its own while it
         // lives), and one message at a time: `wait` follows every `post`.
         unsafe {
             s.post(msg);
             p.doorbell.ring();
-            s.wait()
+            s.wait_helping(std::time::Duration::ZERO, || p.help(part, seen))
         }
     }
 
@@ -434,8 +530,10 @@ impl Server {
         }
         let base = items.as_mut_ptr();
         let mut posted: u64 = 0; // partitions with a message out (bit per partition)
-        // Each partition's run of `items` (for a `Failed` reply).
+        // Each partition's run of `items` (for a `Failed` reply), and its
+        // server's scans before the post (see `Partition::help`).
         let mut runs = [(0usize, 0usize); MAX_PARTITIONS as usize];
+        let mut seen = [0u64; MAX_PARTITIONS as usize];
         let mut i = 0;
         while i < items.len() {
             let part = part_of_item(&items[i]);
@@ -445,6 +543,7 @@ impl Server {
             }
             let p = &self.parts[part];
             a.counters.messages.bump();
+            seen[part] = p.scans();
             // SAFETY: the agent's own slot, with no message outstanding (each
             // partition gets one message here, waited for below). The run
             // `i..j` is handed to that server alone until its reply: the
@@ -464,8 +563,12 @@ impl Server {
         while posted != 0 {
             let part = posted.trailing_zeros() as usize;
             posted &= posted - 1;
+            let p = &self.parts[part];
             // SAFETY: the message posted above.
-            match unsafe { self.parts[part].slot(a.agent as usize).wait_patiently(patience) } {
+            match unsafe {
+                p.slot(a.agent as usize)
+                    .wait_helping(patience, || p.help(part, seen[part]))
+            } {
                 Msg::Done => {}
                 Msg::Failed => {
                     let (i, j) = runs[part];
@@ -563,33 +666,17 @@ impl Drop for Server {
 
 /// A server thread's loop: scan, serve, park when idle, until stopped.
 fn serve_forever(p: &Partition, me: usize) {
-    let mut queues = Queues::new();
-    let mut wake: Vec<ReqPtr> = Vec::new();
-    let mut busy_before = false;
-    let mut failed = false;
     loop {
-        let n = p.clients.load(Ordering::Acquire);
-        let mut served = 0usize;
-        for i in 0..n {
-            let contended = busy_before || served > 0;
-            // SAFETY: this thread is the partition's only server.
-            if unsafe {
-                p.slot(i)
-                    .serve(|m| *m = guarded(p, &mut failed, &mut queues, me, *m, contended, &mut wake))
-            } {
-                served += 1;
-                wake_granted(&mut wake);
-            }
-        }
-        // SAFETY: as above.
-        if unsafe {
-            p.admin
-                .serve(|m| *m = guarded(p, &mut failed, &mut queues, me, *m, false, &mut wake))
-        } {
-            served += 1;
-            wake_granted(&mut wake);
-        }
-        busy_before = served > 1;
+        // The desk only for the scan: between scans a client may serve.
+        // Held by a client: that client is serving, so this thread looks
+        // again below instead of sleeping on the desk's mutex.
+        let served = match p.desk.try_lock() {
+            Some(mut d) => p.scan(&mut d, me),
+            None => 0,
+        };
+        // Relaxed: a hint for late clients (`Partition::help`), which
+        // synchronise through the desk and the slots, not through it.
+        p.scans.store(p.scans() + 1, Ordering::Relaxed);
         if served > 0 {
             continue;
         }

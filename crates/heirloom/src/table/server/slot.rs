@@ -111,8 +111,27 @@ impl<M: Copy> Slot<M> {
     /// As [`Slot::post`], after a `post`.
     #[inline]
     pub(crate) unsafe fn wait_patiently(&self, patience: std::time::Duration) -> M {
-        if !self.spin_until_done() && !self.look_for(patience) {
-            self.park_until_done();
+        // SAFETY: this function's contract.
+        unsafe { self.wait_helping(patience, || {}) }
+    }
+
+    /// [`Slot::wait_patiently`], calling `help` when the reply is late:
+    /// after the short spin, and before each later look and the park (the
+    /// caller serves the messages itself if nobody is serving them).
+    ///
+    /// # Safety
+    /// As [`Slot::post`], after a `post`.
+    #[inline]
+    pub(crate) unsafe fn wait_helping(&self, patience: std::time::Duration, mut help: impl FnMut()) -> M {
+        // Help after a short spin that gives up no core (a yield costs a
+        // scheduling round when other processes keep every core busy, and
+        // a running server answers within it), then spin and yield, then
+        // help again before each look and the park.
+        if !self.spin_without_yield() {
+            help();
+            if !self.spin_until_done() && !self.help_and_look(patience, &mut help) {
+                self.park_until_done();
+            }
         }
         // SAFETY: `DONE` (read with Acquire above): the client owns the
         // message again, and the server's writes to it are visible.
@@ -140,17 +159,52 @@ impl<M: Copy> Slot<M> {
         }
     }
 
-    /// Yields until the reply comes or `patience` has passed.
+    /// Spins without yielding (crossbeam's `Backoff::spin` to its limit, a
+    /// microsecond or two); whether the reply came.
     #[cfg(not(heirloom_loom))]
-    fn look_for(&self, patience: std::time::Duration) -> bool {
-        // Acquire: as in `spin_until_done`.
-        !patience.is_zero() && yield_until(|| self.state.load(Ordering::Acquire) == DONE, patience)
+    #[inline]
+    fn spin_without_yield(&self) -> bool {
+        let backoff = crossbeam_utils::Backoff::new();
+        for _ in 0..7 {
+            // Acquire: as in `spin_until_done`.
+            if self.state.load(Ordering::Acquire) == DONE {
+                return true;
+            }
+            backoff.spin();
+        }
+        false
     }
 
-    /// Under loom: no second look.
+    /// Under loom: one look.
     #[cfg(heirloom_loom)]
-    fn look_for(&self, _patience: std::time::Duration) -> bool {
-        false
+    fn spin_without_yield(&self) -> bool {
+        self.state.load(Ordering::Acquire) == DONE
+    }
+
+    /// Helps once, then yields (helping before each look) until the reply
+    /// comes or `patience` has passed; whether it came.
+    #[cold]
+    fn help_and_look(&self, patience: std::time::Duration, help: &mut impl FnMut()) -> bool {
+        help();
+        // Acquire: as in `spin_until_done`.
+        let done = || self.state.load(Ordering::Acquire) == DONE;
+        if done() {
+            return true;
+        }
+        if patience.is_zero() {
+            return false;
+        }
+        let start = std::time::Instant::now();
+        loop {
+            crate::sync::yield_now();
+            help();
+            if done() {
+                return true;
+            }
+            if start.elapsed() >= patience {
+                return false;
+            }
+        }
     }
 
     /// Under loom: one look (spinning would only multiply the schedules).
@@ -295,6 +349,16 @@ impl Doorbell {
     /// Wakes the server whatever it is doing (also used to stop it).
     #[cold]
     pub(crate) fn wake(&self) {
+        // SeqCst fence between the caller's store (the message, or `stop`)
+        // and this store of `sleeping`; pairs with the fence in `sleep`. If
+        // the server's look at its work missed the caller's store, its
+        // fence came first, so its store of `true` is ordered before ours
+        // of `false` and its park validation (under the lot's lock) reads
+        // ours or is woken below. Without it a stop racing with a server
+        // going to sleep could be missed (the loom model of the desk found
+        // it: the server stored `true` after this `false`, then read `stop`
+        // stale).
+        fence(Ordering::SeqCst);
         self.sleeping.store(false, Ordering::Relaxed);
         // The server's park validation reads `sleeping` under the parking
         // lot's queue lock, which the wake-up takes after the store above.

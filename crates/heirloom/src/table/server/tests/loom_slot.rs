@@ -4,7 +4,7 @@
 //! and a condition variable (see `Lot` in `slot.rs`), so a lost wake-up
 //! of the client or of the server is a deadlock, which loom reports.
 
-use crate::sync::Arc;
+use crate::sync::{Arc, AtomicBool, Ordering};
 use crate::table::server::slot::{Doorbell, Slot};
 
 /// The server of the models: serves `total` messages from `slots`
@@ -88,6 +88,84 @@ fn two_clients_share_one_server() {
         };
         client(&a, &bell, 100, 1);
         u.join().unwrap();
+        t.join().unwrap();
+    });
+}
+
+/// A server whose queues sit at a desk (a mutex) that late clients may
+/// take to serve the slots themselves (`Partition::help`): it scans only
+/// while it holds the desk, and sleeps on the doorbell until rung or
+/// stopped.
+fn desk_server(slots: &[Arc<Slot<u64>>], bell: &Doorbell, desk: &loom::sync::Mutex<()>, stop: &AtomicBool) {
+    loop {
+        let mut found = false;
+        match desk.try_lock() {
+            Ok(_held) => {
+                for s in slots {
+                    // SAFETY: the desk makes its holder the slots' only server.
+                    found |= unsafe { s.serve(|m| *m += 1) };
+                }
+            }
+            // A client is serving: look again (as the server thread does).
+            Err(_) => {
+                loom::thread::yield_now();
+                continue;
+            }
+        }
+        if found {
+            continue;
+        }
+        if stop.load(Ordering::Acquire) {
+            return;
+        }
+        bell.sleep(|| slots.iter().any(|s| s.pending()) || stop.load(Ordering::Acquire));
+    }
+}
+
+/// A client that, when its reply is late, serves every slot itself if it
+/// gets the desk.
+fn helping_client(mine: &Slot<u64>, all: &[Arc<Slot<u64>>], bell: &Doorbell, desk: &loom::sync::Mutex<()>, base: u64) {
+    // SAFETY: the slot's only client, one message at a time; the help
+    // serves slots only while it holds the desk.
+    let reply = unsafe {
+        mine.post(base);
+        bell.ring();
+        mine.wait_helping(std::time::Duration::ZERO, || {
+            if let Ok(_held) = desk.try_lock() {
+                for s in all {
+                    s.serve(|m| *m += 1);
+                }
+            }
+        })
+    };
+    assert_eq!(reply, base + 1, "served exactly once, and the reply is this request's");
+}
+
+/// Two clients that may serve each other and themselves beside the
+/// server: every request is served exactly once (a second serve would add
+/// two), every reply reaches its client, and nobody sleeps for ever (the
+/// server is stopped as `Server::drop` stops it).
+#[test]
+fn late_clients_serving_at_the_desk_serve_each_request_once() {
+    loom::model(|| {
+        let a = Arc::new(Slot::new(0u64));
+        let b = Arc::new(Slot::new(0u64));
+        let all = vec![a.clone(), b.clone()];
+        let bell = Arc::new(Doorbell::new());
+        let desk = Arc::new(loom::sync::Mutex::new(()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let t = {
+            let (all, bell, desk, stop) = (all.clone(), bell.clone(), desk.clone(), stop.clone());
+            loom::thread::spawn(move || desk_server(&all, &bell, &desk, &stop))
+        };
+        let u = {
+            let (b, all, bell, desk) = (b.clone(), all.clone(), bell.clone(), desk.clone());
+            loom::thread::spawn(move || helping_client(&b, &all, &bell, &desk, 200))
+        };
+        helping_client(&a, &all, &bell, &desk, 100);
+        u.join().unwrap();
+        stop.store(true, Ordering::Release);
+        bell.wake();
         t.join().unwrap();
     });
 }
