@@ -39,16 +39,36 @@ pub(crate) fn disarm() {
     ARMED.with(|a| a.set(None));
 }
 
+/// A test's closure, run once on its thread the next time the lock
+/// manager reaches the hook's place.
+#[cfg(test)]
+type Hook = std::cell::RefCell<Option<Box<dyn FnOnce()>>>;
+
 #[cfg(test)]
 std::thread_local! {
-    static BEFORE_PARK: std::cell::RefCell<Option<Box<dyn FnOnce()>>> = const { std::cell::RefCell::new(None) };
+    static BEFORE_PARK: Hook = const { std::cell::RefCell::new(None) };
+    static BEFORE_WAITING: Hook = const { std::cell::RefCell::new(None) };
+}
+
+/// Sets `hook` on this thread.
+#[cfg(all(test, not(heirloom_loom)))]
+fn set(hook: &'static std::thread::LocalKey<Hook>, f: impl FnOnce() + 'static) {
+    hook.with(|h| *h.borrow_mut() = Some(Box::new(f)));
+}
+
+/// Runs `hook` if this thread set it, and clears it.
+#[cfg(test)]
+fn run(hook: &'static std::thread::LocalKey<Hook>) {
+    if let Some(f) = hook.with(|h| h.borrow_mut().take()) {
+        f();
+    }
 }
 
 /// Runs `f` once, on this thread, the next time a waiter of this thread has
 /// looked at its edges and is about to park ([`before_park`]).
 #[cfg(all(test, not(heirloom_loom)))]
 pub(crate) fn on_before_park(f: impl FnOnce() + 'static) {
-    BEFORE_PARK.with(|h| *h.borrow_mut() = Some(Box::new(f)));
+    set(&BEFORE_PARK, f);
 }
 
 /// In `Transaction::wait`, after the conflict policy's look and before the
@@ -57,14 +77,7 @@ pub(crate) fn on_before_park(f: impl FnOnce() + 'static) {
 #[inline(always)]
 pub(crate) fn before_park() {
     #[cfg(test)]
-    if let Some(f) = BEFORE_PARK.with(|h| h.borrow_mut().take()) {
-        f();
-    }
-}
-
-#[cfg(test)]
-std::thread_local! {
-    static BEFORE_WAITING: std::cell::RefCell<Option<Box<dyn FnOnce()>>> = const { std::cell::RefCell::new(None) };
+    run(&BEFORE_PARK);
 }
 
 /// Runs `f` once, on this thread, the next time a request of this thread
@@ -73,7 +86,7 @@ std::thread_local! {
 /// ([`before_waiting`]).
 #[cfg(all(test, not(heirloom_loom)))]
 pub(crate) fn on_before_waiting(f: impl FnOnce() + 'static) {
-    BEFORE_WAITING.with(|h| *h.borrow_mut() = Some(Box::new(f)));
+    set(&BEFORE_WAITING, f);
 }
 
 /// In the latch-free CAS append, between the walk that found a request in
@@ -82,9 +95,7 @@ pub(crate) fn on_before_waiting(f: impl FnOnce() + 'static) {
 #[inline(always)]
 pub(crate) fn before_waiting() {
     #[cfg(test)]
-    if let Some(f) = BEFORE_WAITING.with(|h| h.borrow_mut().take()) {
-        f();
-    }
+    run(&BEFORE_WAITING);
 }
 
 /// Panics if `p` is armed on this thread (tests only; a no-op otherwise).

@@ -164,7 +164,7 @@ pub(crate) enum Msg {
         out: *mut Vec<LockInfo>,
     },
     /// Tests: the server panics serving it (`Server::fail`).
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg_attr(any(not(test), heirloom_loom), allow(dead_code))]
     Panic,
     // Replies.
     Acquired {
@@ -621,7 +621,7 @@ impl Server {
     }
 
     /// Tests: makes the server of `part` panic while it serves a message.
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg_attr(any(not(test), heirloom_loom), allow(dead_code))]
     pub(crate) fn fail(&self, part: usize) {
         let _serial = self.admin.lock();
         let p = &self.parts[part % self.parts.len()];

@@ -881,6 +881,7 @@ impl<'a> Transaction<'a> {
 
 #[cfg(all(test, not(heirloom_loom)))]
 mod tests {
+    mod common;
     mod lost_notice;
     mod panic_safety;
     mod reclaimed_ahead;

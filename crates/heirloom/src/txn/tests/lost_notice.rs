@@ -18,28 +18,13 @@
 
 use std::sync::mpsc;
 use std::thread;
-use std::time::Duration;
 
+use super::common::{LIMIT, until_waiting};
 use crate::fault;
 use crate::{ConflictPolicy, LockError, LockId, LockManager, Mode, TableId, TableKind};
 
 const T1: TableId = TableId::new(0, 1);
 const T2: TableId = TableId::new(0, 2);
-const LIMIT: Duration = Duration::from_secs(20);
-
-/// Waits until `young` is waiting for the row (the snapshot shows it).
-fn until_waiting(lm: &LockManager, row: LockId) {
-    let start = std::time::Instant::now();
-    while !lm
-        .snapshot()
-        .locks
-        .iter()
-        .any(|l| l.lock == row && !l.waiters.is_empty())
-    {
-        assert!(start.elapsed() < LIMIT, "the young transaction never waited");
-        thread::sleep(Duration::from_millis(1));
-    }
-}
 
 fn schedule(kind: TableKind) {
     let lm = LockManager::builder()
@@ -67,7 +52,7 @@ fn schedule(kind: TableKind) {
         let lm_hook = lm_o.clone();
         fault::on_before_park(move || {
             go_young.send(()).unwrap();
-            until_waiting(&lm_hook, row);
+            until_waiting(&lm_hook, row, "the young transaction never waited");
         });
         let r = t.lock(LockId::table(T1), Mode::IX);
         let ok = r.is_ok();

@@ -27,12 +27,12 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
+use super::common::{LIMIT, until_waiting};
 use crate::fault;
 use crate::{ConflictPolicy, Inheritance, LockId, LockManager, Mode, TableId, TableKind};
 
 const T1: TableId = TableId::new(0, 1);
 const T2: TableId = TableId::new(0, 2);
-const LIMIT: Duration = Duration::from_secs(20);
 
 fn schedule(kind: TableKind) {
     let lm = LockManager::builder()
@@ -98,16 +98,7 @@ fn schedule(kind: TableKind) {
     older_is_ready.recv().unwrap();
     go_older.send(()).unwrap();
     // Until `older` waits on T1 (it has settled).
-    let start = std::time::Instant::now();
-    while !lm
-        .snapshot()
-        .locks
-        .iter()
-        .any(|l| l.lock == table && !l.waiters.is_empty())
-    {
-        assert!(start.elapsed() < LIMIT, "{kind:?}: the older transaction never waited");
-        thread::sleep(Duration::from_millis(1));
-    }
+    until_waiting(&lm, table, &format!("{kind:?}: the older transaction never waited"));
     start_young.send(()).unwrap();
     // Let `young` reclaim (or queue) and reach the row.
     thread::sleep(Duration::from_millis(50));

@@ -6,12 +6,10 @@
 
 use std::sync::mpsc;
 use std::thread;
-use std::time::Duration;
 
+use super::common::{LIMIT, until_waiting};
 use crate::table::Table;
 use crate::{ConflictPolicy, LockError, LockId, LockManager, Mode, TableId, TableKind};
-
-const LIMIT: Duration = Duration::from_secs(20);
 
 #[test]
 fn a_failed_server_fails_its_requests_and_its_waiters_and_no_other() {
@@ -53,16 +51,7 @@ fn a_failed_server_fails_its_requests_and_its_waiters_and_no_other() {
             w.abort();
             done.send(r).unwrap();
         });
-        let start = std::time::Instant::now();
-        while !lm
-            .snapshot()
-            .locks
-            .iter()
-            .any(|l| l.lock == bad_row && !l.waiters.is_empty())
-        {
-            assert!(start.elapsed() < LIMIT, "{policy:?}: the waiter never waited");
-            thread::sleep(Duration::from_millis(1));
-        }
+        until_waiting(&lm, bad_row, &format!("{policy:?}: the waiter never waited"));
         assert!(lm.failed_partitions().is_empty());
 
         server.fail(bad);
