@@ -346,6 +346,22 @@ impl Doorbell {
         }
     }
 
+    /// Client, after [`Slot::post`]: if the server sleeps, calls `serve`
+    /// (which serves the posted messages itself when it can, and says
+    /// whether it did) and wakes the server only if it did not. Sound as
+    /// [`Doorbell::ring`] is: a message posted before the server announced
+    /// its sleep is seen by the server's look after it; one posted after
+    /// it sees `sleeping` here and is served by `serve` or by the server
+    /// this wakes.
+    #[inline]
+    pub(crate) fn ring_or(&self, serve: impl FnOnce() -> bool) {
+        // SeqCst fence: as in `ring`.
+        fence(Ordering::SeqCst);
+        if self.sleeping.load(Ordering::Relaxed) && !serve() {
+            self.wake();
+        }
+    }
+
     /// Wakes the server whatever it is doing (also used to stop it).
     #[cold]
     pub(crate) fn wake(&self) {

@@ -122,20 +122,26 @@ fn desk_server(slots: &[Arc<Slot<u64>>], bell: &Doorbell, desk: &loom::sync::Mut
     }
 }
 
-/// A client that, when its reply is late, serves every slot itself if it
-/// gets the desk.
+/// A client that, when its server sleeps or its reply is late, serves
+/// every slot itself if it gets the desk (`Server::call`).
 fn helping_client(mine: &Slot<u64>, all: &[Arc<Slot<u64>>], bell: &Doorbell, desk: &loom::sync::Mutex<()>, base: u64) {
     // SAFETY: the slot's only client, one message at a time; the help
     // serves slots only while it holds the desk.
     let reply = unsafe {
-        mine.post(base);
-        bell.ring();
-        mine.wait_helping(std::time::Duration::ZERO, || {
-            if let Ok(_held) = desk.try_lock() {
+        let serve_all = || match desk.try_lock() {
+            Ok(_held) => {
                 for s in all {
                     s.serve(|m| *m += 1);
                 }
+                true
             }
+            Err(_) => false,
+        };
+        mine.post(base);
+        // A sleeping server is not woken when the client can serve.
+        bell.ring_or(serve_all);
+        mine.wait_helping(std::time::Duration::ZERO, || {
+            serve_all();
         })
     };
     assert_eq!(reply, base + 1, "served exactly once, and the reply is this request's");
