@@ -15,6 +15,7 @@
 //!   storage   tables, Tx (row locks + undo), the lock-time breakdown
 //!   report    table, JSON, CSV, plot, side-by-side summaries (RunResult only)
 //!   options   a benchmark's own `--opt key=value` (a leaf)
+//!   elision   what a run on an elided table reports (a leaf)
 //! ```
 //!
 //! A sweep populates one database (or one per run, for benchmarks whose
@@ -26,6 +27,7 @@
 #![warn(missing_docs)]
 
 pub mod demo;
+pub mod elision;
 pub mod figures;
 pub mod options;
 pub mod report;

@@ -87,9 +87,11 @@ struct BenchArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,2,8")]
     threads: Vec<String>,
     /// Lock table kinds: global, latched, latchfree, latchfree-swap (the
-    /// latch-free lists appended by one swap of a tail), server (one lock-server
-    /// thread), server:N (N partitions, a thread each), or none (no locking
-    /// at all, the ceiling: one thread, or a mix that only reads).
+    /// latch-free lists appended by one swap of a tail), global-htm and
+    /// latched-htm (their latches elided by Intel RTM; where the CPU has no
+    /// RTM they take their latches, and the header says so), server (one
+    /// lock-server thread), server:N (N partitions, a thread each), or none
+    /// (no locking at all, the ceiling: one thread, or a mix that only reads).
     #[arg(long = "table", value_delimiter = ',', default_value = "latched")]
     tables: Vec<String>,
     /// Speculative lock inheritance: off, on [default: off,on].
@@ -396,6 +398,9 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>, reading: Reading) ->
             spec.seed
         )
     );
+    if spec.tables.iter().any(TableKind::is_elided) {
+        println!("# {}", heirloom::rtm::describe());
+    }
     if spec.pregen > 0 {
         println!(
             "# pregen {}: each worker draws that many inputs before the run and cycles through them; drawing is not measured",

@@ -352,6 +352,10 @@ struct CsvRow<'a> {
     other_share: Option<f64>,
     other_us_per_txn: Option<f64>,
     of_ceiling: Option<f64>,
+    htm_rtm: Option<bool>,
+    htm_under_latch_share: Option<f64>,
+    htm_conflict_aborts_per_section: Option<f64>,
+    htm_capacity_aborts_per_section: Option<f64>,
 }
 
 /// Writes one CSV row per run to `path`.
@@ -422,6 +426,10 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             other_share: r.breakdown.map(|b| b.other),
             other_us_per_txn: r.breakdown.map(|b| b.other_us_per_txn),
             of_ceiling: r.of_ceiling,
+            htm_rtm: r.elision.map(|e| e.rtm),
+            htm_under_latch_share: r.elision.map(|e| e.under_latch_share),
+            htm_conflict_aborts_per_section: r.elision.map(|e| e.conflict),
+            htm_capacity_aborts_per_section: r.elision.map(|e| e.capacity),
         })
         .map_err(err)?;
     }

@@ -433,6 +433,10 @@ pub struct RunResult {
     /// `none` run (no locking) of the same sweep at the same thread count.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub of_ceiling: Option<f64>,
+    /// The elided tables (`global-htm`, `latched-htm`): their hardware
+    /// transactions over the run, warm-up included.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elision: Option<crate::elision::Elision>,
 }
 
 impl RunResult {
@@ -716,6 +720,7 @@ pub fn run<W: Workload>(
         tps_runs: Vec::new(),
         verified: None,
         of_ceiling: None,
+        elision: lm.elision().map(crate::elision::Elision::of),
     })
 }
 

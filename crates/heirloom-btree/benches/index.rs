@@ -7,16 +7,28 @@
 //! ```text
 //! cargo bench -p heirloom-btree --bench index -- [--keys 1000000] [--seconds 1]
 //!     [--threads 1,2,8] [--inserts 0,5,10,50] [--repeat 1]
+//!     [--protocols global-rw,...] [--search binary|linear] [--alloc global|pools]
+//!     [--json FILE]
 //! ```
 //!
+//! Protocols: `global-rw`, `coupling`, `spin`, `optimistic`, and the RTM
+//! elided tree-wide locks `elided-spin` and `elided-rw` (retry policy
+//! `fixed`, the paper's fix) and `elided-spin-naive` and `elided-rw-naive`
+//! (retry at once: the lemming effect). On a CPU without RTM the elided
+//! protocols take their lock every time, and the header says so.
+//!
 //! Prints operations per second, the ratio to `global-rw` from the same
-//! cell, and (optimistic) failed validations and pessimistic fallbacks per
-//! operation. With `--repeat N` each figure is the median of N runs.
+//! cell, failed attempts per operation (optimistic: failed validations;
+//! elided: aborted transactions) and fallbacks per operation (optimistic:
+//! pessimistic latching; elided: operations run under the lock). With
+//! `--repeat N` each figure is the median of N runs. `--search` and
+//! `--alloc` set the TSX paper's transformations (`transform`); `--json`
+//! writes every row with the elided protocols' aborts by cause.
 //! Read-only cells (`--inserts 0`) also run `none`, the same lookups on a
 //! frozen tree with no latch and no version check (the TSX paper's "no
 //! concurrency control"), and show every protocol's share of it.
 
-use heirloom_btree::{BTree, Coupling, GlobalRw, Optimistic, Protocol, Spin};
+use heirloom_btree::{BTree, Coupling, ElidedRw, ElidedSpin, GlobalRw, Optimistic, Protocol, Retry, Spin};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use std::sync::Barrier;
@@ -29,11 +41,15 @@ struct Args {
     threads: Vec<usize>,
     inserts: Vec<u32>,
     repeat: usize,
+    protocols: Vec<String>,
+    json: Option<String>,
 }
 
 fn usage(msg: &str) -> ! {
     eprintln!("index: {msg}");
-    eprintln!("usage: index [--keys N] [--seconds S] [--threads 1,2,8] [--inserts 0,5,10,50] [--repeat N]");
+    eprintln!(
+        "usage: index [--keys N] [--seconds S] [--threads 1,2,8] [--inserts 0,5,10,50] [--repeat N] [--protocols P,...] [--search binary|linear] [--alloc global|pools] [--json FILE]"
+    );
     std::process::exit(2);
 }
 
@@ -59,6 +75,8 @@ fn parse() -> Args {
         threads: vec![1, 2, 8],
         inserts: vec![0, 5, 10, 50],
         repeat: 1,
+        protocols: PROTOCOLS.iter().map(|s| s.to_string()).collect(),
+        json: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -72,6 +90,26 @@ fn parse() -> Args {
             "--threads" => a.threads = list("--threads", &val()),
             "--inserts" => a.inserts = list("--inserts", &val()),
             "--repeat" => a.repeat = val().parse().unwrap_or_else(|_| usage("--repeat: not a number")),
+            "--protocols" => {
+                a.protocols = list("--protocols", &val());
+                if let Some(p) = a.protocols.iter().find(|p| !PROTOCOLS.contains(&p.as_str())) {
+                    usage(&format!(
+                        "--protocols: unknown protocol {p:?} (known: {})",
+                        PROTOCOLS.join(", ")
+                    ));
+                }
+            }
+            "--search" => match val().as_str() {
+                "binary" => heirloom_btree::transform::set_linear_search(false),
+                "linear" => heirloom_btree::transform::set_linear_search(true),
+                x => usage(&format!("--search: {x:?} is not binary or linear")),
+            },
+            "--alloc" => match val().as_str() {
+                "global" => heirloom_btree::transform::set_node_pools(false),
+                "pools" => heirloom_btree::transform::set_node_pools(true),
+                x => usage(&format!("--alloc: {x:?} is not global or pools")),
+            },
+            "--json" => a.json = Some(val()),
             _ => usage(&format!("unknown argument {flag}")),
         }
     }
@@ -96,11 +134,13 @@ struct Sample {
     ops_per_sec: f64,
     restarts_per_op: f64,
     fallbacks_per_op: f64,
+    /// The elided protocols' counters over the run.
+    elision: heirloom_btree::ElisionStats,
 }
 
 /// Preloads a tree with `args.keys` entries.
-fn preload<P: Protocol>(args: &Args) -> BTree<P> {
-    let tree = BTree::<P>::new();
+fn preload<P: Protocol>(args: &Args, retry: Retry) -> BTree<P> {
+    let tree = BTree::<P>::with_retry(retry);
     for i in 0..args.keys {
         tree.insert(key(i), i);
     }
@@ -152,8 +192,8 @@ where
     })
 }
 
-fn run<P: Protocol>(args: &Args, threads: usize, insert_pct: u32, seed: u64) -> Sample {
-    let tree = preload::<P>(args);
+fn run<P: Protocol>(args: &Args, threads: usize, insert_pct: u32, seed: u64, retry: Retry) -> Sample {
+    let tree = preload::<P>(args, retry);
     let before = tree.stats();
     let (ops, elapsed) = drive(
         args,
@@ -165,17 +205,30 @@ fn run<P: Protocol>(args: &Args, threads: usize, insert_pct: u32, seed: u64) -> 
     );
     let st = tree.stats();
     let ops_f = ops.max(1) as f64;
+    let (e, b) = (st.elision, before.elision);
+    let elision = heirloom_btree::ElisionStats {
+        rtm: e.rtm,
+        commits: e.commits - b.commits,
+        busy: e.busy - b.busy,
+        injected: e.injected - b.injected,
+        explicit: e.explicit - b.explicit,
+        conflict: e.conflict - b.conflict,
+        capacity: e.capacity - b.capacity,
+        other: e.other - b.other,
+        fallbacks: e.fallbacks - b.fallbacks,
+    };
     Sample {
         ops_per_sec: ops as f64 / elapsed.as_secs_f64(),
-        restarts_per_op: (st.restarts - before.restarts) as f64 / ops_f,
-        fallbacks_per_op: (st.fallbacks - before.fallbacks) as f64 / ops_f,
+        restarts_per_op: (st.restarts - before.restarts + elision.aborts()) as f64 / ops_f,
+        fallbacks_per_op: (st.fallbacks - before.fallbacks + elision.fallbacks) as f64 / ops_f,
+        elision,
     }
 }
 
 /// The ceiling of a read-only cell: the same lookups on a frozen tree, with
 /// no latch and no version check (`BTree::freeze`).
 fn run_none(args: &Args, threads: usize, seed: u64) -> Sample {
-    let mut tree = preload::<Optimistic>(args);
+    let mut tree = preload::<Optimistic>(args, Retry::default());
     let frozen = tree.freeze();
     let (ops, elapsed) = drive(
         args,
@@ -189,6 +242,7 @@ fn run_none(args: &Args, threads: usize, seed: u64) -> Sample {
         ops_per_sec: ops as f64 / elapsed.as_secs_f64(),
         restarts_per_op: 0.0,
         fallbacks_per_op: 0.0,
+        elision: Default::default(),
     }
 }
 
@@ -224,7 +278,20 @@ fn line_costs() -> (f64, f64) {
     (measure(true), measure(false))
 }
 
-const PROTOCOLS: [&str; 4] = ["global-rw", "coupling", "spin", "optimistic"];
+const PROTOCOLS: [&str; 8] = [
+    "global-rw",
+    "coupling",
+    "spin",
+    "optimistic",
+    "elided-spin",
+    "elided-spin-naive",
+    "elided-rw",
+    "elided-rw-naive",
+];
+
+/// The naive retry of the `-naive` rows: as many attempts as the fixed
+/// policy's conflict retries plus one.
+const NAIVE: Retry = Retry::Naive { attempts: 9 };
 
 /// The row of a read-only cell that takes no latch at all (see `run_none`).
 const NONE: &str = "none";
@@ -241,17 +308,32 @@ fn main() {
     println!(
         "# read-only cells also run `none` (a frozen tree: no latch, no version check); `of none` is each protocol's share of it"
     );
+    println!(
+        "# {}; node search {}, node allocation {}",
+        heirloom_btree::rtm::describe(),
+        if heirloom_btree::transform::linear_search() {
+            "linear"
+        } else {
+            "binary"
+        },
+        if heirloom_btree::transform::node_pools() {
+            "per-thread pools"
+        } else {
+            "global allocator"
+        }
+    );
     let (shared, private) = line_costs();
     println!("# 2 threads, fetch_add: {shared:.1} ns on one shared line, {private:.1} ns on private lines");
     println!(
-        "{:>7} {:>7} {:>11} {:>12} {:>12} {:>8} {:>11} {:>12}",
+        "{:>7} {:>7} {:>17} {:>12} {:>12} {:>8} {:>11} {:>12}",
         "inserts", "threads", "protocol", "ops/s", "vs global-rw", "of none", "restarts/op", "fallbacks/op"
     );
     let mut seed = 1;
     let mut summary = Vec::new();
+    let mut rows = Vec::new();
     for &pct in &args.inserts {
         for &threads in &args.threads {
-            let mut names: Vec<&str> = PROTOCOLS.to_vec();
+            let mut names: Vec<&str> = args.protocols.iter().map(String::as_str).collect();
             if pct == 0 {
                 names.push(NONE);
             }
@@ -261,10 +343,14 @@ fn main() {
                     .map(|_| {
                         seed += 1;
                         match name {
-                            "global-rw" => run::<GlobalRw>(&args, threads, pct, seed),
-                            "coupling" => run::<Coupling>(&args, threads, pct, seed),
-                            "spin" => run::<Spin>(&args, threads, pct, seed),
-                            "optimistic" => run::<Optimistic>(&args, threads, pct, seed),
+                            "global-rw" => run::<GlobalRw>(&args, threads, pct, seed, Retry::default()),
+                            "coupling" => run::<Coupling>(&args, threads, pct, seed, Retry::default()),
+                            "spin" => run::<Spin>(&args, threads, pct, seed, Retry::default()),
+                            "optimistic" => run::<Optimistic>(&args, threads, pct, seed, Retry::default()),
+                            "elided-spin" => run::<ElidedSpin>(&args, threads, pct, seed, Retry::default()),
+                            "elided-spin-naive" => run::<ElidedSpin>(&args, threads, pct, seed, NAIVE),
+                            "elided-rw" => run::<ElidedRw>(&args, threads, pct, seed, Retry::default()),
+                            "elided-rw-naive" => run::<ElidedRw>(&args, threads, pct, seed, NAIVE),
                             _ => run_none(&args, threads, seed),
                         }
                     })
@@ -280,7 +366,7 @@ fn main() {
                     None => "-".to_string(),
                 };
                 println!(
-                    "{:>6}% {:>7} {:>11} {:>12.0} {:>11.2}x {:>8} {:>11.4} {:>12.5}",
+                    "{:>6}% {:>7} {:>17} {:>12.0} {:>11.2}x {:>8} {:>11.4} {:>12.5}",
                     pct,
                     threads,
                     name,
@@ -290,22 +376,93 @@ fn main() {
                     s.restarts_per_op,
                     s.fallbacks_per_op
                 );
+                let e = &s.elision;
+                rows.push(serde_json::json!({
+                    "inserts_pct": pct,
+                    "threads": threads,
+                    "protocol": name,
+                    "ops_per_s": s.ops_per_sec,
+                    "vs_global_rw": s.ops_per_sec / base,
+                    "restarts_per_op": s.restarts_per_op,
+                    "fallbacks_per_op": s.fallbacks_per_op,
+                    "elision": {
+                        "rtm": e.rtm,
+                        "commits": e.commits,
+                        "aborts": {
+                            "busy": e.busy, "conflict": e.conflict, "capacity": e.capacity,
+                            "explicit": e.explicit, "injected": e.injected, "other": e.other,
+                        },
+                        "fallbacks": e.fallbacks,
+                        "fallback_share": e.fallback_share(),
+                    },
+                }));
             }
-            let optimistic = ops("optimistic").unwrap_or(f64::NAN);
-            summary.push((
+            let share = |name: &str| {
+                cell.iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, s)| s.elision.fallback_share())
+            };
+            summary.push(Summary {
                 pct,
                 threads,
-                optimistic / ops("coupling").unwrap_or(f64::NAN),
-                optimistic / base,
-                ceiling.map(|c| optimistic / c),
-            ));
+                optimistic: ops("optimistic").map(|o| (o / base, ceiling.map(|c| o / c))),
+                elided: ops("elided-spin").map(|o| (o / base, ceiling.map(|c| o / c))),
+                vs_optimistic: ops("elided-spin").zip(ops("optimistic")).map(|(e, o)| e / o),
+                lemming: share("elided-spin-naive").zip(share("elided-spin")),
+            });
         }
     }
-    println!("\n# optimistic relative to coupling, to global-rw and (read-only cells) to none (same cell)");
-    for (pct, threads, vs_coupling, vs_global, of_none) in summary {
-        let of_none = of_none.map(|r| format!(", {r:.2} of none")).unwrap_or_default();
-        println!(
-            "{pct:>6}% inserts, {threads} threads: {vs_coupling:.2}x coupling, {vs_global:.2}x global-rw{of_none}"
-        );
+    println!(
+        "\n# relative to global-rw and (read-only cells) to none, same cell; lemming: share of operations under the lock, naive / fixed retry"
+    );
+    for x in summary {
+        let rel = |name: &str, r: Option<(f64, Option<f64>)>| {
+            r.map(|(g, n)| {
+                let n = n.map(|n| format!(", {n:.2} of none")).unwrap_or_default();
+                format!("{name} {g:.2}x global-rw{n}")
+            })
+        };
+        let parts: Vec<String> = [
+            rel("optimistic", x.optimistic),
+            rel("elided-spin", x.elided),
+            x.vs_optimistic.map(|r| format!("elided-spin {r:.2}x optimistic")),
+            x.lemming
+                .map(|(naive, fixed)| format!("lemming {naive:.3} / {fixed:.3}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        println!("{:>6}% inserts, {} threads: {}", x.pct, x.threads, parts.join("; "));
     }
+    if let Some(path) = &args.json {
+        let m = heirloom_btree::machine::Machine::this();
+        let doc = serde_json::json!({
+            "machine": m.describe(),
+            "rtm": heirloom_btree::rtm::describe(),
+            "keys": args.keys,
+            "seconds": args.seconds,
+            "repeat": args.repeat,
+            "search": if heirloom_btree::transform::linear_search() { "linear" } else { "binary" },
+            "alloc": if heirloom_btree::transform::node_pools() { "pools" } else { "global" },
+            "rows": rows,
+        });
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        if let Err(e) = std::fs::write(path, text + "\n") {
+            eprintln!("index: cannot write {path}: {e}");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// One cell's line of the closing summary.
+struct Summary {
+    pct: u32,
+    threads: usize,
+    /// optimistic / global-rw, and of none (read-only cells).
+    optimistic: Option<(f64, Option<f64>)>,
+    /// elided-spin (fixed retry) / global-rw, and of none.
+    elided: Option<(f64, Option<f64>)>,
+    vs_optimistic: Option<f64>,
+    /// The share of operations under the lock, naive and fixed retry.
+    lemming: Option<(f64, f64)>,
 }

@@ -24,6 +24,8 @@
 //! | [`Coupling`]   | shared node latches, coupled top-down       | shared coupling, exclusive leaf; exclusive coupling from the root to split |
 //! | [`Spin`]       | as `Coupling`, every latch a TTAS spin latch (exclusive) | as `Coupling` |
 //! | [`Optimistic`] | version checks only: no shared writes       | version checks, then CAS on the nodes changed |
+//! | [`ElidedSpin`] | a hardware transaction that reads the tree-wide spin lock; the lock after aborts | the same |
+//! | [`ElidedRw`]   | a hardware transaction that reads the tree-wide RW lock; the lock shared after aborts | the same; the lock exclusive |
 //!
 //! The maintainers' notes and measured figures are in the crate README.
 
@@ -39,7 +41,7 @@ mod node;
 #[cfg(not(heirloom_loom))]
 mod optimistic;
 #[cfg(not(heirloom_loom))]
-mod striped;
+pub mod transform;
 #[cfg(not(heirloom_loom))]
 mod tree;
 
@@ -49,6 +51,7 @@ pub use optimistic::OPTIMISTIC_ATTEMPTS;
 pub use tree::{BTree, Frozen, Shape, TreeStats};
 
 pub use hash::HashIndex;
+pub use heirloom_rtm::{self as rtm, ElisionStats, Retry};
 
 #[cfg(not(heirloom_loom))]
 pub use protocols::*;
@@ -64,8 +67,8 @@ mod protocols {
     }
 
     /// A latching protocol: the latch in every node and the traversals that
-    /// use it. Implemented by [`GlobalRw`], [`Coupling`], [`Spin`] and
-    /// [`Optimistic`] only.
+    /// use it. Implemented by [`GlobalRw`], [`Coupling`], [`Spin`],
+    /// [`Optimistic`], [`ElidedSpin`] and [`ElidedRw`] only.
     pub trait Protocol: sealed::Sealed + Sized + Send + Sync + 'static {
         /// The latch every node carries.
         type Latch: NodeLatch;
@@ -103,6 +106,23 @@ mod protocols {
     #[derive(Debug)]
     pub enum Optimistic {}
 
+    /// One tree-wide test-and-test-and-set spin lock, elided by Intel RTM
+    /// (the TSX paper's "spin lock w/ Intel TSX"): an operation runs as a
+    /// hardware transaction that reads the lock word, and takes the lock
+    /// after aborts as the tree's [`Retry`](crate::Retry) policy says
+    /// ([`BTree::with_retry`]). Where the CPU has no RTM every operation
+    /// takes the lock.
+    #[derive(Debug)]
+    pub enum ElidedSpin {}
+
+    /// The tree-wide reader/writer lock of [`GlobalRw`], elided by Intel
+    /// RTM: as [`ElidedSpin`], and a fallback reader takes the lock shared,
+    /// so elided readers run beside it.
+    #[derive(Debug)]
+    pub enum ElidedRw {}
+
+    impl sealed::Sealed for ElidedSpin {}
+    impl sealed::Sealed for ElidedRw {}
     impl sealed::Sealed for GlobalRw {}
     impl sealed::Sealed for Coupling {}
     impl sealed::Sealed for Spin {}
@@ -140,9 +160,46 @@ mod protocols {
             r
         }
         fn scan(t: &BTree<Self>, lo: u64, hi: u64, f: &mut dyn FnMut(u64, u64) -> bool) {
-            t.scan_latched(lo, hi, f, true);
+            t.scan_latched(lo, hi, f, &|step| {
+                t.global.lock_shared();
+                step();
+                // SAFETY: taken just above.
+                unsafe { t.global.unlock_shared(crate::latch::STATELESS) };
+            });
         }
     }
+
+    /// `ElidedSpin` and `ElidedRw` share their traversals (those of
+    /// `GlobalRw`, whose nodes carry no latch); only the elided lock
+    /// differs.
+    macro_rules! elided {
+        ($p:ty, $name:literal, $lock:ident) => {
+            impl Protocol for $p {
+                type Latch = NoLatch;
+                const NAME: &'static str = $name;
+                fn get(t: &BTree<Self>, key: u64) -> Option<u64> {
+                    t.elision.run(&t.$lock, true, || t.get_latched(key))
+                }
+                fn insert(t: &BTree<Self>, key: u64, value: u64) -> bool {
+                    t.elision
+                        .run(&t.$lock, false, || t.insert_pessimistic(key, value))
+                }
+                fn update(t: &BTree<Self>, key: u64, value: u64) -> Option<u64> {
+                    t.elision.run(&t.$lock, false, || update_latched(t, key, value))
+                }
+                fn remove(t: &BTree<Self>, key: u64) -> Option<u64> {
+                    t.elision.run(&t.$lock, false, || remove_latched(t, key))
+                }
+                fn scan(t: &BTree<Self>, lo: u64, hi: u64, f: &mut dyn FnMut(u64, u64) -> bool) {
+                    // One leaf per section: a long scan would outgrow the
+                    // transaction's capacity.
+                    t.scan_latched(lo, hi, f, &|step| t.elision.run(&t.$lock, true, || step()));
+                }
+            }
+        };
+    }
+    elided!(ElidedSpin, "elided-spin", spin);
+    elided!(ElidedRw, "elided-rw", global);
 
     fn update_latched<P: Protocol>(t: &BTree<P>, key: u64, value: u64) -> Option<u64> {
         t.with_leaf_exclusive(key, |leaf| {
@@ -187,7 +244,7 @@ mod protocols {
                     remove_latched(t, key)
                 }
                 fn scan(t: &BTree<Self>, lo: u64, hi: u64, f: &mut dyn FnMut(u64, u64) -> bool) {
-                    t.scan_latched(lo, hi, f, false);
+                    t.scan_latched(lo, hi, f, &|step| step());
                 }
             }
         };

@@ -3,7 +3,8 @@
 //! Both node kinds are `#[repr(C, align(64))]` and 512 bytes: eight cache
 //! lines, with the latch, the entry count and the kind in the first 16
 //! bytes. Keys are searched by binary search (the TSX paper's footprint
-//! lesson: a linear scan touches every line of the node).
+//! lesson: a linear scan touches every line of the node; `transform` can
+//! switch to it for the experiment).
 //!
 //! Every field a reader may look at while a writer changes the node is an
 //! atomic, read and written with `Relaxed` ordering: an optimistic reader
@@ -132,9 +133,27 @@ fn atomic_keys<const N: usize>() -> [AtomicU64; N] {
     std::array::from_fn(|_| AtomicU64::new(0))
 }
 
+/// Places `node` in memory the tree frees with `Box::from_raw`: a block of
+/// the calling thread's pool when pools are on (`transform`), else a new
+/// `Box`.
+fn place<T>(node: T) -> *mut T {
+    const { assert!(std::mem::size_of::<T>() == 512 && std::mem::align_of::<T>() == 64) };
+    if crate::transform::node_pools() {
+        let p = crate::transform::alloc_pooled() as *mut T;
+        if !p.is_null() {
+            // SAFETY: a fresh block of `T`'s layout (512 bytes, 64-aligned,
+            // checked above), owned by nobody else; `Box::from_raw` frees it
+            // with the same layout.
+            unsafe { p.write(node) };
+            return p;
+        }
+    }
+    Box::into_raw(Box::new(node))
+}
+
 impl<L: Default> Leaf<L> {
     pub(crate) fn new_boxed() -> NodePtr<L> {
-        let leaf = Box::new(Leaf {
+        place(Leaf {
             h: Header {
                 latch: L::default(),
                 count: AtomicU32::new(0),
@@ -143,8 +162,7 @@ impl<L: Default> Leaf<L> {
             keys: atomic_keys(),
             values: atomic_keys(),
             next: AtomicPtr::new(std::ptr::null_mut()),
-        });
-        Box::into_raw(leaf) as NodePtr<L>
+        }) as NodePtr<L>
     }
 }
 
@@ -174,6 +192,9 @@ impl<L> Leaf<L> {
     /// `Ok(i)` if `key` is entry `i`, else `Err(i)` where it would go.
     #[inline]
     pub(crate) fn search(&self, key: u64) -> Result<usize, usize> {
+        if crate::transform::linear_search() {
+            return self.search_linear(key);
+        }
         prefetch_keys(&self.keys);
         let (mut lo, mut hi) = (0, self.h.len());
         while lo < hi {
@@ -188,6 +209,19 @@ impl<L> Leaf<L> {
             }
         }
         Err(lo)
+    }
+
+    /// `search` by a linear scan (`transform::set_linear_search`).
+    #[cold]
+    fn search_linear(&self, key: u64) -> Result<usize, usize> {
+        let n = self.h.len();
+        for i in 0..n {
+            let k = self.key(i);
+            if k >= key {
+                return if k == key { Ok(i) } else { Err(i) };
+            }
+        }
+        Err(n)
     }
 
     /// Inserts at position `i` (from `search`); latch held exclusively, not full.
@@ -276,7 +310,7 @@ impl<L: Default> Inner<L> {
     }
 
     fn empty() -> NodePtr<L> {
-        let node = Box::new(Inner {
+        place(Inner {
             h: Header {
                 latch: L::default(),
                 count: AtomicU32::new(0),
@@ -284,8 +318,7 @@ impl<L: Default> Inner<L> {
             },
             keys: atomic_keys(),
             children: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
-        });
-        Box::into_raw(node) as NodePtr<L>
+        }) as NodePtr<L>
     }
 
     /// Moves the upper half into a new inner node; the middle key moves up.
@@ -319,6 +352,9 @@ impl<L> Inner<L> {
     /// `<= key` (binary search).
     #[inline]
     pub(crate) fn child_index(&self, key: u64) -> usize {
+        if crate::transform::linear_search() {
+            return self.child_index_linear(key);
+        }
         prefetch_keys(&self.keys);
         let (mut lo, mut hi) = (0, self.h.len());
         while lo < hi {
@@ -330,6 +366,13 @@ impl<L> Inner<L> {
             }
         }
         lo
+    }
+
+    /// `child_index` by a linear scan (`transform::set_linear_search`).
+    #[cold]
+    fn child_index_linear(&self, key: u64) -> usize {
+        let n = self.h.len();
+        (0..n).find(|&i| self.key(i) > key).unwrap_or(n)
     }
 
     /// Child `i`; null only in a torn optimistic read.

@@ -8,7 +8,7 @@
 #[cfg(heirloom_loom)]
 pub(crate) use loom::sync::atomic::{AtomicU8, AtomicU64, Ordering, fence};
 #[cfg(not(heirloom_loom))]
-pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64, Ordering, fence};
 
 /// Yields after the `pause` rounds, before a waiter parks.
 #[cfg(not(heirloom_loom))]

@@ -9,8 +9,8 @@
 use crate::Protocol;
 use crate::latch::NodeLatch;
 use crate::node::{Batch, Header, Inner, LEAF_CAP, Leaf, NodePtr, free_tree, split};
-use crate::striped::Striped;
 use crate::sync::{AtomicPtr, Ordering};
+use heirloom_rtm::{Elision, ElisionStats, Retry, SpinLock, Striped};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 
@@ -39,6 +39,11 @@ pub struct BTree<P: Protocol> {
     pub(crate) restarts: Striped,
     /// Operations that gave up on optimism and took latches.
     pub(crate) fallbacks: Striped,
+    /// The tree-wide spin lock of [`ElidedSpin`](crate::ElidedSpin).
+    pub(crate) spin: SpinLock,
+    /// How the elided protocols elide their tree-wide lock: the retry
+    /// policy and the counters.
+    pub(crate) elision: Elision,
     _p: PhantomData<P>,
 }
 
@@ -49,13 +54,18 @@ unsafe impl<P: Protocol> Send for BTree<P> {}
 // SAFETY: as above; `&BTree` operations synchronise through latches.
 unsafe impl<P: Protocol> Sync for BTree<P> {}
 
-/// Counters of the optimistic protocol (zero for the others).
+/// Counters of the optimistic and the elided protocols (zero for the
+/// others).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TreeStats {
     /// Optimistic attempts that failed validation and were retried.
     pub restarts: u64,
-    /// Operations that exhausted the retry budget and took latches.
+    /// Operations that exhausted the optimistic retry budget and took
+    /// latches.
     pub fallbacks: u64,
+    /// The elided protocols' hardware transactions: commits, aborts by
+    /// cause, sections run under the lock, and whether RTM was in use.
+    pub elision: ElisionStats,
 }
 
 /// The shape of a tree, from [`BTree::check`].
@@ -124,16 +134,37 @@ impl<P: Protocol> Drop for BTree<P> {
 impl<P: Protocol> BTree<P> {
     /// An empty tree (one empty leaf).
     pub fn new() -> Self {
+        Self::with_retry(Retry::default())
+    }
+
+    /// An empty tree whose elided protocols retry aborted transactions as
+    /// `retry` says (the other protocols ignore it).
+    pub fn with_retry(retry: Retry) -> Self {
         BTree {
             root: AtomicPtr::new(Leaf::<P::Latch>::new_boxed()),
             global: <parking_lot::RawRwLock as parking_lot::lock_api::RawRwLock>::INIT,
             restarts: Striped::new(),
             fallbacks: Striped::new(),
+            spin: SpinLock::new(),
+            elision: Elision::new(retry),
             _p: PhantomData,
         }
     }
 
-    /// The protocol's name (`"global-rw"`, `"coupling"`, `"spin"`, `"optimistic"`).
+    /// The retry policy of the elided protocols.
+    pub fn retry(&self) -> Retry {
+        self.elision.retry()
+    }
+
+    /// Aborts the next `n` hardware transactions of an elided protocol on
+    /// purpose, so tests reach the retry and fallback paths on a CPU with
+    /// RTM (no effect without it).
+    pub fn inject_aborts(&self, n: u32) {
+        self.elision.inject_aborts(n);
+    }
+
+    /// The protocol's name (`"global-rw"`, `"coupling"`, `"spin"`,
+    /// `"optimistic"`, `"elided-spin"`, `"elided-rw"`).
     pub fn protocol(&self) -> &'static str {
         P::NAME
     }
@@ -250,6 +281,7 @@ impl<P: Protocol> BTree<P> {
         TreeStats {
             restarts: self.restarts.sum(),
             fallbacks: self.fallbacks.sum(),
+            elision: self.elision.stats(),
         }
     }
 
@@ -482,21 +514,27 @@ impl<P: Protocol> BTree<P> {
 
     /// Range scan reading one leaf at a time under its shared latch; `latch_global`
     /// wraps every step in the tree-wide read lock instead ([`GlobalRw`](crate::GlobalRw)).
-    pub(crate) fn scan_latched(&self, lo: u64, hi: u64, f: &mut dyn FnMut(u64, u64) -> bool, latch_global: bool) {
-        use parking_lot::lock_api::RawRwLock as _;
+    /// A scan that reads one leaf at a time, each step (the descent to the
+    /// first leaf, or the move to the next) run through `global` (which
+    /// runs it under the tree-wide lock, elided or not, or as it is). A
+    /// step may run more than once (an aborted transaction); it has no
+    /// effect but its outputs.
+    pub(crate) fn scan_latched(
+        &self,
+        lo: u64,
+        hi: u64,
+        f: &mut dyn FnMut(u64, u64) -> bool,
+        global: &dyn Fn(&mut dyn FnMut()),
+    ) {
         let mut buf: Batch = [(0, 0); LEAF_CAP];
-        if latch_global {
-            self.global.lock_shared();
-        }
-        let l = self.leaf_latched(lo, false);
-        let (mut n, mut past, mut next) = Self::leaf(l).collect(lo, hi, &mut buf);
-        // SAFETY: latched shared by `leaf_latched`. `next` stays valid after
-        // unlocking: nodes are never freed while the tree lives.
-        unsafe { Self::unlock(l, false) };
-        if latch_global {
-            // SAFETY: taken above.
-            unsafe { self.global.unlock_shared(crate::latch::STATELESS) };
-        }
+        let (mut n, mut past, mut next) = (0, false, std::ptr::null_mut());
+        global(&mut || {
+            let l = self.leaf_latched(lo, false);
+            (n, past, next) = Self::leaf(l).collect(lo, hi, &mut buf);
+            // SAFETY: latched shared by `leaf_latched`. `next` stays valid
+            // after unlocking: nodes are never freed while the tree lives.
+            unsafe { Self::unlock(l, false) };
+        });
         loop {
             if !emit(&buf[..n], f) {
                 return;
@@ -510,18 +548,12 @@ impl<P: Protocol> BTree<P> {
                 return;
             }
             let p = next as NodePtr<P::Latch>;
-            if latch_global {
-                self.global.lock_shared();
-            }
-            Self::lock(p, false);
-            (n, past, next) = Self::leaf(p).collect(from.max(lo), hi, &mut buf);
-            // SAFETY: latched shared just above; the global lock likewise.
-            unsafe {
-                Self::unlock(p, false);
-                if latch_global {
-                    self.global.unlock_shared(crate::latch::STATELESS);
-                }
-            }
+            global(&mut || {
+                Self::lock(p, false);
+                (n, past, next) = Self::leaf(p).collect(from.max(lo), hi, &mut buf);
+                // SAFETY: latched shared just above.
+                unsafe { Self::unlock(p, false) };
+            });
         }
     }
 }

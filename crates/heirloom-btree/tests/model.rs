@@ -2,7 +2,7 @@
 //! protocol give exactly what `BTreeMap` gives, and the tree's structure
 //! stays valid.
 
-use heirloom_btree::{BTree, Coupling, GlobalRw, Optimistic, Protocol, Spin};
+use heirloom_btree::{BTree, Coupling, ElidedRw, ElidedSpin, GlobalRw, Optimistic, Protocol, Spin};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -84,6 +84,10 @@ proptest! {
     fn spin_matches_btreemap(ops in prop::collection::vec(op(1500), 0..3000)) { run::<Spin>(&ops)?; }
     #[test]
     fn optimistic_matches_btreemap(ops in prop::collection::vec(op(1500), 0..3000)) { run::<Optimistic>(&ops)?; }
+    #[test]
+    fn elided_spin_matches_btreemap(ops in prop::collection::vec(op(1500), 0..3000)) { run::<ElidedSpin>(&ops)?; }
+    #[test]
+    fn elided_rw_matches_btreemap(ops in prop::collection::vec(op(1500), 0..3000)) { run::<ElidedRw>(&ops)?; }
 }
 
 fn sequential_and_reverse<P: Protocol>() {
@@ -141,4 +145,12 @@ fn sequential_and_reverse_spin() {
 #[test]
 fn sequential_and_reverse_optimistic() {
     sequential_and_reverse::<Optimistic>();
+}
+#[test]
+fn sequential_and_reverse_elided_spin() {
+    sequential_and_reverse::<ElidedSpin>();
+}
+#[test]
+fn sequential_and_reverse_elided_rw() {
+    sequential_and_reverse::<ElidedRw>();
 }

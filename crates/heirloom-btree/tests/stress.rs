@@ -10,7 +10,7 @@
 //!
 //! Longer runs: `HEIRLOOM_BTREE_STRESS_OPS=2000000 cargo test --release -p heirloom-btree --test stress`.
 
-use heirloom_btree::{BTree, Coupling, GlobalRw, Optimistic, Protocol, Spin};
+use heirloom_btree::{BTree, Coupling, ElidedRw, ElidedSpin, GlobalRw, Optimistic, Protocol, Spin};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use std::collections::{BTreeMap, HashSet};
@@ -148,6 +148,8 @@ stress! {
     Coupling => disjoint_keys_coupling, shared_keys_coupling;
     Spin => disjoint_keys_spin, shared_keys_spin;
     Optimistic => disjoint_keys_optimistic, shared_keys_optimistic;
+    ElidedSpin => disjoint_keys_elided_spin, shared_keys_elided_spin;
+    ElidedRw => disjoint_keys_elided_rw, shared_keys_elided_rw;
 }
 
 #[test]

@@ -214,6 +214,46 @@ impl<T> Latch<T> {
     }
 }
 
+/// The latch as the fallback of an elided section (`heirloom_rtm`): its
+/// word is FREE or HELD, and taking it writes the word, which aborts every
+/// transaction that read it.
+impl<T> heirloom_rtm::FallbackLock for Latch<T> {
+    #[inline]
+    fn free(&self, _shared: bool) -> bool {
+        self.state.load(Ordering::Relaxed) == FREE
+    }
+    #[inline]
+    fn try_lock(&self, _shared: bool) -> bool {
+        self.try_lock().map(std::mem::forget).is_some()
+    }
+    #[inline]
+    fn lock(&self, _shared: bool) {
+        std::mem::forget(Latch::lock(self));
+    }
+    #[inline]
+    unsafe fn unlock(&self, _shared: bool) {
+        Latch::unlock(self);
+    }
+}
+
+impl<T> Latch<T> {
+    /// Runs `f` on the value as a hardware transaction that reads the
+    /// latch's word, or under the latch, as `e` decides
+    /// ([`heirloom_rtm::Elision::run_heat`]); `f` gets, and the caller gets
+    /// back, whether the latch was contended (an abort, or found held).
+    /// `f` may run more than once, but only one run has effects.
+    #[inline]
+    pub(crate) fn elide<R>(&self, e: &heirloom_rtm::Elision, mut f: impl FnMut(&mut T, bool) -> R) -> (R, bool) {
+        e.run_heat(self, false, |hot| {
+            // SAFETY: under the latch, or inside a transaction that read
+            // the latch FREE and aborts if anybody takes it: nobody else
+            // writes the value meanwhile, and this run's writes are
+            // discarded if it aborts.
+            self.value.with_mut(|p| f(unsafe { &mut *p }, hot))
+        })
+    }
+}
+
 /// Loom's stand-in for parking_lot_core's queue of one key: how many
 /// threads sleep, and how many wake-ups were handed out and not yet taken.
 #[cfg(heirloom_loom)]

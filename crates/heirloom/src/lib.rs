@@ -57,6 +57,7 @@ mod txn;
 
 pub use agent::Agent;
 pub use error::{Cycle, LockError, Restart, TxnId, WaitEdge};
+pub use heirloom_rtm::{self as rtm, ElisionStats};
 pub use id::{Level, LockId, MAX_DEPTH, Path, TableId};
 pub use inherit::Inheritance;
 pub use manager::{

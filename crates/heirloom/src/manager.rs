@@ -15,6 +15,7 @@ use crate::shared::{Inner, LockMemory, Registry};
 use crate::stats::Stats;
 use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
 use crate::table::{Table, TableKind};
+use heirloom_rtm::ElisionStats;
 
 /// Builds a [`LockManager`].
 #[derive(Clone, Debug)]
@@ -386,6 +387,14 @@ impl LockManager {
     /// other partitions serve as before. Empty on every other table.
     pub fn failed_partitions(&self) -> Vec<usize> {
         self.inner.table.failed_partitions()
+    }
+
+    /// `GlobalHtm` and `LatchedHtm`: the hardware transactions of the
+    /// elided latches so far (commits, aborts by cause, sections run under
+    /// the latch, and whether the CPU has RTM). `None` on every other
+    /// table.
+    pub fn elision(&self) -> Option<ElisionStats> {
+        self.inner.table.elision()
     }
 
     /// Statistics of every agent, live and gone, merged now.

@@ -129,8 +129,9 @@ pub struct Own {
 /// One cell of the index figure (the raw data of its JSON and CSV).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct IndexSample {
-    /// `global-rw`, `coupling`, `spin`, `optimistic`, or `none` (a frozen
-    /// tree: no latch, no version check; read-only cells only).
+    /// `global-rw`, `coupling`, `spin`, `optimistic`, `elided-spin`,
+    /// `elided-spin-naive`, `elided-rw`, `elided-rw-naive`, or `none` (a
+    /// frozen tree: no latch, no version check; read-only cells only).
     pub protocol: &'static str,
     /// Threads.
     pub threads: usize,
@@ -138,6 +139,20 @@ pub struct IndexSample {
     pub inserts_pct: u32,
     /// Operations per second (median of the repeats).
     pub ops_per_s: f64,
+    /// Whether RTM was in use (false on a CPU without it: the elided
+    /// protocols then take their lock every time).
+    pub rtm: bool,
+    /// Elided protocols: the share of operations run under the fallback
+    /// lock (of the median run; 0 for the others).
+    pub under_lock_share: f64,
+    /// Elided protocols: aborts per operation by cause (the median run).
+    pub aborts_conflict_per_op: f64,
+    /// Capacity aborts per operation.
+    pub aborts_capacity_per_op: f64,
+    /// Aborts on a held lock per operation.
+    pub aborts_busy_per_op: f64,
+    /// Aborts of other causes per operation.
+    pub aborts_other_per_op: f64,
 }
 
 // ---- reading the runs ----

@@ -278,7 +278,7 @@ pub const FIGURES: &[Figure] = &[
     Figure {
         name: "tsx-index",
         source: "Lock elision for in-memory indexes with Intel TSX (HPCA 2014), B+tree results",
-        paper: "A B+tree under point lookups with 0-50% inserts on a 4-core Haswell: lock elision outperforms the reader/writer lock on read-only queries, with gains growing with inserts (6x at 50%); the no-concurrency-control line is the ceiling. Here optimistic lock coupling is the software form of elision.",
+        paper: "A B+tree under point lookups with 0-50% inserts on a 4-core Haswell: lock elision outperforms the reader/writer lock on read-only queries, with gains growing with inserts (6x at 50%); retrying only once the lock is free removes the lemming effect; the no-concurrency-control line is the ceiling. Here the spin and RW locks are elided with RTM where the CPU has it, and optimistic lock coupling is the software form of elision.",
         rule: rule_index,
         parts: |_| Vec::new(),
         read: |_| Reading {

@@ -10,13 +10,22 @@
 //! and their slots go to a free list with their capacity. So memory follows
 //! the number of live locks plus a bounded slack, and the warm path neither
 //! allocates nor churns the map.
+//!
+//! `TableKind::GlobalHtm` is the same table with its latch elided by Intel
+//! RTM (`heirloom_rtm`): each section runs as a hardware transaction that
+//! reads the mutex's word, so sections on different locks run side by side
+//! unless they touch the same lines (the map, the slab's vectors, a hot
+//! lock's queue), and after aborts it takes the mutex as `Retry::default()`
+//! says. Where the CPU has no RTM every section takes the mutex. The
+//! section's heat (for speculative lock inheritance and `latch_contended`)
+//! is then an abort or a fallback that found the mutex held.
 
 use std::collections::HashMap;
 
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
-use super::{HeadRef, latch, latch_heat};
+use super::{HeadRef, latch_heat};
 use crate::id::{IdBuildHasher, LockId};
 use crate::inherit::Heat;
 use crate::mode::Mode;
@@ -24,9 +33,12 @@ use crate::monitor::{LockInfo, describe};
 use crate::queue::{Cancel, Handoff, Outcome, Queue};
 use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
+use heirloom_rtm::Elision;
 
 pub(crate) struct Global {
     inner: CachePadded<Mutex<Queues>>,
+    /// The latch elided (`TableKind::GlobalHtm`), or taken.
+    elision: Option<Elision>,
 }
 
 /// Emptied queues noted before a sweep unmaps those still empty.
@@ -185,9 +197,39 @@ impl Queues {
 }
 
 impl Global {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(elide: bool) -> Self {
         Global {
             inner: CachePadded::new(Mutex::new(Queues::new())),
+            elision: elide.then(Elision::default),
+        }
+    }
+
+    /// Runs `f` on the queues under the latch, or elided: `f` gets whether
+    /// the latch was found held (or the transaction aborted), which is
+    /// counted in `latch_contended`. Elided, `f` may run more than once,
+    /// but only one run has effects.
+    #[inline]
+    fn run<R>(&self, c: &AgentCounters, mut f: impl FnMut(&mut Queues, bool) -> R) -> R {
+        match &self.elision {
+            None => {
+                let (mut g, contended) = latch_heat(&*self.inner, c);
+                f(&mut g, contended)
+            }
+            Some(e) => {
+                // SAFETY: the raw mutex is only taken and released through
+                // `Elision::run_heat` here (no guard of it is alive), and
+                // the data is reached either under it or in a transaction
+                // that aborts when anybody takes it.
+                let (r, hot) = e.run_heat(unsafe { self.inner.raw() }, false, |hot| {
+                    // SAFETY: as above: exclusive under the mutex, or inside
+                    // a transaction that observes no other writer.
+                    f(unsafe { &mut *self.inner.data_ptr() }, hot)
+                });
+                if hot {
+                    c.latch_contended.bump();
+                }
+                r
+            }
         }
     }
 
@@ -202,10 +244,11 @@ impl Global {
         mode: Mode,
         may_wait: bool,
     ) -> (Outcome, HeadRef) {
-        let (mut g, contended) = latch_heat(&*self.inner, c);
-        // SAFETY: the caller's own live request (this function's contract).
-        let (out, idx) = unsafe { g.acquire(id, r, mode, may_wait, contended) };
-        (out, HeadRef(idx))
+        self.run(c, |g, contended| {
+            // SAFETY: the caller's own live request (this function's contract).
+            let (out, idx) = unsafe { g.acquire(id, r, mode, may_wait, contended) };
+            (out, HeadRef(idx))
+        })
     }
 
     /// Many acquisitions under one take of the latch (see
@@ -214,13 +257,14 @@ impl Global {
     /// # Safety
     /// As [`Table::acquire_batch`](super::Table::acquire_batch).
     pub(crate) unsafe fn acquire_batch(&self, c: &AgentCounters, items: &mut [super::Acquiring]) {
-        let (mut g, contended) = latch_heat(&*self.inner, c);
-        for it in items {
-            // SAFETY: the caller's own requests, linked nowhere.
-            let (out, idx) = unsafe { g.acquire(it.id, it.req, it.mode, false, contended) };
-            it.out = out;
-            it.head = HeadRef(idx);
-        }
+        self.run(c, |g, contended| {
+            for it in items.iter_mut() {
+                // SAFETY: the caller's own requests, linked nowhere.
+                let (out, idx) = unsafe { g.acquire(it.id, it.req, it.mode, false, contended) };
+                it.out = out;
+                it.head = HeadRef(idx);
+            }
+        })
     }
 
     /// Many releases under one take of the latch (see
@@ -234,31 +278,32 @@ impl Global {
         items: &mut [super::Releasing],
         wake: &mut Vec<ReqPtr>,
     ) {
-        let mut g = latch(&*self.inner, c);
-        for it in items.iter_mut().filter(|it| it.out.is_none()) {
-            // SAFETY: the caller's own granted requests, linked here.
-            it.out = Some(unsafe { g.release(it.head.0, it.req, it.heat, wake) });
-        }
+        self.run(c, |g, _| {
+            for it in items.iter_mut().filter(|it| it.out.is_none()) {
+                // SAFETY: the caller's own granted requests, linked here.
+                it.out = Some(unsafe { g.release(it.head.0, it.req, it.heat, wake) });
+            }
+        })
     }
 
     /// Takes and drops the latch (see
     /// [`Table::null_section`](super::Table::null_section)).
     pub(crate) fn null_section(&self, c: &AgentCounters) {
-        drop(latch(&*self.inner, c));
+        self.run(c, |_, _| ());
     }
 
     #[inline]
-    pub(crate) fn with<R>(&self, c: &AgentCounters, h: HeadRef, f: impl FnOnce(&mut Queue) -> R) -> R {
-        let mut g = latch(&*self.inner, c);
-        f(&mut g.queues[h.0].1)
+    pub(crate) fn with<R>(&self, c: &AgentCounters, h: HeadRef, mut f: impl FnMut(&mut Queue) -> R) -> R {
+        self.run(c, |g, _| f(&mut g.queues[h.0].1))
     }
 
     #[inline]
     pub(crate) fn release(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
-        let mut g = latch(&*self.inner, c);
-        // SAFETY: the caller's own granted request, linked in the queue of
-        // `h` (the contract on `Table`).
-        unsafe { g.release(h.0, r, None, wake) };
+        self.run(c, |g, _| {
+            // SAFETY: the caller's own granted request, linked in the queue
+            // of `h` (the contract on `Table`).
+            unsafe { g.release(h.0, r, None, wake) };
+        })
     }
 
     /// # Safety
@@ -271,18 +316,21 @@ impl Global {
         heat: Heat,
         wake: &mut Vec<ReqPtr>,
     ) -> Handoff {
-        let mut g = latch(&*self.inner, c);
         // SAFETY: the caller's own request, linked in the queue of `h`
         // (this function's contract).
-        unsafe { g.release(h.0, r, Some(heat), wake) }
+        self.run(c, |g, _| unsafe { g.release(h.0, r, Some(heat), wake) })
     }
 
     /// # Safety
     /// As [`Table::cancel`](super::Table::cancel).
     pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
-        let mut g = latch(&*self.inner, c);
         // SAFETY: the caller's own request, linked in the queue of `h`.
-        unsafe { g.cancel(h.0, r, wake) }
+        self.run(c, |g, _| unsafe { g.cancel(h.0, r, wake) })
+    }
+
+    /// The elision's counters (`TableKind::GlobalHtm`).
+    pub(crate) fn elision(&self) -> Option<heirloom_rtm::ElisionStats> {
+        self.elision.as_ref().map(Elision::stats)
     }
 
     pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {

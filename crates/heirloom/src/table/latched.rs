@@ -67,6 +67,7 @@ use crate::queue::{Blocker, Cancel, Outcome, Outside, Queue};
 use crate::request::{INHERITED, ReqPtr, Request};
 use crate::stats::AgentCounters;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Ordering, fence};
+use heirloom_rtm::Elision;
 
 /// A lock head: 128 bytes, `repr(C)`, laid out so that the first cache
 /// line holds what a bucket walk reads and what changes rarely (the id
@@ -175,6 +176,9 @@ pub(crate) struct Latched {
     /// The intention-lock fast path (`fast.rs`), when on. Dropped after
     /// the heads, whose queues point to it (`Drop`).
     fast: Option<Box<Fast>>,
+    /// The head latches elided on the common paths
+    /// (`TableKind::LatchedHtm`; see [`Latched::elided`]), or taken.
+    elision: Option<Elision>,
 }
 
 /// A handle of a fast hold of slot `s`.
@@ -195,7 +199,8 @@ impl Latched {
     /// by [`Latched::reinherit`]); `fast_path`: intention locks take the
     /// fast path (a fast hold is no request to pass on: the transaction
     /// releases it at commit, `HeadRef::is_fast`).
-    pub(crate) fn new(buckets: usize, sli: bool, fast_path: bool) -> Self {
+    /// `elide`: the head latches are elided by RTM (`TableKind::LatchedHtm`).
+    pub(crate) fn new(buckets: usize, sli: bool, fast_path: bool, elide: bool) -> Self {
         let n = buckets.max(1).next_power_of_two();
         Latched {
             buckets: (0..n)
@@ -209,7 +214,36 @@ impl Latched {
             mask: n as u64 - 1,
             sli,
             fast: fast_path.then(|| Box::new(Fast::new())),
+            elision: elide.then(Elision::default),
         }
+    }
+
+    /// The elision's counters (`TableKind::LatchedHtm`).
+    pub(crate) fn elision(&self) -> Option<heirloom_rtm::ElisionStats> {
+        self.elision.as_ref().map(Elision::stats)
+    }
+
+    /// Runs `f` on `head`'s queue elided by `e` (see `Latch::elide`), then
+    /// settles the head as the latched path does; `f` gets the heat. The
+    /// latch-contended count gets a contended section.
+    #[inline]
+    fn elided<R>(
+        &self,
+        e: &Elision,
+        c: &AgentCounters,
+        head: &Head,
+        wake: &mut Vec<ReqPtr>,
+        mut f: impl FnMut(&mut Queue, &mut Vec<ReqPtr>, bool) -> R,
+    ) -> R {
+        let (out, hot) = head.queue.elide(e, |q, hot| {
+            let out = f(q, wake, hot);
+            head.settle(q, wake, self.sli);
+            out
+        });
+        if hot {
+            c.latch_contended.bump();
+        }
+        out
     }
 
     /// Is the intention-lock fast path on?
@@ -343,6 +377,26 @@ impl Latched {
     ) -> (Outcome, HeadRef) {
         if let Some(h) = self.try_fast(c, id, r, mode, wake) {
             return (Outcome::Granted, h);
+        }
+        if let Some(e) = &self.elision {
+            // Elided when the lock has a head already; binding one takes
+            // the latches.
+            let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
+            let p = Self::find(bucket, id.words());
+            if !p.is_null() {
+                // SAFETY: chain heads live as long as the table.
+                let head = unsafe { &*p };
+                let words = id.words();
+                let out = self.elided(e, c, head, wake, |q, _, contended| {
+                    // Rebound between the walk and the section: nothing done.
+                    // SAFETY: the caller's own live request (the contract).
+                    head.bound_to(words)
+                        .then(|| unsafe { q.acquire(r, mode, may_wait, contended) })
+                });
+                if let Some(out) = out {
+                    return (out, HeadRef(p as usize));
+                }
+            }
         }
         let (mut q, p, contended) = self.latched_head(c, id);
         // SAFETY: the caller's own live request (the contract).
@@ -530,10 +584,13 @@ impl Latched {
         c: &AgentCounters,
         h: HeadRef,
         wake: &mut Vec<ReqPtr>,
-        f: impl FnOnce(&mut Queue, &mut Vec<ReqPtr>) -> R,
+        mut f: impl FnMut(&mut Queue, &mut Vec<ReqPtr>) -> R,
     ) -> R {
         // SAFETY: a handle of this table (the contract).
         let head = unsafe { self.head(h) };
+        if let Some(e) = &self.elision {
+            return self.elided(e, c, head, wake, |q, w, _| f(q, w));
+        }
         let mut q = latch(&head.queue, c);
         let out = f(&mut q, wake);
         head.settle(&mut q, wake, self.sli);

@@ -49,6 +49,16 @@ pub enum TableKind {
     /// whether it is granted or waits. The same lists otherwise; slower
     /// than `LatchFree` on a hot lock (the crate README has the figures).
     LatchFreeSwap,
+    /// `Global` with its latch elided by Intel RTM (`heirloom_rtm`): each
+    /// section a hardware transaction that reads the latch's word, the
+    /// latch taken after aborts (`Retry::default()`). Where the CPU has no
+    /// RTM, every section takes the latch.
+    GlobalHtm,
+    /// `Latched` with its lock heads' latches elided by Intel RTM on the
+    /// paths every transaction takes (acquire, release, conversion,
+    /// cancel); binding a head to a lock and the rarer paths take the
+    /// latch. Where the CPU has no RTM, every section takes the latch.
+    LatchedHtm,
     /// Lock-server threads, each the only owner of one partition of the
     /// lock space; clients send requests through their own slots in shared
     /// memory (message-passing locking). At most
@@ -69,12 +79,14 @@ pub enum TableKind {
 impl TableKind {
     /// Every kind, for sweeps and tests (the server with two partitions, so
     /// that requests and deadlocks cross partitions).
-    pub const ALL: [TableKind; 5] = [
+    pub const ALL: [TableKind; 7] = [
         TableKind::Global,
         TableKind::Latched,
         TableKind::LatchFree,
         TableKind::LatchFreeSwap,
         TableKind::Server { partitions: 2 },
+        TableKind::GlobalHtm,
+        TableKind::LatchedHtm,
     ];
 
     /// The latch-free lists, with either append (`LatchFree`,
@@ -87,7 +99,24 @@ impl TableKind {
     /// [`Builder::fast_path`](crate::Builder::fast_path) is on (the default):
     /// the latched and the latch-free tables.
     pub fn has_fast_path(&self) -> bool {
-        *self == TableKind::Latched || self.is_latch_free()
+        matches!(self, TableKind::Latched | TableKind::LatchedHtm) || self.is_latch_free()
+    }
+
+    /// Elides its latches with Intel RTM where the CPU has it (`GlobalHtm`,
+    /// `LatchedHtm`).
+    pub fn is_elided(&self) -> bool {
+        matches!(self, TableKind::GlobalHtm | TableKind::LatchedHtm)
+    }
+
+    /// The table this kind is built on: `Global` for `GlobalHtm`, `Latched`
+    /// for `LatchedHtm`, itself otherwise (the elided kinds behave as their
+    /// base in everything but the latch).
+    pub fn base(&self) -> TableKind {
+        match self {
+            TableKind::GlobalHtm => TableKind::Global,
+            TableKind::LatchedHtm => TableKind::Latched,
+            k => *k,
+        }
     }
 
     /// The most partitions of [`TableKind::Server`].
@@ -101,6 +130,8 @@ impl TableKind {
             TableKind::Latched => "latched",
             TableKind::LatchFree => "latchfree",
             TableKind::LatchFreeSwap => "latchfree-swap",
+            TableKind::GlobalHtm => "global-htm",
+            TableKind::LatchedHtm => "latched-htm",
             TableKind::Server { .. } => "server",
             TableKind::None => "none",
         }
@@ -124,7 +155,7 @@ impl std::str::FromStr for TableKind {
     fn from_str(s: &str) -> Result<Self, String> {
         let bad = || {
             format!(
-                "unknown lock table `{s}` (expected global, latched, latchfree, latchfree-swap, server, server:N with N from 1 to {}, or none)",
+                "unknown lock table `{s}` (expected global, latched, latchfree, latchfree-swap, global-htm, latched-htm, server, server:N with N from 1 to {}, or none)",
                 server::MAX_PARTITIONS
             )
         };
@@ -133,6 +164,8 @@ impl std::str::FromStr for TableKind {
             "latched" => Ok(TableKind::Latched),
             "latchfree" => Ok(TableKind::LatchFree),
             "latchfree-swap" => Ok(TableKind::LatchFreeSwap),
+            "global-htm" => Ok(TableKind::GlobalHtm),
+            "latched-htm" => Ok(TableKind::LatchedHtm),
             "server" => Ok(TableKind::Server { partitions: 1 }),
             "none" => Ok(TableKind::None),
             _ => match s.strip_prefix("server:").map(str::parse::<u16>) {
@@ -257,14 +290,16 @@ impl Table {
     /// take intention locks on their fast path (`table/fast.rs`).
     pub(crate) fn new(kind: TableKind, buckets: usize, sli: bool, fast_path: bool) -> Self {
         match kind {
-            TableKind::Global => Table::Global(global::Global::new()),
-            TableKind::Latched => Table::Latched(latched::Latched::new(buckets, sli, fast_path)),
+            TableKind::Global => Table::Global(global::Global::new(false)),
+            TableKind::GlobalHtm => Table::Global(global::Global::new(true)),
+            TableKind::Latched => Table::Latched(latched::Latched::new(buckets, sli, fast_path, false)),
+            TableKind::LatchedHtm => Table::Latched(latched::Latched::new(buckets, sli, fast_path, true)),
             TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(buckets, fast_path)),
             TableKind::LatchFreeSwap => Table::LatchFreeSwap(latchfree::LatchFree::new(buckets, fast_path)),
             TableKind::Server { partitions } => Table::Server(server::Server::new(partitions)),
             // Never asked (the transaction takes no lock): the smallest
             // table, so that the interface stays total.
-            TableKind::None => Table::Latched(latched::Latched::new(1, false, false)),
+            TableKind::None => Table::Latched(latched::Latched::new(1, false, false, false)),
         }
     }
 
@@ -711,6 +746,15 @@ impl Table {
     pub(crate) fn failed(&self, h: HeadRef) -> Option<usize> {
         match self {
             Table::Server(t) => t.failed(h),
+            _ => None,
+        }
+    }
+
+    /// The elided tables' counters.
+    pub(crate) fn elision(&self) -> Option<heirloom_rtm::ElisionStats> {
+        match self {
+            Table::Global(t) => t.elision(),
+            Table::Latched(t) => t.elision(),
             _ => None,
         }
     }

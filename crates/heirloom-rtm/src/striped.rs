@@ -1,7 +1,8 @@
 //! A counter for a path that many threads take rarely but at the same time.
 //!
-//! The optimistic protocol counts its failed attempts and fallbacks. Those
-//! happen exactly when threads collide on a node, so one shared counter
+//! Optimistic lock coupling counts its failed attempts and fallbacks, and
+//! elision its commits and aborts; failures
+//! come exactly when threads collide, and commits on every operation, so one shared counter
 //! would add a contended cache line to every collision. Each thread instead
 //! adds to its own stripe (one cache line each; threads beyond
 //! [`STRIPES`] share stripes round-robin) and a read sums the stripes.
@@ -9,10 +10,10 @@
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Stripes per counter: one per thread up to this many threads.
-pub(crate) const STRIPES: usize = 32;
+pub const STRIPES: usize = 32;
 
 static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);
 
@@ -23,12 +24,19 @@ thread_local! {
 
 /// A striped `u64` counter: [`add`](Self::add) touches only the caller's
 /// stripe, [`sum`](Self::sum) reads them all.
-pub(crate) struct Striped {
+pub struct Striped {
     stripes: Box<[CachePadded<AtomicU64>; STRIPES]>,
 }
 
+impl Default for Striped {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Striped {
-    pub(crate) fn new() -> Self {
+    /// A counter at zero.
+    pub fn new() -> Self {
         Striped {
             stripes: Box::new(std::array::from_fn(|_| CachePadded::new(AtomicU64::new(0)))),
         }
@@ -36,7 +44,7 @@ impl Striped {
 
     /// Adds `n` to the calling thread's stripe.
     #[inline]
-    pub(crate) fn add(&self, n: u64) {
+    pub fn add(&self, n: u64) {
         // A thread being torn down (no thread-locals left) uses stripe 0.
         let i = STRIPE.try_with(|s| *s).unwrap_or(0);
         self.stripes[i].fetch_add(n, Ordering::Relaxed);
@@ -44,7 +52,7 @@ impl Striped {
 
     /// The total over all stripes (not a snapshot: adds running meanwhile
     /// may or may not be counted).
-    pub(crate) fn sum(&self) -> u64 {
+    pub fn sum(&self) -> u64 {
         self.stripes.iter().map(|s| s.load(Ordering::Relaxed)).sum()
     }
 }
