@@ -376,6 +376,13 @@ impl TxnId {
     pub fn as_u64(&self) -> u64 {
         self.0
     }
+
+    /// The id whose raw value is `v` (what [`as_u64`](Self::as_u64) gave;
+    /// for engines and interfaces that carry ids as integers). A value no
+    /// transaction had names a transaction that is not running.
+    pub const fn from_u64(v: u64) -> TxnId {
+        TxnId(v)
+    }
 }
 
 impl fmt::Debug for TxnId {

@@ -1,0 +1,1044 @@
+//! heirloom-ffi: heirloom's C interface.
+//!
+//! Built as a static library (`libheirloom_ffi.a`) and a shared one
+//! (`libheirloom_ffi.so`); the declarations are `include/heirloom.h`,
+//! generated from this file by cbindgen and checked against it by
+//! `tests/header.rs` (so the two cannot drift). The crate README has an
+//! example; the header says who owns what and which calls are per thread.
+//!
+//! ## Handles
+//!
+//! A manager (`heirloom_manager`) is shared by every thread; an agent
+//! (`heirloom_agent`) belongs to one worker at a time and holds at most one
+//! open transaction. Every call checks its handle: a null handle, or one
+//! already freed, is refused with `HEIRLOOM_EINVAL` (a freed handle's few
+//! bytes are kept, marked dead, and never reused, so the check is
+//! reliable). An agent entered by two threads at once, or whose open
+//! transaction is used from another thread than the one that began it,
+//! is refused with `HEIRLOOM_EMISUSE`, and nothing changes.
+//!
+//! ## Panics
+//!
+//! No panic crosses the interface. A panic inside a call (a bug) is caught;
+//! the agent's transaction is then aborted (its locks released) and the
+//! agent is unusable: every later call on it returns `HEIRLOOM_EPANIC`
+//! except `heirloom_agent_free` and `heirloom_message`.
+
+#![warn(missing_docs)]
+// The C names (`heirloom_agent`, ...) are the interface.
+#![allow(non_camel_case_types)]
+
+use std::cell::UnsafeCell;
+use std::ffi::{CString, c_char};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Duration;
+
+use heirloom::{
+    Agent, ConflictPolicy, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind, Transaction, TxnId,
+    Wait,
+};
+
+/// Success.
+pub const HEIRLOOM_OK: i32 = 0;
+/// `HEIRLOOM_WAIT_SKIP`: the lock is held by others; the transaction goes
+/// on without it (not an error).
+pub const HEIRLOOM_BUSY: i32 = 1;
+/// The request closed a waits-for cycle; this transaction is the victim
+/// (`heirloom_message` names the cycle). Abort and retry.
+pub const HEIRLOOM_EDEADLOCK: i32 = 2;
+/// The lock was not granted in time. Abort and retry.
+pub const HEIRLOOM_ETIMEOUT: i32 = 3;
+/// No-wait: the lock was held by others. Abort and retry.
+pub const HEIRLOOM_EWOULDBLOCK: i32 = 4;
+/// Wait-die: the younger requester dies. Abort and retry.
+pub const HEIRLOOM_EDIED: i32 = 5;
+/// Wound-wait: an older transaction wounded this one. Abort and retry.
+pub const HEIRLOOM_EWOUNDED: i32 = 6;
+/// An earlier error doomed the transaction: abort it.
+pub const HEIRLOOM_EDOOMED: i32 = 7;
+/// `heirloom_unlock` of a lock not held, or with a descendant still held.
+pub const HEIRLOOM_ENOTHELD: i32 = 8;
+/// The lock-memory cap is reached and escalation freed nothing.
+pub const HEIRLOOM_ENOLOCKMEM: i32 = 9;
+/// Server table: the lock server of the lock's partition has failed.
+pub const HEIRLOOM_ESERVER: i32 = 10;
+/// A null or freed handle, a null pointer argument, or a value out of
+/// range (a mode, level or option); nothing changed.
+pub const HEIRLOOM_EINVAL: i32 = 11;
+/// A call out of order (no transaction open, or one already open), an
+/// agent entered by two threads at once, or a transaction used from
+/// another thread than the one that began it; nothing changed.
+pub const HEIRLOOM_EMISUSE: i32 = 12;
+/// A panic inside the library (a bug) was caught; the agent's transaction
+/// was aborted and the agent is unusable (free it).
+pub const HEIRLOOM_EPANIC: i32 = 13;
+
+/// Table kinds (`heirloom_options.table`).
+pub const HEIRLOOM_TABLE_GLOBAL: u32 = 0;
+/// The latched table (Shore-MT's), the default.
+pub const HEIRLOOM_TABLE_LATCHED: u32 = 1;
+/// The latch-free table (compare-and-swap append).
+pub const HEIRLOOM_TABLE_LATCHFREE: u32 = 2;
+/// The latch-free table with the swap append.
+pub const HEIRLOOM_TABLE_LATCHFREE_SWAP: u32 = 3;
+/// Lock-server threads (`heirloom_options.partitions` of them).
+pub const HEIRLOOM_TABLE_SERVER: u32 = 4;
+/// The global table with its latch elided by Intel RTM.
+pub const HEIRLOOM_TABLE_GLOBAL_HTM: u32 = 5;
+/// The latched table with its head latches elided by Intel RTM.
+pub const HEIRLOOM_TABLE_LATCHED_HTM: u32 = 6;
+
+/// Conflict policies (`heirloom_options.policy`): deadlock detection.
+pub const HEIRLOOM_POLICY_DETECT: u32 = 0;
+/// Wait at most `heirloom_options.policy_timeout_us`.
+pub const HEIRLOOM_POLICY_TIMEOUT: u32 = 1;
+/// Never wait.
+pub const HEIRLOOM_POLICY_NOWAIT: u32 = 2;
+/// Wait-die.
+pub const HEIRLOOM_POLICY_WAITDIE: u32 = 3;
+/// Wound-wait.
+pub const HEIRLOOM_POLICY_WOUNDWAIT: u32 = 4;
+
+/// Per-call waiting (`heirloom_lock_with`): as the manager's policy.
+pub const HEIRLOOM_WAIT_POLICY: u32 = 0;
+/// Never wait: fail with `HEIRLOOM_EWOULDBLOCK` (dooms the transaction).
+pub const HEIRLOOM_WAIT_NOWAIT: u32 = 1;
+/// Wait at most the call's `timeout_us`, then `HEIRLOOM_ETIMEOUT`.
+pub const HEIRLOOM_WAIT_TIMEOUT: u32 = 2;
+/// Never wait and do not fail: `HEIRLOOM_BUSY` (SQL's SKIP LOCKED).
+pub const HEIRLOOM_WAIT_SKIP: u32 = 3;
+
+/// Lock modes. No lock (only ever returned by `heirloom_held_mode`).
+pub const HEIRLOOM_NL: u32 = 0;
+/// Intention shared.
+pub const HEIRLOOM_IS: u32 = 1;
+/// Intention exclusive.
+pub const HEIRLOOM_IX: u32 = 2;
+/// Shared.
+pub const HEIRLOOM_S: u32 = 3;
+/// Shared with intention exclusive.
+pub const HEIRLOOM_SIX: u32 = 4;
+/// Exclusive.
+pub const HEIRLOOM_X: u32 = 5;
+/// Update (read now, write later).
+pub const HEIRLOOM_U: u32 = 6;
+
+/// Lock levels (`heirloom_lock_id.level`): the database `db`.
+pub const HEIRLOOM_DATABASE: u32 = 0;
+/// Table `table` of database `db`.
+pub const HEIRLOOM_TABLE: u32 = 1;
+/// Page `key` of the table.
+pub const HEIRLOOM_PAGE: u32 = 2;
+/// Row `key` of the table (its parent is the table).
+pub const HEIRLOOM_ROW: u32 = 3;
+/// Row of a page: page `key >> 32`, slot `key & 0xffffffff` (its parent is
+/// the page).
+pub const HEIRLOOM_PAGED_ROW: u32 = 4;
+
+/// A lock: a level and where it is. Locking a row or page also takes the
+/// intention locks on its ancestors.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct heirloom_lock_id {
+    /// `HEIRLOOM_DATABASE` ... `HEIRLOOM_PAGED_ROW`.
+    pub level: u32,
+    /// Database number.
+    pub db: u16,
+    /// Table number (ignored for a database).
+    pub table: u32,
+    /// Page or row key (see the levels).
+    pub key: u64,
+}
+
+/// A manager's options; fill with `heirloom_options_init`, then change
+/// what you need.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct heirloom_options {
+    /// `HEIRLOOM_TABLE_*` (default latched).
+    pub table: u32,
+    /// Server table: partitions, one thread each (1-64; default 1).
+    pub partitions: u32,
+    /// Hash buckets of the latched and latch-free tables (default 256).
+    pub buckets: u64,
+    /// `HEIRLOOM_POLICY_*` (default detect).
+    pub policy: u32,
+    /// `HEIRLOOM_POLICY_TIMEOUT`: how long a request may wait, in µs.
+    pub policy_timeout_us: u64,
+    /// Speculative lock inheritance: 0 off (default), 1 on, 2 always.
+    pub inheritance: u32,
+    /// Transactions an inherited lock may stay unused (default 0).
+    pub keep_inherited: u32,
+    /// The intention-lock fast path: 1 on (default), 0 off.
+    pub fast_path: u32,
+    /// Detect: how long a request waits before the first search, in µs.
+    pub deadlock_timeout_us: u64,
+    /// Row locks per table after which they escalate (0: never, default).
+    pub escalate_after: u32,
+    /// Cap on lock requests held at once (0: none, default).
+    pub max_locks: u64,
+}
+
+const MAGIC_LIVE: u32 = 0x4845_4952; // "HEIR"
+const MAGIC_DEAD: u32 = 0xDEAD_0001;
+
+/// A lock manager. Opaque; shared by every thread.
+pub struct heirloom_manager {
+    magic: AtomicU32,
+    lm: UnsafeCell<Option<LockManager>>,
+}
+
+/// An agent: one worker's access to a manager, with at most one open
+/// transaction. Opaque; used by one thread at a time.
+pub struct heirloom_agent {
+    magic: AtomicU32,
+    busy: AtomicBool,
+    state: UnsafeCell<AgentState>,
+}
+
+// SAFETY: the manager's state is only read through `&` while live (its
+// `LockManager` is `Sync`); freeing it is the caller's last call on it
+// (the header's rule).
+unsafe impl Sync for heirloom_manager {}
+// SAFETY: an agent's state is reached only by the thread that holds its
+// `busy` flag (set with a compare-and-swap at every entry).
+unsafe impl Sync for heirloom_agent {}
+
+struct AgentState {
+    /// The open transaction; borrows `*agent`.
+    txn: Option<Transaction<'static>>,
+    /// The agent, from `Box::into_raw` (a raw pointer, so that the
+    /// transaction's borrow of it is the only reference while it is open);
+    /// null once freed.
+    agent: *mut Agent,
+    /// The thread that began the open transaction.
+    thread: Option<std::thread::ThreadId>,
+    poisoned: bool,
+    /// The last call's message (empty after a success).
+    message: CString,
+    /// The next call panics (`heirloom_agent_inject_panic`).
+    inject_panic: bool,
+}
+
+fn set_message(st: &mut AgentState, text: &str) {
+    st.message = CString::new(text.replace('\0', " ")).unwrap_or_default();
+}
+
+fn code_of(e: &LockError) -> i32 {
+    match e {
+        LockError::Deadlock { .. } => HEIRLOOM_EDEADLOCK,
+        LockError::Timeout { .. } => HEIRLOOM_ETIMEOUT,
+        LockError::WouldBlock { .. } => HEIRLOOM_EWOULDBLOCK,
+        LockError::Died { .. } => HEIRLOOM_EDIED,
+        LockError::Wounded { .. } => HEIRLOOM_EWOUNDED,
+        LockError::Doomed { .. } => HEIRLOOM_EDOOMED,
+        LockError::Busy { .. } => HEIRLOOM_BUSY,
+        LockError::NotHeld { .. } | LockError::ChildrenHeld { .. } => HEIRLOOM_ENOTHELD,
+        LockError::OutOfLockMemory { .. } => HEIRLOOM_ENOLOCKMEM,
+        LockError::ServerFailed { .. } => HEIRLOOM_ESERVER,
+        LockError::InvalidRequest { .. } => HEIRLOOM_EINVAL,
+    }
+}
+
+fn result(st: &mut AgentState, r: Result<(), LockError>) -> i32 {
+    match r {
+        Ok(()) => HEIRLOOM_OK,
+        Err(e) => {
+            set_message(st, &e.to_string());
+            code_of(&e)
+        }
+    }
+}
+
+fn mode_of(m: u32) -> Option<Mode> {
+    Some(match m {
+        HEIRLOOM_IS => Mode::IS,
+        HEIRLOOM_IX => Mode::IX,
+        HEIRLOOM_S => Mode::S,
+        HEIRLOOM_SIX => Mode::SIX,
+        HEIRLOOM_X => Mode::X,
+        HEIRLOOM_U => Mode::U,
+        _ => return None,
+    })
+}
+
+fn mode_code(m: Mode) -> u32 {
+    match m {
+        Mode::IS => HEIRLOOM_IS,
+        Mode::IX => HEIRLOOM_IX,
+        Mode::S => HEIRLOOM_S,
+        Mode::SIX => HEIRLOOM_SIX,
+        Mode::X => HEIRLOOM_X,
+        Mode::U => HEIRLOOM_U,
+        _ => HEIRLOOM_NL,
+    }
+}
+
+fn lock_of(id: &heirloom_lock_id) -> Option<LockId> {
+    let t = TableId::new(id.db, id.table);
+    Some(match id.level {
+        HEIRLOOM_DATABASE => LockId::database(id.db),
+        HEIRLOOM_TABLE => LockId::table(t),
+        HEIRLOOM_PAGE => LockId::page(t, u32::try_from(id.key).ok()?),
+        HEIRLOOM_ROW => LockId::row(t, id.key),
+        HEIRLOOM_PAGED_ROW => LockId::paged_row(t, (id.key >> 32) as u32, id.key as u32),
+        _ => return None,
+    })
+}
+
+fn wait_of(wait: u32, timeout_us: u64) -> Option<Wait> {
+    Some(match wait {
+        HEIRLOOM_WAIT_POLICY => Wait::Policy,
+        HEIRLOOM_WAIT_NOWAIT => Wait::NoWait,
+        HEIRLOOM_WAIT_TIMEOUT => Wait::Timeout(Duration::from_micros(timeout_us)),
+        HEIRLOOM_WAIT_SKIP => Wait::Skip,
+        _ => return None,
+    })
+}
+
+/// The manager behind a live handle.
+///
+/// # Safety
+/// `m` is null or was returned by `heirloom_manager_new` (freed or not).
+unsafe fn manager<'a>(m: *const heirloom_manager) -> Option<&'a LockManager> {
+    if m.is_null() {
+        return None;
+    }
+    // SAFETY: a handle's memory is never returned (freed handles stay
+    // allocated, marked dead), so reading it is sound.
+    let h = unsafe { &*m };
+    if h.magic.load(Ordering::Acquire) != MAGIC_LIVE {
+        return None;
+    }
+    // SAFETY: live: the manager is there until `heirloom_manager_free`,
+    // which the header says must be the last call on it.
+    unsafe { (*h.lm.get()).as_ref() }
+}
+
+/// Runs `f` on the agent's state: checks the handle, the thread and the
+/// poison, catches a panic (which poisons the agent and aborts its
+/// transaction).
+///
+/// # Safety
+/// `a` is null or was returned by `heirloom_agent_new` (freed or not).
+unsafe fn with_agent(a: *const heirloom_agent, f: impl FnOnce(&mut AgentState) -> i32) -> i32 {
+    if a.is_null() {
+        return HEIRLOOM_EINVAL;
+    }
+    // SAFETY: an agent handle's memory is never returned (see `manager`).
+    let h = unsafe { &*a };
+    if h.magic.load(Ordering::Acquire) != MAGIC_LIVE {
+        return HEIRLOOM_EINVAL;
+    }
+    // Acquire: the previous holder's changes to the state are visible.
+    if h.busy
+        .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        return HEIRLOOM_EMISUSE;
+    }
+    // SAFETY: `busy` makes this thread the state's only user until it is
+    // cleared below.
+    let st = unsafe { &mut *h.state.get() };
+    let code = if st.poisoned {
+        HEIRLOOM_EPANIC
+    } else if st.txn.is_some() && st.thread != Some(std::thread::current().id()) {
+        set_message(st, "heirloom: the open transaction was begun on another thread");
+        HEIRLOOM_EMISUSE
+    } else {
+        st.message = CString::default();
+        let inject = std::mem::take(&mut st.inject_panic);
+        match catch_unwind(AssertUnwindSafe(|| {
+            if inject {
+                panic!("heirloom: panic injected by heirloom_agent_inject_panic");
+            }
+            f(st)
+        })) {
+            Ok(code) => code,
+            Err(_) => {
+                st.poisoned = true;
+                // Abort the transaction (its locks go back); a second panic
+                // here leaves them to the agent's drop.
+                let txn = st.txn.take();
+                let _ = catch_unwind(AssertUnwindSafe(move || drop(txn)));
+                set_message(
+                    st,
+                    "heirloom: a panic inside the library was caught; the transaction was aborted and the agent is unusable",
+                );
+                HEIRLOOM_EPANIC
+            }
+        }
+    };
+    // Release: this call's changes are visible to the next holder.
+    h.busy.store(false, Ordering::Release);
+    code
+}
+
+/// Runs `f` on the open transaction, or refuses if there is none.
+fn with_txn(st: &mut AgentState, f: impl FnOnce(&mut Transaction<'static>) -> Result<(), LockError>) -> i32 {
+    let r = match st.txn.as_mut() {
+        Some(t) => f(t),
+        None => {
+            set_message(
+                st,
+                "heirloom: no transaction is open on this agent (heirloom_begin first)",
+            );
+            return HEIRLOOM_EMISUSE;
+        }
+    };
+    result(st, r)
+}
+
+/// Fills `opts` with the defaults: the latched table, deadlock detection,
+/// no inheritance, the fast path on, the default deadlock timeout, no
+/// escalation, no lock-memory cap.
+///
+/// # Safety
+/// `opts` is null (then nothing happens) or points to writable memory for
+/// one `heirloom_options`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_options_init(opts: *mut heirloom_options) {
+    if opts.is_null() {
+        return;
+    }
+    let d = heirloom_options {
+        table: HEIRLOOM_TABLE_LATCHED,
+        partitions: 1,
+        buckets: 256,
+        policy: HEIRLOOM_POLICY_DETECT,
+        policy_timeout_us: 1000,
+        inheritance: 0,
+        keep_inherited: 0,
+        fast_path: 1,
+        deadlock_timeout_us: heirloom::DEFAULT_DEADLOCK_TIMEOUT.as_micros() as u64,
+        escalate_after: 0,
+        max_locks: 0,
+    };
+    // SAFETY: the caller's promise.
+    unsafe { opts.write(d) };
+}
+
+fn builder_of(o: &heirloom_options) -> Result<heirloom::Builder, String> {
+    let table = match o.table {
+        HEIRLOOM_TABLE_GLOBAL => TableKind::Global,
+        HEIRLOOM_TABLE_LATCHED => TableKind::Latched,
+        HEIRLOOM_TABLE_LATCHFREE => TableKind::LatchFree,
+        HEIRLOOM_TABLE_LATCHFREE_SWAP => TableKind::LatchFreeSwap,
+        HEIRLOOM_TABLE_SERVER => {
+            let n = u16::try_from(o.partitions)
+                .ok()
+                .filter(|n| (1..=TableKind::MAX_PARTITIONS).contains(n))
+                .ok_or_else(|| format!("partitions {} out of 1..={}", o.partitions, TableKind::MAX_PARTITIONS))?;
+            TableKind::Server { partitions: n }
+        }
+        HEIRLOOM_TABLE_GLOBAL_HTM => TableKind::GlobalHtm,
+        HEIRLOOM_TABLE_LATCHED_HTM => TableKind::LatchedHtm,
+        t => return Err(format!("unknown table kind {t}")),
+    };
+    let policy = match o.policy {
+        HEIRLOOM_POLICY_DETECT => ConflictPolicy::Detect,
+        HEIRLOOM_POLICY_TIMEOUT => ConflictPolicy::Timeout(Duration::from_micros(o.policy_timeout_us)),
+        HEIRLOOM_POLICY_NOWAIT => ConflictPolicy::NoWait,
+        HEIRLOOM_POLICY_WAITDIE => ConflictPolicy::WaitDie,
+        HEIRLOOM_POLICY_WOUNDWAIT => ConflictPolicy::WoundWait,
+        p => return Err(format!("unknown conflict policy {p}")),
+    };
+    let inheritance = match o.inheritance {
+        0 => Inheritance::Off,
+        1 => Inheritance::On,
+        2 => Inheritance::Always,
+        i => return Err(format!("inheritance {i} is not 0, 1 or 2")),
+    };
+    if o.fast_path > 1 {
+        return Err(format!("fast_path {} is not 0 or 1", o.fast_path));
+    }
+    let buckets = usize::try_from(o.buckets)
+        .ok()
+        .filter(|&b| (1..=1 << 30).contains(&b))
+        .ok_or_else(|| format!("buckets {} out of 1..=2^30", o.buckets))?;
+    let max_locks = usize::try_from(o.max_locks).map_err(|_| format!("max_locks {} too large", o.max_locks))?;
+    Ok(LockManager::builder()
+        .table(table)
+        .conflicts(policy)
+        .buckets(buckets)
+        .inheritance(inheritance)
+        .keep_inherited(o.keep_inherited)
+        .fast_path(o.fast_path == 1)
+        .deadlock_timeout(Duration::from_micros(o.deadlock_timeout_us))
+        .escalate_after(o.escalate_after)
+        .max_locks(max_locks))
+}
+
+/// Builds a manager from `opts` (null: the defaults) into `*out`.
+/// `HEIRLOOM_EINVAL` for an option out of range (`*out` untouched).
+///
+/// # Safety
+/// `opts` is null or points to a `heirloom_options`; `out` points to
+/// writable memory for one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_manager_new(opts: *const heirloom_options, out: *mut *mut heirloom_manager) -> i32 {
+    if out.is_null() {
+        return HEIRLOOM_EINVAL;
+    }
+    let mut o = std::mem::MaybeUninit::uninit();
+    let o = if opts.is_null() {
+        // SAFETY: writes one whole `heirloom_options`.
+        unsafe {
+            heirloom_options_init(o.as_mut_ptr());
+            o.assume_init()
+        }
+    } else {
+        // SAFETY: the caller's promise.
+        unsafe { *opts }
+    };
+    let built = catch_unwind(|| builder_of(&o).map(heirloom::Builder::build));
+    match built {
+        Ok(Ok(lm)) => {
+            let h = Box::new(heirloom_manager {
+                magic: AtomicU32::new(MAGIC_LIVE),
+                lm: UnsafeCell::new(Some(lm)),
+            });
+            // SAFETY: the caller's promise.
+            unsafe { out.write(Box::into_raw(h)) };
+            HEIRLOOM_OK
+        }
+        Ok(Err(_)) => HEIRLOOM_EINVAL,
+        Err(_) => HEIRLOOM_EPANIC,
+    }
+}
+
+/// Frees a manager. Agents made from it stay usable until freed (they
+/// share its state); call this last, after every other call on `m` has
+/// returned. Null, or a handle already freed: nothing happens.
+///
+/// # Safety
+/// `m` is null or was returned by `heirloom_manager_new`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_manager_free(m: *mut heirloom_manager) {
+    if m.is_null() {
+        return;
+    }
+    // SAFETY: handles are never deallocated (see `manager`).
+    let h = unsafe { &*m };
+    if h.magic
+        .compare_exchange(MAGIC_LIVE, MAGIC_DEAD, Ordering::AcqRel, Ordering::Relaxed)
+        .is_ok()
+    {
+        // SAFETY: the last call on `m` (the header's rule); the magic is
+        // dead, so no later call reaches the manager.
+        let lm = unsafe { (*h.lm.get()).take() };
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(lm)));
+    }
+}
+
+/// A new agent of `m` into `*out`: one per worker thread.
+///
+/// # Safety
+/// `m` is null or a manager handle; `out` points to writable memory for one
+/// pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_agent_new(m: *const heirloom_manager, out: *mut *mut heirloom_agent) -> i32 {
+    // SAFETY: the caller's promise.
+    let Some(lm) = (unsafe { manager(m) }) else {
+        return HEIRLOOM_EINVAL;
+    };
+    if out.is_null() {
+        return HEIRLOOM_EINVAL;
+    }
+    match catch_unwind(AssertUnwindSafe(|| Box::new(lm.agent()))) {
+        Ok(agent) => {
+            let h = Box::new(heirloom_agent {
+                magic: AtomicU32::new(MAGIC_LIVE),
+                busy: AtomicBool::new(false),
+                state: UnsafeCell::new(AgentState {
+                    txn: None,
+                    agent: Box::into_raw(agent),
+                    thread: None,
+                    poisoned: false,
+                    message: CString::default(),
+                    inject_panic: false,
+                }),
+            });
+            // SAFETY: the caller's promise.
+            unsafe { out.write(Box::into_raw(h)) };
+            HEIRLOOM_OK
+        }
+        Err(_) => HEIRLOOM_EPANIC,
+    }
+}
+
+/// Frees an agent: aborts its open transaction (releasing its locks) and
+/// gives its resources back. `HEIRLOOM_EMISUSE` if another thread is inside
+/// a call on it (nothing happens); null or already freed: `HEIRLOOM_EINVAL`.
+///
+/// # Safety
+/// `a` is null or was returned by `heirloom_agent_new`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_agent_free(a: *mut heirloom_agent) -> i32 {
+    if a.is_null() {
+        return HEIRLOOM_EINVAL;
+    }
+    // SAFETY: agent handles are never deallocated (see `with_agent`).
+    let h = unsafe { &*a };
+    if h.magic.load(Ordering::Acquire) != MAGIC_LIVE {
+        return HEIRLOOM_EINVAL;
+    }
+    if h.busy
+        .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        return HEIRLOOM_EMISUSE;
+    }
+    h.magic.store(MAGIC_DEAD, Ordering::Release);
+    // SAFETY: `busy` is held and the handle is dead: nobody else reaches
+    // the state again.
+    let st = unsafe { &mut *h.state.get() };
+    let (txn, agent) = (st.txn.take(), std::mem::replace(&mut st.agent, std::ptr::null_mut()));
+    // The transaction first: it borrows the agent.
+    let _ = catch_unwind(AssertUnwindSafe(move || {
+        drop(txn);
+        if !agent.is_null() {
+            // SAFETY: from `Box::into_raw` in `heirloom_agent_new`, freed
+            // only here (the handle is dead now), and no transaction
+            // borrows it any more.
+            drop(unsafe { Box::from_raw(agent) });
+        }
+    }));
+    st.message = CString::default();
+    h.busy.store(false, Ordering::Release);
+    HEIRLOOM_OK
+}
+
+/// The last call's message on `a` (a deadlock's cycle, a timeout's lock,
+/// what was misused): empty after a success. Valid until the next call on
+/// `a`; never null.
+///
+/// # Safety
+/// `a` is null or was returned by `heirloom_agent_new`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_message(a: *const heirloom_agent) -> *const c_char {
+    static NONE: &[u8] = b"heirloom: null or freed agent handle\0";
+    if a.is_null() {
+        return NONE.as_ptr().cast();
+    }
+    // SAFETY: agent handles are never deallocated.
+    let h = unsafe { &*a };
+    if h.magic.load(Ordering::Acquire) != MAGIC_LIVE {
+        return NONE.as_ptr().cast();
+    }
+    // SAFETY: the message is written only inside calls on `a`, which the
+    // header says are not concurrent with this one (per-thread use).
+    unsafe { (*h.state.get()).message.as_ptr() }
+}
+
+/// A short name of a result code (`"ok"`, `"deadlock"`, ...); never null.
+#[unsafe(no_mangle)]
+pub extern "C" fn heirloom_code_name(code: i32) -> *const c_char {
+    let s: &'static [u8] = match code {
+        HEIRLOOM_OK => b"ok\0",
+        HEIRLOOM_BUSY => b"busy\0",
+        HEIRLOOM_EDEADLOCK => b"deadlock\0",
+        HEIRLOOM_ETIMEOUT => b"timeout\0",
+        HEIRLOOM_EWOULDBLOCK => b"would-block\0",
+        HEIRLOOM_EDIED => b"died\0",
+        HEIRLOOM_EWOUNDED => b"wounded\0",
+        HEIRLOOM_EDOOMED => b"doomed\0",
+        HEIRLOOM_ENOTHELD => b"not-held\0",
+        HEIRLOOM_ENOLOCKMEM => b"out-of-lock-memory\0",
+        HEIRLOOM_ESERVER => b"server-failed\0",
+        HEIRLOOM_EINVAL => b"invalid\0",
+        HEIRLOOM_EMISUSE => b"misuse\0",
+        HEIRLOOM_EPANIC => b"panic\0",
+        _ => b"unknown\0",
+    };
+    s.as_ptr().cast()
+}
+
+/// Whether a transaction that failed with `code` may succeed if retried
+/// (deadlock, timeout, would-block, died, wounded, doomed).
+#[unsafe(no_mangle)]
+pub extern "C" fn heirloom_is_restartable(code: i32) -> bool {
+    matches!(
+        code,
+        HEIRLOOM_EDEADLOCK
+            | HEIRLOOM_ETIMEOUT
+            | HEIRLOOM_EWOULDBLOCK
+            | HEIRLOOM_EDIED
+            | HEIRLOOM_EWOUNDED
+            | HEIRLOOM_EDOOMED
+    )
+}
+
+/// Begins a transaction on `a` (this thread then owns it until commit or
+/// abort). `HEIRLOOM_EMISUSE` if one is open.
+///
+/// # Safety
+/// `a` is null or was returned by `heirloom_agent_new`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_begin(a: *mut heirloom_agent) -> i32 {
+    // SAFETY: the caller's promise.
+    unsafe {
+        with_agent(a, |st| {
+            if st.txn.is_some() {
+                set_message(st, "heirloom: a transaction is already open on this agent");
+                return HEIRLOOM_EMISUSE;
+            }
+            let agent = st.agent;
+            if agent.is_null() {
+                return HEIRLOOM_EINVAL;
+            }
+            // SAFETY: the agent lives at a stable address until
+            // `heirloom_agent_free`, which drops the transaction first (so
+            // does the panic path), and nothing else reaches the agent
+            // while a transaction is open.
+            let txn: Transaction<'static> = (*agent).begin();
+            st.txn = Some(txn);
+            st.thread = Some(std::thread::current().id());
+            HEIRLOOM_OK
+        })
+    }
+}
+
+/// Locks `id` in `mode` (`HEIRLOOM_IS` ... `HEIRLOOM_U`), taking intention
+/// locks on its ancestors first, waiting as the manager's policy says.
+///
+/// # Safety
+/// `a` is null or an agent handle; `id` is null or points to a lock id.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_lock(a: *mut heirloom_agent, id: *const heirloom_lock_id, mode: u32) -> i32 {
+    // SAFETY: the caller's promise.
+    unsafe { heirloom_lock_with(a, id, mode, HEIRLOOM_WAIT_POLICY, 0) }
+}
+
+/// Locks `id` in `mode`, waiting as `wait` says (`HEIRLOOM_WAIT_*`;
+/// `timeout_us` for `HEIRLOOM_WAIT_TIMEOUT`). `HEIRLOOM_BUSY` under
+/// `HEIRLOOM_WAIT_SKIP` when the lock is held by others.
+///
+/// # Safety
+/// As `heirloom_lock`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_lock_with(
+    a: *mut heirloom_agent,
+    id: *const heirloom_lock_id,
+    mode: u32,
+    wait: u32,
+    timeout_us: u64,
+) -> i32 {
+    // SAFETY: the caller's promise.
+    unsafe {
+        with_agent(a, |st| {
+            // SAFETY: the caller's promise (null checked).
+            let (Some(id), Some(mode), Some(wait)) =
+                (id.as_ref().and_then(lock_of), mode_of(mode), wait_of(wait, timeout_us))
+            else {
+                set_message(st, "heirloom: a null or invalid lock id, mode or wait");
+                return HEIRLOOM_EINVAL;
+            };
+            with_txn(st, |t| t.lock_with(id, mode, wait))
+        })
+    }
+}
+
+/// Takes every `(ids[i], modes[i])`, `n` of them, as one batch (sorted and
+/// deduplicated, intention locks included, one table visit per lock);
+/// all or, on an error, the transaction is doomed.
+///
+/// # Safety
+/// `a` is null or an agent handle; `ids` and `modes` point to `n` elements
+/// each (or are null with `n == 0`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_lock_all(
+    a: *mut heirloom_agent,
+    ids: *const heirloom_lock_id,
+    modes: *const u32,
+    n: usize,
+) -> i32 {
+    // SAFETY: the caller's promise.
+    unsafe {
+        with_agent(a, |st| {
+            if n > 0 && (ids.is_null() || modes.is_null()) {
+                set_message(st, "heirloom: null arrays");
+                return HEIRLOOM_EINVAL;
+            }
+            let mut reqs = Vec::with_capacity(n);
+            for i in 0..n {
+                // SAFETY: `n` elements each (the caller's promise).
+                let (id, m) = (&*ids.add(i), *modes.add(i));
+                match (lock_of(id), mode_of(m)) {
+                    (Some(id), Some(m)) => reqs.push((id, m)),
+                    _ => {
+                        set_message(
+                            st,
+                            &format!("heirloom: lock {i} of the batch has an invalid id or mode"),
+                        );
+                        return HEIRLOOM_EINVAL;
+                    }
+                }
+            }
+            with_txn(st, |t| t.lock_all(&reqs))
+        })
+    }
+}
+
+/// Releases `id` before commit (early release; its descendants first).
+///
+/// # Safety
+/// As `heirloom_lock`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_unlock(a: *mut heirloom_agent, id: *const heirloom_lock_id) -> i32 {
+    // SAFETY: the caller's promise.
+    unsafe {
+        with_agent(a, |st| {
+            // SAFETY: the caller's promise (null checked).
+            let Some(id) = id.as_ref().and_then(lock_of) else {
+                set_message(st, "heirloom: a null or invalid lock id");
+                return HEIRLOOM_EINVAL;
+            };
+            with_txn(st, |t| t.unlock(id))
+        })
+    }
+}
+
+/// The mode the open transaction holds `id` in (`HEIRLOOM_NL` if none)
+/// into `*out`.
+///
+/// # Safety
+/// As `heirloom_lock`; `out` points to a writable `uint32_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_held_mode(a: *mut heirloom_agent, id: *const heirloom_lock_id, out: *mut u32) -> i32 {
+    // SAFETY: the caller's promise.
+    unsafe {
+        with_agent(a, |st| {
+            // SAFETY: the caller's promise (null checked).
+            let Some(id) = id.as_ref().and_then(lock_of) else {
+                return HEIRLOOM_EINVAL;
+            };
+            if out.is_null() {
+                return HEIRLOOM_EINVAL;
+            }
+            let mut m = HEIRLOOM_NL;
+            let code = with_txn(st, |t| {
+                m = t.held_mode(id).map_or(HEIRLOOM_NL, mode_code);
+                Ok(())
+            });
+            out.write(m);
+            code
+        })
+    }
+}
+
+/// Commits the open transaction: releases every lock. On an error (the
+/// transaction was doomed) it is aborted instead. Either way it is over.
+///
+/// # Safety
+/// `a` is null or an agent handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_commit(a: *mut heirloom_agent) -> i32 {
+    // SAFETY: the caller's promise.
+    unsafe {
+        with_agent(a, |st| match st.txn.take() {
+            Some(t) => {
+                st.thread = None;
+                let r = t.commit();
+                result(st, r)
+            }
+            None => {
+                set_message(st, "heirloom: no transaction is open on this agent");
+                HEIRLOOM_EMISUSE
+            }
+        })
+    }
+}
+
+/// Aborts the open transaction: releases every lock.
+///
+/// # Safety
+/// `a` is null or an agent handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_abort(a: *mut heirloom_agent) -> i32 {
+    // SAFETY: the caller's promise.
+    unsafe {
+        with_agent(a, |st| match st.txn.take() {
+            Some(t) => {
+                st.thread = None;
+                t.abort();
+                HEIRLOOM_OK
+            }
+            None => {
+                set_message(st, "heirloom: no transaction is open on this agent");
+                HEIRLOOM_EMISUSE
+            }
+        })
+    }
+}
+
+/// The open transaction's id into `*out` (what others pass to
+/// `heirloom_wait_for_txn`).
+///
+/// # Safety
+/// `a` is null or an agent handle; `out` points to a writable `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_txn_id(a: *mut heirloom_agent, out: *mut u64) -> i32 {
+    // SAFETY: the caller's promise.
+    unsafe {
+        with_agent(a, |st| {
+            if out.is_null() {
+                return HEIRLOOM_EINVAL;
+            }
+            let mut v = 0;
+            let code = with_txn(st, |t| {
+                v = t.id().as_u64();
+                Ok(())
+            });
+            out.write(v);
+            code
+        })
+    }
+}
+
+/// Publishes the open transaction's own lock (X on its id), so that others
+/// can wait for it to end (`heirloom_wait_for_txn`).
+///
+/// # Safety
+/// `a` is null or an agent handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_publish_id(a: *mut heirloom_agent) -> i32 {
+    // SAFETY: the caller's promise.
+    unsafe { with_agent(a, |st| with_txn(st, |t| t.publish_id())) }
+}
+
+/// Waits (as `wait` and `timeout_us` say) until transaction `other` has
+/// ended, through its published lock; deadlocks through it are detected
+/// like any other. `HEIRLOOM_BUSY` under `HEIRLOOM_WAIT_SKIP` if it runs.
+///
+/// # Safety
+/// `a` is null or an agent handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_wait_for_txn(a: *mut heirloom_agent, other: u64, wait: u32, timeout_us: u64) -> i32 {
+    // SAFETY: the caller's promise.
+    unsafe {
+        with_agent(a, |st| {
+            let Some(wait) = wait_of(wait, timeout_us) else {
+                return HEIRLOOM_EINVAL;
+            };
+            with_txn(st, |t| t.wait_for_txn(TxnId::from_u64(other), wait))
+        })
+    }
+}
+
+/// For tests of an engine's error paths: the next call on `a` panics inside
+/// the library (caught: it returns `HEIRLOOM_EPANIC` and the agent is
+/// unusable from then on).
+///
+/// # Safety
+/// `a` is null or an agent handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_agent_inject_panic(a: *mut heirloom_agent) -> i32 {
+    // SAFETY: the caller's promise.
+    unsafe {
+        with_agent(a, |st| {
+            st.inject_panic = true;
+            HEIRLOOM_OK
+        })
+    }
+}
+
+fn json_string(v: serde_json::Value) -> *mut c_char {
+    CString::new(v.to_string()).map_or(std::ptr::null_mut(), CString::into_raw)
+}
+
+fn stats_json(s: &heirloom::Stats) -> serde_json::Value {
+    serde_json::Value::Object(s.fields().into_iter().map(|(k, v)| (k.to_string(), v.into())).collect())
+}
+
+/// Statistics of every agent of `m`, merged now, as a JSON object of
+/// counters (`{"table_ops": ..., "committed": ..., ...}`); free it with
+/// `heirloom_string_free`. Null for a null or freed handle.
+///
+/// # Safety
+/// `m` is null or a manager handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_manager_stats_json(m: *const heirloom_manager) -> *mut c_char {
+    // SAFETY: the caller's promise.
+    let Some(lm) = (unsafe { manager(m) }) else {
+        return std::ptr::null_mut();
+    };
+    catch_unwind(AssertUnwindSafe(|| json_string(stats_json(&lm.stats())))).unwrap_or(std::ptr::null_mut())
+}
+
+/// Every lock with live requests now, as JSON: `{"locks": [{"lock":
+/// "db0.t1.r7", "group": "X", "holders": [{"txn": "...", "mode": "X",
+/// "inherited": false}], "waiters": [{"txn": "...", "mode": "S",
+/// "converting_from": null, "waited_us": 12}]}]}`; free it with
+/// `heirloom_string_free`. Null for a null or freed handle.
+///
+/// # Safety
+/// `m` is null or a manager handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_manager_snapshot_json(m: *const heirloom_manager) -> *mut c_char {
+    // SAFETY: the caller's promise.
+    let Some(lm) = (unsafe { manager(m) }) else {
+        return std::ptr::null_mut();
+    };
+    catch_unwind(AssertUnwindSafe(|| {
+        let locks: Vec<serde_json::Value> = lm
+            .snapshot()
+            .locks
+            .iter()
+            .map(|l| {
+                serde_json::json!({
+                    "lock": l.lock.to_string(),
+                    "group": l.group.to_string(),
+                    "holders": l.holders.iter().map(|h| serde_json::json!({
+                        "txn": h.txn.to_string(), "mode": h.mode.to_string(), "inherited": h.inherited,
+                    })).collect::<Vec<_>>(),
+                    "waiters": l.waiters.iter().map(|w| serde_json::json!({
+                        "txn": w.txn.to_string(), "mode": w.mode.to_string(),
+                        "converting_from": w.converting_from.map(|m| m.to_string()),
+                        "waited_us": w.waited.as_micros() as u64,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        json_string(serde_json::json!({ "locks": locks }))
+    }))
+    .unwrap_or(std::ptr::null_mut())
+}
+
+/// The agent's own statistics, as `heirloom_manager_stats_json`'s; null if
+/// the call is refused (as `heirloom_begin` would refuse it).
+///
+/// # Safety
+/// `a` is null or an agent handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_agent_stats_json(a: *mut heirloom_agent) -> *mut c_char {
+    let mut out = std::ptr::null_mut();
+    // SAFETY: the caller's promise.
+    unsafe {
+        with_agent(a, |st| {
+            let stats = match st.txn.as_ref() {
+                Some(t) => t.agent_stats(),
+                // SAFETY: no transaction borrows the agent; live (non-null
+                // until freed, and the handle was checked live).
+                None if !st.agent.is_null() => (*st.agent).stats(),
+                None => return HEIRLOOM_EINVAL,
+            };
+            out = json_string(stats_json(&stats));
+            HEIRLOOM_OK
+        });
+    }
+    out
+}
+
+/// Frees a string this library returned. Null: nothing happens.
+///
+/// # Safety
+/// `s` is null or a string from a `heirloom_*_json` call, not freed yet.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_string_free(s: *mut c_char) {
+    if !s.is_null() {
+        // SAFETY: made by `CString::into_raw` (the caller's promise).
+        drop(unsafe { CString::from_raw(s) });
+    }
+}

@@ -1,0 +1,74 @@
+//! Builds `tests/c/heirloom_test.c` against `include/heirloom.h` and the
+//! static library cargo built beside this test, runs it, and fails if it
+//! does. Needs a C compiler (`$CC`, else `cc`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `target/<profile>/`: the test binary lives in its `deps/`, where cargo
+/// also leaves the crate's static library.
+fn artifacts() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's own path");
+    exe.parent().expect("deps directory").to_path_buf()
+}
+
+/// Compiles `src` (relative to the crate) with the static library and runs
+/// it; its standard output.
+fn build_and_run(src: &str, name: &str) -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let deps = artifacts();
+    let lib = [deps.join("libheirloom_ffi.a"), deps.join("../libheirloom_ffi.a")]
+        .into_iter()
+        .find(|p| p.exists())
+        .expect("libheirloom_ffi.a next to the test binary (cargo builds every crate type of the library)");
+    let out = deps.join(name);
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let build = Command::new(&cc)
+        .args([
+            "-std=c11",
+            "-D_GNU_SOURCE",
+            "-O1",
+            "-g",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pthread",
+        ])
+        .arg("-I")
+        .arg(dir.join("include"))
+        .arg(dir.join(src))
+        .arg(&lib)
+        .args(["-lpthread", "-ldl", "-lm"])
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run the C compiler `{cc}`: {e}"));
+    assert!(
+        build.status.success(),
+        "{src} does not build:\n{}",
+        String::from_utf8_lossy(&build.stderr)
+    );
+    let run = Command::new(&out).output().expect("the C program runs");
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(
+        run.status.success(),
+        "{src} failed ({}):\n{}\n{}",
+        run.status,
+        stdout,
+        String::from_utf8_lossy(&run.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn the_c_tests_pass() {
+    let out = build_and_run("tests/c/heirloom_test.c", "heirloom_c_test");
+    assert!(out.contains("checks passed"), "{out}");
+    println!("{out}");
+}
+
+#[test]
+fn the_readme_example_runs() {
+    let out = build_and_run("examples/quickstart.c", "heirloom_c_quickstart");
+    assert_eq!(out, "committed\n");
+}

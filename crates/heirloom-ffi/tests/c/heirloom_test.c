@@ -1,0 +1,358 @@
+/*
+ * The C interface from C: every call, misuse (null and freed handles, calls
+ * out of order, a transaction used from another thread, a call after a
+ * panic), a deadlock whose message names the cycle, and a multi-threaded
+ * bank transfer whose money is conserved. Built and run by tests/c.rs;
+ * exits non-zero with a message on the first failed check.
+ */
+#include "heirloom.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int checks;
+
+#define CHECK(cond, ...)                                                     \
+    do {                                                                     \
+        checks++;                                                            \
+        if (!(cond)) {                                                       \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, \
+                    #cond);                                                  \
+            fprintf(stderr, __VA_ARGS__);                                    \
+            fprintf(stderr, "\n");                                           \
+            exit(1);                                                         \
+        }                                                                    \
+    } while (0)
+
+#define OK(call) CHECK((call) == HEIRLOOM_OK, "%s", #call)
+
+static heirloom_lock_id row(uint32_t table, uint64_t key) {
+    heirloom_lock_id id = {HEIRLOOM_ROW, 0, table, key};
+    return id;
+}
+
+static heirloom_lock_id table_lock(uint32_t table) {
+    heirloom_lock_id id = {HEIRLOOM_TABLE, 0, table, 0};
+    return id;
+}
+
+static heirloom_manager *new_manager(uint32_t table, uint32_t policy) {
+    heirloom_options o;
+    heirloom_options_init(&o);
+    o.table = table;
+    o.policy = policy;
+    o.partitions = 2;
+    heirloom_manager *m = NULL;
+    OK(heirloom_manager_new(&o, &m));
+    CHECK(m != NULL, "no manager");
+    return m;
+}
+
+static heirloom_agent *new_agent(heirloom_manager *m) {
+    heirloom_agent *a = NULL;
+    OK(heirloom_agent_new(m, &a));
+    CHECK(a != NULL, "no agent");
+    return a;
+}
+
+static void each_call(void) {
+    heirloom_manager *m = new_manager(HEIRLOOM_TABLE_LATCHED, HEIRLOOM_POLICY_DETECT);
+    heirloom_agent *a = new_agent(m), *b = new_agent(m);
+    heirloom_lock_id r1 = row(1, 1), r2 = row(1, 2), t1 = table_lock(1);
+
+    OK(heirloom_begin(a));
+    OK(heirloom_lock(a, &r1, HEIRLOOM_S));
+    uint32_t mode = 99;
+    OK(heirloom_held_mode(a, &r1, &mode));
+    CHECK(mode == HEIRLOOM_S, "row held in %u", mode);
+    OK(heirloom_held_mode(a, &t1, &mode));
+    CHECK(mode == HEIRLOOM_IS, "intention lock on the table: %u", mode);
+    OK(heirloom_held_mode(a, &r2, &mode));
+    CHECK(mode == HEIRLOOM_NL, "a lock never taken: %u", mode);
+    uint64_t id = 0;
+    OK(heirloom_txn_id(a, &id));
+    CHECK(id != 0, "transaction id");
+    OK(heirloom_publish_id(a));
+
+    /* b: no-wait, skip and timeout against a's S, then a conversion. */
+    OK(heirloom_begin(b));
+    CHECK(heirloom_lock_with(b, &r1, HEIRLOOM_X, HEIRLOOM_WAIT_SKIP, 0) == HEIRLOOM_BUSY, "skip");
+    CHECK(heirloom_wait_for_txn(b, id, HEIRLOOM_WAIT_SKIP, 0) == HEIRLOOM_BUSY, "a runs");
+    CHECK(heirloom_lock_with(b, &r1, HEIRLOOM_X, HEIRLOOM_WAIT_TIMEOUT, 2000) == HEIRLOOM_ETIMEOUT, "timeout");
+    CHECK(strstr(heirloom_message(b), "timeout") != NULL || strstr(heirloom_message(b), "time") != NULL,
+          "message: %s", heirloom_message(b));
+    CHECK(heirloom_is_restartable(HEIRLOOM_ETIMEOUT), "timeout restartable");
+    CHECK(heirloom_commit(b) == HEIRLOOM_EDOOMED, "a doomed transaction does not commit: %s",
+          heirloom_message(b));
+    OK(heirloom_begin(b));
+    CHECK(heirloom_lock_with(b, &r1, HEIRLOOM_X, HEIRLOOM_WAIT_NOWAIT, 0) == HEIRLOOM_EWOULDBLOCK, "no-wait");
+    OK(heirloom_abort(b));
+
+    /* Early release, a batch, and the JSON views. */
+    OK(heirloom_lock(a, &r2, HEIRLOOM_X));
+    OK(heirloom_unlock(a, &r2));
+    CHECK(heirloom_unlock(a, &r2) == HEIRLOOM_ENOTHELD, "second unlock: %s", heirloom_message(a));
+    heirloom_lock_id batch[3] = {row(2, 5), row(2, 3), row(3, 9)};
+    uint32_t modes[3] = {HEIRLOOM_X, HEIRLOOM_S, HEIRLOOM_U};
+    OK(heirloom_lock_all(a, batch, modes, 3));
+    OK(heirloom_held_mode(a, &batch[2], &mode));
+    CHECK(mode == HEIRLOOM_U, "batch mode %u", mode);
+    char *snap = heirloom_manager_snapshot_json(m);
+    CHECK(snap != NULL && strstr(snap, "\"locks\"") && strstr(snap, "\"holders\""), "snapshot %s", snap);
+    heirloom_string_free(snap);
+    OK(heirloom_commit(a));
+    snap = heirloom_manager_snapshot_json(m);
+    CHECK(snap != NULL && strcmp(snap, "{\"locks\":[]}") == 0, "locks left behind: %s", snap);
+    heirloom_string_free(snap);
+    char *stats = heirloom_manager_stats_json(m);
+    CHECK(stats != NULL && strstr(stats, "\"committed\":1"), "stats %s", stats);
+    heirloom_string_free(stats);
+    stats = heirloom_agent_stats_json(a);
+    CHECK(stats != NULL && strstr(stats, "\"committed\":1"), "agent stats %s", stats);
+    heirloom_string_free(stats);
+    heirloom_string_free(NULL);
+
+    CHECK(strcmp(heirloom_code_name(HEIRLOOM_EDEADLOCK), "deadlock") == 0, "code name");
+    CHECK(strcmp(heirloom_code_name(12345), "unknown") == 0, "unknown code name");
+    CHECK(!heirloom_is_restartable(HEIRLOOM_EINVAL), "invalid is not restartable");
+
+    OK(heirloom_agent_free(a));
+    OK(heirloom_agent_free(b));
+    heirloom_manager_free(m);
+}
+
+static void misuse(void) {
+    heirloom_lock_id r = row(1, 1);
+    heirloom_manager *m = NULL;
+    heirloom_agent *a = NULL;
+    uint32_t mode;
+
+    /* Null handles and pointers, options out of range. */
+    CHECK(heirloom_manager_new(NULL, NULL) == HEIRLOOM_EINVAL, "null out");
+    heirloom_options o;
+    heirloom_options_init(&o);
+    o.table = 77;
+    CHECK(heirloom_manager_new(&o, &m) == HEIRLOOM_EINVAL && m == NULL, "bad table");
+    heirloom_options_init(&o);
+    o.table = HEIRLOOM_TABLE_SERVER;
+    o.partitions = 0;
+    CHECK(heirloom_manager_new(&o, &m) == HEIRLOOM_EINVAL, "zero partitions");
+    CHECK(heirloom_agent_new(NULL, &a) == HEIRLOOM_EINVAL, "null manager");
+    CHECK(heirloom_begin(NULL) == HEIRLOOM_EINVAL, "null agent");
+    CHECK(heirloom_lock(NULL, &r, HEIRLOOM_S) == HEIRLOOM_EINVAL, "null agent lock");
+    CHECK(heirloom_manager_stats_json(NULL) == NULL, "null manager stats");
+    CHECK(strlen(heirloom_message(NULL)) > 0, "message of null");
+    heirloom_manager_free(NULL);
+
+    OK(heirloom_manager_new(NULL, &m)); /* the defaults */
+    a = new_agent(m);
+    /* Out of order. */
+    CHECK(heirloom_lock(a, &r, HEIRLOOM_S) == HEIRLOOM_EMISUSE, "lock before begin");
+    CHECK(strstr(heirloom_message(a), "no transaction") != NULL, "message: %s", heirloom_message(a));
+    CHECK(heirloom_commit(a) == HEIRLOOM_EMISUSE, "commit before begin");
+    CHECK(heirloom_abort(a) == HEIRLOOM_EMISUSE, "abort before begin");
+    OK(heirloom_begin(a));
+    CHECK(heirloom_begin(a) == HEIRLOOM_EMISUSE, "second begin");
+    /* Bad arguments change nothing. */
+    CHECK(heirloom_lock(a, NULL, HEIRLOOM_S) == HEIRLOOM_EINVAL, "null id");
+    CHECK(heirloom_lock(a, &r, 42) == HEIRLOOM_EINVAL, "bad mode");
+    CHECK(heirloom_lock(a, &r, HEIRLOOM_NL) == HEIRLOOM_EINVAL, "NL is no request");
+    heirloom_lock_id bad = {9, 0, 1, 1};
+    CHECK(heirloom_lock(a, &bad, HEIRLOOM_S) == HEIRLOOM_EINVAL, "bad level");
+    CHECK(heirloom_lock_with(a, &r, HEIRLOOM_S, 9, 0) == HEIRLOOM_EINVAL, "bad wait");
+    CHECK(heirloom_lock_all(a, NULL, NULL, 2) == HEIRLOOM_EINVAL, "null batch");
+    CHECK(heirloom_held_mode(a, &r, NULL) == HEIRLOOM_EINVAL, "null out");
+    OK(heirloom_lock(a, &r, HEIRLOOM_S));
+    OK(heirloom_held_mode(a, &r, &mode));
+    CHECK(mode == HEIRLOOM_S, "the transaction goes on after refused calls");
+    OK(heirloom_commit(a));
+
+    /* A freed agent is refused, and freeing it again too. */
+    OK(heirloom_agent_free(a));
+    CHECK(heirloom_begin(a) == HEIRLOOM_EINVAL, "freed agent");
+    CHECK(heirloom_agent_free(a) == HEIRLOOM_EINVAL, "double free");
+    CHECK(strlen(heirloom_message(a)) > 0, "message of a freed agent");
+    /* A freed manager too; its agents stay usable. */
+    heirloom_agent *b = new_agent(m);
+    heirloom_manager_free(m);
+    CHECK(heirloom_agent_new(m, &a) == HEIRLOOM_EINVAL, "freed manager");
+    CHECK(heirloom_manager_snapshot_json(m) == NULL, "freed manager snapshot");
+    heirloom_manager_free(m);
+    OK(heirloom_begin(b));
+    OK(heirloom_lock(b, &r, HEIRLOOM_X));
+    OK(heirloom_commit(b));
+    OK(heirloom_agent_free(b));
+}
+
+/* A transaction used from another thread than the one that began it. */
+static void *use_from_elsewhere(void *arg) {
+    heirloom_agent *a = arg;
+    heirloom_lock_id r = row(1, 7);
+    int *codes = malloc(2 * sizeof(int));
+    codes[0] = heirloom_lock(a, &r, HEIRLOOM_S);
+    codes[1] = heirloom_commit(a);
+    return codes;
+}
+
+static void another_thread(void) {
+    heirloom_manager *m = new_manager(HEIRLOOM_TABLE_LATCHFREE, HEIRLOOM_POLICY_DETECT);
+    heirloom_agent *a = new_agent(m);
+    OK(heirloom_begin(a));
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, use_from_elsewhere, a) == 0, "thread");
+    int *codes;
+    pthread_join(t, (void **)&codes);
+    CHECK(codes[0] == HEIRLOOM_EMISUSE && codes[1] == HEIRLOOM_EMISUSE, "codes %d %d", codes[0], codes[1]);
+    free(codes);
+    heirloom_lock_id r = row(1, 7);
+    OK(heirloom_lock(a, &r, HEIRLOOM_S)); /* still this thread's */
+    OK(heirloom_commit(a));
+    OK(heirloom_agent_free(a));
+    heirloom_manager_free(m);
+}
+
+/* A panic inside the library: the call returns HEIRLOOM_EPANIC, the locks
+ * go back, the agent stays unusable. */
+static void after_a_panic(void) {
+    heirloom_manager *m = new_manager(HEIRLOOM_TABLE_LATCHED, HEIRLOOM_POLICY_NOWAIT);
+    heirloom_agent *a = new_agent(m), *b = new_agent(m);
+    heirloom_lock_id r = row(4, 4);
+    OK(heirloom_begin(a));
+    OK(heirloom_lock(a, &r, HEIRLOOM_X));
+    OK(heirloom_agent_inject_panic(a));
+    CHECK(heirloom_lock(a, &r, HEIRLOOM_X) == HEIRLOOM_EPANIC, "the injected panic");
+    CHECK(strstr(heirloom_message(a), "panic") != NULL, "message: %s", heirloom_message(a));
+    CHECK(heirloom_begin(a) == HEIRLOOM_EPANIC, "unusable after a panic");
+    CHECK(heirloom_commit(a) == HEIRLOOM_EPANIC, "unusable after a panic");
+    OK(heirloom_begin(b));
+    OK(heirloom_lock(b, &r, HEIRLOOM_X)); /* a's X went back (no-wait would refuse) */
+    OK(heirloom_commit(b));
+    OK(heirloom_agent_free(a));
+    OK(heirloom_agent_free(b));
+    heirloom_manager_free(m);
+}
+
+/* Two transactions, each holding one row and asking for the other's. */
+struct duel {
+    heirloom_agent *agent;
+    uint64_t first, second;
+    pthread_barrier_t *barrier;
+    int code;
+    char message[512];
+};
+
+static void *duel(void *arg) {
+    struct duel *d = arg;
+    heirloom_lock_id r1 = row(5, d->first), r2 = row(5, d->second);
+    OK(heirloom_begin(d->agent));
+    OK(heirloom_lock(d->agent, &r1, HEIRLOOM_X));
+    pthread_barrier_wait(d->barrier);
+    d->code = heirloom_lock(d->agent, &r2, HEIRLOOM_X);
+    snprintf(d->message, sizeof d->message, "%s", heirloom_message(d->agent));
+    if (d->code == HEIRLOOM_OK)
+        OK(heirloom_commit(d->agent));
+    else
+        OK(heirloom_abort(d->agent));
+    return NULL;
+}
+
+static void a_deadlock(void) {
+    heirloom_manager *m = new_manager(HEIRLOOM_TABLE_LATCHED, HEIRLOOM_POLICY_DETECT);
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, 2);
+    struct duel d[2] = {{new_agent(m), 1, 2, &barrier, -1, ""}, {new_agent(m), 2, 1, &barrier, -1, ""}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) CHECK(pthread_create(&t[i], NULL, duel, &d[i]) == 0, "thread");
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    int victims = (d[0].code == HEIRLOOM_EDEADLOCK) + (d[1].code == HEIRLOOM_EDEADLOCK);
+    int winners = (d[0].code == HEIRLOOM_OK) + (d[1].code == HEIRLOOM_OK);
+    CHECK(victims == 1 && winners == 1, "codes %d %d", d[0].code, d[1].code);
+    const char *msg = d[0].code == HEIRLOOM_EDEADLOCK ? d[0].message : d[1].message;
+    CHECK(strstr(msg, "deadlock") && strstr(msg, "-[") && strstr(msg, "]->"), "the cycle: %s", msg);
+    for (int i = 0; i < 2; i++) OK(heirloom_agent_free(d[i].agent));
+    pthread_barrier_destroy(&barrier);
+    heirloom_manager_free(m);
+}
+
+/* Bank transfers: money moves between accounts under X row locks taken in
+ * random order (so transactions deadlock, die or are wounded and retry);
+ * the total never changes. */
+#define ACCOUNTS 16
+#define THREADS 4
+#define TRANSFERS 2000
+
+static long balance[ACCOUNTS];
+
+struct teller {
+    heirloom_manager *m;
+    unsigned seed;
+    long retries;
+};
+
+static void *teller(void *arg) {
+    struct teller *t = arg;
+    heirloom_agent *a = new_agent(t->m);
+    for (int i = 0; i < TRANSFERS; i++) {
+        uint64_t from = rand_r(&t->seed) % ACCOUNTS, to = rand_r(&t->seed) % ACCOUNTS;
+        long amount = rand_r(&t->seed) % 100;
+        for (;;) {
+            OK(heirloom_begin(a));
+            heirloom_lock_id f = row(9, from), d = row(9, to);
+            int code = heirloom_lock(a, &f, HEIRLOOM_X);
+            if (code == HEIRLOOM_OK) code = heirloom_lock(a, &d, HEIRLOOM_X);
+            if (code == HEIRLOOM_OK) {
+                balance[from] -= amount;
+                balance[to] += amount;
+                OK(heirloom_commit(a));
+                break;
+            }
+            CHECK(heirloom_is_restartable(code), "code %d: %s", code, heirloom_message(a));
+            OK(heirloom_abort(a));
+            t->retries++;
+        }
+    }
+    OK(heirloom_agent_free(a));
+    return NULL;
+}
+
+static void bank(uint32_t table, uint32_t policy) {
+    heirloom_manager *m = new_manager(table, policy);
+    for (int i = 0; i < ACCOUNTS; i++) balance[i] = 1000;
+    struct teller tellers[THREADS];
+    pthread_t threads[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        tellers[i] = (struct teller){m, 17u * (unsigned)i + 1, 0};
+        CHECK(pthread_create(&threads[i], NULL, teller, &tellers[i]) == 0, "thread");
+    }
+    for (int i = 0; i < THREADS; i++) pthread_join(threads[i], NULL);
+    long total = 0;
+    for (int i = 0; i < ACCOUNTS; i++) total += balance[i];
+    CHECK(total == 1000L * ACCOUNTS, "money was made or lost: %ld", total);
+    char *snap = heirloom_manager_snapshot_json(m);
+    CHECK(snap && strcmp(snap, "{\"locks\":[]}") == 0, "locks left behind: %s", snap);
+    heirloom_string_free(snap);
+    char *stats = heirloom_manager_stats_json(m);
+    char want[64];
+    snprintf(want, sizeof want, "\"committed\":%d", THREADS * TRANSFERS);
+    CHECK(stats && strstr(stats, want), "every transfer committed once: %s", stats);
+    heirloom_string_free(stats);
+    heirloom_manager_free(m);
+}
+
+int main(void) {
+    each_call();
+    misuse();
+    another_thread();
+    after_a_panic();
+    a_deadlock();
+    uint32_t tables[] = {HEIRLOOM_TABLE_LATCHED, HEIRLOOM_TABLE_LATCHFREE, HEIRLOOM_TABLE_SERVER,
+                         HEIRLOOM_TABLE_GLOBAL_HTM};
+    uint32_t policies[] = {HEIRLOOM_POLICY_DETECT, HEIRLOOM_POLICY_NOWAIT, HEIRLOOM_POLICY_WAITDIE,
+                           HEIRLOOM_POLICY_WOUNDWAIT};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) bank(tables[i], policies[j]);
+    printf("heirloom C tests: %d checks passed\n", checks);
+    return 0;
+}
