@@ -225,7 +225,13 @@ fn too_long(src: &Path, most: usize) -> Vec<(PathBuf, usize)> {
 
 #[test]
 fn no_source_file_is_over_a_thousand_lines() {
-    for name in ["heirloom", "heirloom-bench", "heirloom-btree", "heirloom-rtm", "heirloom-ffi"] {
+    for name in [
+        "heirloom",
+        "heirloom-bench",
+        "heirloom-btree",
+        "heirloom-rtm",
+        "heirloom-ffi",
+    ] {
         let long = too_long(&crate_src(name), MOST_LINES);
         assert!(long.is_empty(), "{name}: files over {MOST_LINES} lines: {long:?}");
     }
