@@ -4,9 +4,21 @@
 # runs it with the settings of `heirloom bench --profile dbx1000`, so that the
 # two can be measured side by side on one machine.
 #
-#   scripts/dbx1000.sh build SRC OUT        # SRC: a DBx1000 checkout; 6 binaries in OUT
-#   scripts/dbx1000.sh ycsb OUT THREADS     # one line per variant: txn/s, aborts/s
+#   scripts/dbx1000.sh build SRC OUT        # SRC: a DBx1000 checkout; 8 binaries in OUT
+#   scripts/dbx1000.sh ycsb OUT THREADS [THETA]   # one line per variant: txn/s, aborts/s
 #   scripts/dbx1000.sh tpcc OUT THREADS WAREHOUSES
+#
+# Besides DBx1000's own NO_WAIT, WAIT_DIE and DL_DETECT, `build` makes
+# DBx1000 with heirloom as its lock manager (CC_ALG HEIRLOOM: the patch
+# scripts/dbx1000-heirloom.patch, linked with heirloom's C interface,
+# crates/heirloom-ffi, built here): its row accesses take S or X row locks
+# through heirloom (which takes IS or IX on the table and the database
+# first, on its fast path), commit and abort release them all; its abort
+# buffer and workloads are unchanged. `ycsb` and `tpcc` run it under every
+# policy in HEIRLOOM_POLICIES (default "detect nowait waitdie woundwait")
+# on every table in HEIRLOOM_TABLES (default "latched latchfree"); with
+# HEIRLOOM_ONLY=1 they skip DBx1000's own variants, with DBX_ONLY=1
+# heirloom's.
 #
 # Settings (DBx1000's own defaults unless said): YCSB 1M rows (-s1048576),
 # 16 requests (-R16), theta 0.9, half reads and half writes, hash index;
@@ -67,28 +79,63 @@ EOF
             rm -rf "$dir"
         done
     done
+    # heirloom inside DBx1000: the C interface's static library and header.
+    repo=$(cd "$(dirname "$0")/.." && pwd)
+    (cd "$repo" && cargo build --release -q -p heirloom-ffi)
+    ffi="$out/heirloom-ffi"
+    mkdir -p "$ffi/include"
+    cp "${CARGO_TARGET_DIR:-$repo/target}/release/libheirloom_ffi.a" "$ffi/"
+    cp "$repo/crates/heirloom-ffi/include/heirloom.h" "$ffi/include/"
+    for wl in YCSB TPCC; do
+        dir="$out/src-$wl-HEIRLOOM"
+        rm -rf "$dir"
+        cp -r "$src" "$dir"
+        patch -d "$dir" -p1 -s < "$repo/scripts/dbx1000-heirloom.patch"
+        sed -i -e "s/^#define WORKLOAD .*/#define WORKLOAD $wl/" \
+            -e "s/^#define CC_ALG .*/#define CC_ALG HEIRLOOM/" \
+            -e "s/^#define MAX_TXN_PER_PART .*/#define MAX_TXN_PER_PART $txns/" \
+            -e "s/^#define PERC_PAYMENT .*/#define PERC_PAYMENT 0.5/" \
+            -e "s/^#define CPU_FREQ .*/#define CPU_FREQ $ghz/" "$dir/config.h"
+        sed -i -e "s/-ljemalloc/$jemalloc/" -e "s| -L./libs||" "$dir/Makefile"
+        make -C "$dir" -j2 -s rundb HEIRLOOM_FFI="$ffi" >/dev/null
+        cp "$dir/rundb" "$out/rundb-$wl-HEIRLOOM"
+        rm -rf "$dir"
+    done
     ;;
 ycsb | tpcc)
     out=$2 threads=$3
     cd "$out"
     if [ "$cmd" = ycsb ]; then
         bin=YCSB
-        args=(-t"$threads" -s1048576 -R16 -z0.9 -r0.5 -w0.5)
+        args=(-t"$threads" -s1048576 -R16 -z"${4:-0.9}" -r0.5 -w0.5)
     else
         bin=TPCC
         args=(-t"$threads" -n"$4")
     fi
-    for cc in NO_WAIT WAIT_DIE DL_DETECT; do
-        log=$("./rundb-$bin-$cc" "${args[@]}")
-        sim=$(sed -n 's/^PASS! SimTime = \([0-9]*\).*/\1/p' <<<"$log")
-        txn=$(sed -n 's/^\[summary\] txn_cnt=\([0-9]*\), abort_cnt=\([0-9]*\).*/\1/p' <<<"$log")
-        abort=$(sed -n 's/^\[summary\] txn_cnt=\([0-9]*\), abort_cnt=\([0-9]*\).*/\2/p' <<<"$log")
-        awk -v cc="$cc" -v t="$threads" -v sim="$sim" -v txn="$txn" -v ab="$abort" \
-            'BEGIN { printf "dbx1000 %-9s %d threads  %10.0f txn/s  %10.0f aborts/s\n", cc, t, txn / (sim / 1e9), ab / (sim / 1e9) }'
-    done
+    report() { # label log
+        local sim txn abort
+        sim=$(sed -n 's/^PASS! SimTime = \([0-9]*\).*/\1/p' <<<"$2")
+        txn=$(sed -n 's/^\[summary\] txn_cnt=\([0-9]*\), abort_cnt=\([0-9]*\).*/\1/p' <<<"$2")
+        abort=$(sed -n 's/^\[summary\] txn_cnt=\([0-9]*\), abort_cnt=\([0-9]*\).*/\2/p' <<<"$2")
+        awk -v cc="$1" -v t="$threads" -v sim="$sim" -v txn="$txn" -v ab="$abort" \
+            'BEGIN { printf "dbx1000 %-28s %d threads  %10.0f txn/s  %10.0f aborts/s\n", cc, t, txn / (sim / 1e9), ab / (sim / 1e9) }'
+    }
+    if [ "${HEIRLOOM_ONLY:-0}" != 1 ]; then
+        for cc in NO_WAIT WAIT_DIE DL_DETECT; do
+            report "$cc" "$("./rundb-$bin-$cc" "${args[@]}")"
+        done
+    fi
+    if [ "${DBX_ONLY:-0}" != 1 ] && [ -x "./rundb-$bin-HEIRLOOM" ]; then
+        for table in ${HEIRLOOM_TABLES:-latched latchfree}; do
+            for policy in ${HEIRLOOM_POLICIES:-detect nowait waitdie woundwait}; do
+                report "HEIRLOOM-$table-$policy" \
+                    "$(HEIRLOOM_TABLE=$table HEIRLOOM_POLICY=$policy "./rundb-$bin-HEIRLOOM" "${args[@]}")"
+            done
+        done
+    fi
     ;;
 *)
-    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -121,14 +121,25 @@ struct AgentState {
     /// The thread that began the open transaction.
     thread: Option<std::thread::ThreadId>,
     poisoned: bool,
-    /// The last call's message (empty after a success).
-    message: CString,
+    /// The last call's message (none after a success).
+    message: Option<CString>,
     /// The next call panics (`heirloom_agent_inject_panic`).
     inject_panic: bool,
 }
 
 fn set_message(st: &mut AgentState, text: &str) {
-    st.message = CString::new(text.replace('\0', " ")).unwrap_or_default();
+    st.message = Some(CString::new(text.replace('\0', " ")).unwrap_or_default());
+}
+
+thread_local! {
+    /// The calling thread's id (`thread::current()` would touch a
+    /// reference count on every call).
+    static THREAD: std::thread::ThreadId = std::thread::current().id();
+}
+
+/// The calling thread's id (`None` while the thread is being torn down).
+fn this_thread() -> Option<std::thread::ThreadId> {
+    THREAD.try_with(|t| *t).ok()
 }
 
 fn code_of(e: &LockError) -> i32 {
@@ -249,11 +260,11 @@ unsafe fn with_agent(a: *const heirloom_agent, f: impl FnOnce(&mut AgentState) -
     let st = unsafe { &mut *h.state.get() };
     let code = if st.poisoned {
         HEIRLOOM_EPANIC
-    } else if st.txn.is_some() && st.thread != Some(std::thread::current().id()) {
+    } else if st.txn.is_some() && st.thread != this_thread() {
         set_message(st, "heirloom: the open transaction was begun on another thread");
         HEIRLOOM_EMISUSE
     } else {
-        st.message = CString::default();
+        st.message = None;
         let inject = std::mem::take(&mut st.inject_panic);
         match catch_unwind(AssertUnwindSafe(|| {
             if inject {
@@ -462,7 +473,7 @@ pub unsafe extern "C" fn heirloom_agent_new(m: *const heirloom_manager, out: *mu
                     agent: Box::into_raw(agent),
                     thread: None,
                     poisoned: false,
-                    message: CString::default(),
+                    message: None,
                     inject_panic: false,
                 }),
             });
@@ -511,7 +522,7 @@ pub unsafe extern "C" fn heirloom_agent_free(a: *mut heirloom_agent) -> i32 {
             drop(unsafe { Box::from_raw(agent) });
         }
     }));
-    st.message = CString::default();
+    st.message = None;
     h.busy.store(false, Ordering::Release);
     HEIRLOOM_OK
 }
@@ -533,9 +544,13 @@ pub unsafe extern "C" fn heirloom_message(a: *const heirloom_agent) -> *const c_
     if h.magic.load(Ordering::Acquire) != MAGIC_LIVE {
         return NONE.as_ptr().cast();
     }
+    static EMPTY: &[u8] = b"\0";
     // SAFETY: the message is written only inside calls on `a`, which the
     // header says are not concurrent with this one (per-thread use).
-    unsafe { (*h.state.get()).message.as_ptr() }
+    match unsafe { &(*h.state.get()).message } {
+        Some(m) => m.as_ptr(),
+        None => EMPTY.as_ptr().cast(),
+    }
 }
 
 /// A short name of a result code (`"ok"`, `"deadlock"`, ...); never null.
@@ -600,7 +615,7 @@ pub unsafe extern "C" fn heirloom_begin(a: *mut heirloom_agent) -> i32 {
             // while a transaction is open.
             let txn: Transaction<'static> = (*agent).begin();
             st.txn = Some(txn);
-            st.thread = Some(std::thread::current().id());
+            st.thread = this_thread();
             HEIRLOOM_OK
         })
     }
