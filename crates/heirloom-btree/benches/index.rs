@@ -205,18 +205,7 @@ fn run<P: Protocol>(args: &Args, threads: usize, insert_pct: u32, seed: u64, ret
     );
     let st = tree.stats();
     let ops_f = ops.max(1) as f64;
-    let (e, b) = (st.elision, before.elision);
-    let elision = heirloom_btree::ElisionStats {
-        rtm: e.rtm,
-        commits: e.commits - b.commits,
-        busy: e.busy - b.busy,
-        injected: e.injected - b.injected,
-        explicit: e.explicit - b.explicit,
-        conflict: e.conflict - b.conflict,
-        capacity: e.capacity - b.capacity,
-        other: e.other - b.other,
-        fallbacks: e.fallbacks - b.fallbacks,
-    };
+    let elision = st.elision.since(&before.elision);
     Sample {
         ops_per_sec: ops as f64 / elapsed.as_secs_f64(),
         restarts_per_op: (st.restarts - before.restarts + elision.aborts()) as f64 / ops_f,

@@ -296,15 +296,31 @@ unsafe fn with_agent(a: *const heirloom_agent, f: impl FnOnce(&mut AgentState) -
 fn with_txn(st: &mut AgentState, f: impl FnOnce(&mut Transaction<'static>) -> Result<(), LockError>) -> i32 {
     let r = match st.txn.as_mut() {
         Some(t) => f(t),
-        None => {
-            set_message(
-                st,
-                "heirloom: no transaction is open on this agent (heirloom_begin first)",
-            );
-            return HEIRLOOM_EMISUSE;
-        }
+        None => return no_txn(st),
     };
     result(st, r)
+}
+
+/// Refuses a call that needs an open transaction.
+fn no_txn(st: &mut AgentState) -> i32 {
+    set_message(
+        st,
+        "heirloom: no transaction is open on this agent (heirloom_begin first)",
+    );
+    HEIRLOOM_EMISUSE
+}
+
+/// Ends the open transaction with `f` (commit or abort), or refuses if
+/// there is none.
+fn end_txn(st: &mut AgentState, f: impl FnOnce(Transaction<'static>) -> Result<(), LockError>) -> i32 {
+    match st.txn.take() {
+        Some(t) => {
+            st.thread = None;
+            let r = f(t);
+            result(st, r)
+        }
+        None => no_txn(st),
+    }
 }
 
 /// Fills `opts` with the defaults: the latched table, deadlock detection,
@@ -757,19 +773,7 @@ pub unsafe extern "C" fn heirloom_held_mode(a: *mut heirloom_agent, id: *const h
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn heirloom_commit(a: *mut heirloom_agent) -> i32 {
     // SAFETY: the caller's promise.
-    unsafe {
-        with_agent(a, |st| match st.txn.take() {
-            Some(t) => {
-                st.thread = None;
-                let r = t.commit();
-                result(st, r)
-            }
-            None => {
-                set_message(st, "heirloom: no transaction is open on this agent");
-                HEIRLOOM_EMISUSE
-            }
-        })
-    }
+    unsafe { with_agent(a, |st| end_txn(st, Transaction::commit)) }
 }
 
 /// Aborts the open transaction: releases every lock.
@@ -780,16 +784,11 @@ pub unsafe extern "C" fn heirloom_commit(a: *mut heirloom_agent) -> i32 {
 pub unsafe extern "C" fn heirloom_abort(a: *mut heirloom_agent) -> i32 {
     // SAFETY: the caller's promise.
     unsafe {
-        with_agent(a, |st| match st.txn.take() {
-            Some(t) => {
-                st.thread = None;
+        with_agent(a, |st| {
+            end_txn(st, |t| {
                 t.abort();
-                HEIRLOOM_OK
-            }
-            None => {
-                set_message(st, "heirloom: no transaction is open on this agent");
-                HEIRLOOM_EMISUSE
-            }
+                Ok(())
+            })
         })
     }
 }

@@ -532,6 +532,23 @@ impl ElisionStats {
         self.commits + self.fallbacks
     }
 
+    /// The counts since `earlier` (a read of the same elision's counters);
+    /// `rtm` as now.
+    pub fn since(&self, earlier: &ElisionStats) -> ElisionStats {
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        ElisionStats {
+            rtm: self.rtm,
+            commits: d(self.commits, earlier.commits),
+            busy: d(self.busy, earlier.busy),
+            injected: d(self.injected, earlier.injected),
+            explicit: d(self.explicit, earlier.explicit),
+            conflict: d(self.conflict, earlier.conflict),
+            capacity: d(self.capacity, earlier.capacity),
+            other: d(self.other, earlier.other),
+            fallbacks: d(self.fallbacks, earlier.fallbacks),
+        }
+    }
+
     /// The share of sections that ran under the lock (0 when none ran).
     pub fn fallback_share(&self) -> f64 {
         if self.sections() == 0 {

@@ -115,18 +115,7 @@ pub(super) fn index_cell<P: heirloom_btree::Protocol>(
     }
     let b = tree.stats().elision;
     let ops = index_drive(keys, threads, pct, d, seed, |k| tree.get(k), |k, v| tree.insert(k, v));
-    let e = tree.stats().elision;
-    let elision = heirloom_btree::ElisionStats {
-        rtm: e.rtm,
-        commits: e.commits - b.commits,
-        busy: e.busy - b.busy,
-        injected: e.injected - b.injected,
-        explicit: e.explicit - b.explicit,
-        conflict: e.conflict - b.conflict,
-        capacity: e.capacity - b.capacity,
-        other: e.other - b.other,
-        fallbacks: e.fallbacks - b.fallbacks,
-    };
+    let elision = tree.stats().elision.since(&b);
     (ops, elision)
 }
 
