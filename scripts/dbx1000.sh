@@ -17,8 +17,8 @@
 # buffer and workloads are unchanged. `ycsb` and `tpcc` run it under every
 # policy in HEIRLOOM_POLICIES (default "detect nowait waitdie woundwait")
 # on every table in HEIRLOOM_TABLES (default "latched latchfree"); with
-# HEIRLOOM_ONLY=1 they skip DBx1000's own variants, with DBX_ONLY=1
-# heirloom's.
+# HEIRLOOM_ONLY=1 they (and `build`) skip DBx1000's own variants, with
+# DBX_ONLY=1 heirloom's.
 #
 # Settings (DBx1000's own defaults unless said): YCSB 1M rows (-s1048576),
 # 16 requests (-R16), theta 0.9, half reads and half writes, hash index;
@@ -61,8 +61,12 @@ EOF
     mkdir -p "$out/benchmarks"
     cp "$src"/benchmarks/*.txt "$out/benchmarks/"
     echo "time-stamp counter: $ghz GHz" >&2
+    # HEIRLOOM_ONLY=1: heirloom's two binaries only (DBx1000's own left as
+    # they are); DBX_ONLY=1: DBx1000's own six only.
+    own=(NO_WAIT WAIT_DIE DL_DETECT)
+    [ "${HEIRLOOM_ONLY:-0}" = 1 ] && own=()
     for wl in YCSB TPCC; do
-        for cc in NO_WAIT WAIT_DIE DL_DETECT; do
+        for cc in "${own[@]}"; do
             dir="$out/src-$wl-$cc"
             rm -rf "$dir"
             cp -r "$src" "$dir"
@@ -79,6 +83,7 @@ EOF
             rm -rf "$dir"
         done
     done
+    [ "${DBX_ONLY:-0}" = 1 ] && exit 0
     # heirloom inside DBx1000: the C interface's static library and header.
     repo=$(cd "$(dirname "$0")/.." && pwd)
     (cd "$repo" && cargo build --release -q -p heirloom-ffi)

@@ -644,8 +644,19 @@ pub unsafe extern "C" fn heirloom_begin(a: *mut heirloom_agent) -> i32 {
 /// `a` is null or an agent handle; `id` is null or points to a lock id.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn heirloom_lock(a: *mut heirloom_agent, id: *const heirloom_lock_id, mode: u32) -> i32 {
-    // SAFETY: the caller's promise.
-    unsafe { heirloom_lock_with(a, id, mode, HEIRLOOM_WAIT_POLICY, 0) }
+    // SAFETY: the caller's promise. (`Transaction::lock` rather than
+    // `heirloom_lock_with`'s `lock_with`: the hot call need not save and
+    // restore the per-call wait.)
+    unsafe {
+        with_agent(a, |st| {
+            // SAFETY: the caller's promise (null checked).
+            let (Some(id), Some(mode)) = (id.as_ref().and_then(lock_of), mode_of(mode)) else {
+                set_message(st, "heirloom: a null or invalid lock id or mode");
+                return HEIRLOOM_EINVAL;
+            };
+            with_txn(st, |t| t.lock(id, mode))
+        })
+    }
 }
 
 /// Locks `id` in `mode`, waiting as `wait` says (`HEIRLOOM_WAIT_*`;

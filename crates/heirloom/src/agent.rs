@@ -88,6 +88,17 @@ pub struct Agent {
     /// Index into `held` by lock id, built once a transaction holds more
     /// than [`Agent::SCAN_LIMIT`] locks (below that a scan is faster).
     pub(crate) index: HashMap<LockId, u32, IdBuildHasher>,
+    /// A Bloom filter (one hash, 256 bits) over the ids in `held`: every
+    /// entry's `LockId::filter_bit` is set (set when an entry is pushed or
+    /// adopted, cleared only when `held` is empty), so a clear bit proves
+    /// the lock is not in the cache and a new lock skips the cache's scan
+    /// or index. Entries that leave do not clear their bits: a stale bit
+    /// only costs the scan it would have saved.
+    pub(crate) maybe_held: [u64; 4],
+    /// Per slot (`LockId::hint_slot` of a parent), the cache entry of the
+    /// parent of the leaf of the last walk that left one there, or
+    /// `NO_HINT` (see `Transaction::lock_path` for when they are trusted).
+    pub(crate) parent_hints: [u32; 8],
     /// Requests granted by this agent's releases, to wake after the latch.
     pub(crate) wake: Vec<ReqPtr>,
     /// Scratch for conflict policies.
@@ -161,6 +172,12 @@ pub struct Agent {
 /// for 64 bits of nanoseconds, 584 years, which is never in practice).
 pub(crate) const NO_BOUND: u64 = u64::MAX;
 
+/// An entry of `Agent::parent_hints` with no hint.
+pub(crate) const NO_HINT: u32 = u32::MAX;
+
+/// `Agent::parent_hints` with none.
+pub(crate) const NO_HINTS: [u32; 8] = [NO_HINT; 8];
+
 /// The state of the transaction open on an agent (`Agent::txn`): a
 /// [`Transaction`](crate::Transaction) is only a pointer to its agent.
 #[derive(Clone, Copy, Debug)]
@@ -200,7 +217,23 @@ impl TxnState {
 }
 
 impl Agent {
-    pub(crate) const SCAN_LIMIT: usize = 16;
+    /// Up to this many cache entries `find` scans `held` (when the filter
+    /// lets a lookup through at all); beyond it, the index answers.
+    pub(crate) const SCAN_LIMIT: usize = 32;
+
+    /// Whether `id` may be in the lock cache (`false`: it is not).
+    #[inline(always)]
+    pub(crate) fn may_hold(&self, id: LockId) -> bool {
+        let (w, m) = id.filter_bit();
+        self.maybe_held[w] & m != 0
+    }
+
+    /// Marks `id` as in the lock cache (`Agent::maybe_held`).
+    #[inline(always)]
+    pub(crate) fn note_held(&mut self, id: LockId) {
+        let (w, m) = id.filter_bit();
+        self.maybe_held[w] |= m;
+    }
 
     pub(crate) fn new(lm: Arc<Inner>) -> Self {
         let (shared, seq) = lm.register();
@@ -215,6 +248,8 @@ impl Agent {
             nodes,
             held: Vec::with_capacity(32),
             index: HashMap::default(),
+            maybe_held: [0; 4],
+            parent_hints: NO_HINTS,
             wake: Vec::with_capacity(8),
             blockers: Vec::new(),
             inherited: Vec::new(),
@@ -616,6 +651,7 @@ impl Agent {
         }
         self.release_superseded(None);
         self.index.clear();
+        self.maybe_held = [0; 4];
         self.shared.counters.aborted.bump();
         self.shared.counters.forgotten.bump();
         self.open = None;

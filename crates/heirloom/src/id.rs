@@ -270,6 +270,32 @@ impl LockId {
         (self.key, self.hi)
     }
 
+    /// The bit of this id in an agent's held-lock filter (`Agent::maybe_held`,
+    /// 256 bits): word and mask. A multiplicative hash's top byte, so a
+    /// few instructions; row keys that are addresses or sequence numbers
+    /// spread over it.
+    #[inline]
+    pub(crate) const fn filter_bit(&self) -> (usize, u64) {
+        let b = self.cache_hash() >> 56;
+        ((b >> 6) as usize, 1 << (b & 63))
+    }
+
+    /// The slot of this id's parent among an agent's parent hints
+    /// (`Agent::parent_hints`, eight of them): its table number's low
+    /// three bits (a row and its page share their table's slot), so the
+    /// tables of a schema numbered in order have slots of their own.
+    #[inline]
+    pub(crate) const fn hint_slot(&self) -> usize {
+        (self.table_no() & 7) as usize
+    }
+
+    /// The lock cache's hash: one multiplication (the table's is
+    /// `hash64`).
+    #[inline]
+    const fn cache_hash(&self) -> u64 {
+        (self.key ^ self.hi.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+
     /// The inverse of [`LockId::words`].
     #[inline]
     pub(crate) const fn from_words(key: u64, hi: u64) -> Self {

@@ -152,6 +152,8 @@ impl Transaction<'_> {
     }
 
     pub(super) fn convert(&mut self, k: usize, to: Mode) -> Result<(), LockError> {
+        // A mode changes: `Transaction::lock_path`'s hints no longer hold.
+        self.agent.parent_hints = NO_HINTS;
         if self.agent.held[k].req == self.agent.nodes.none() {
             // A fast hold with no node: IS to IX in place needs none.
             if self.agent.held[k].mode == Mode::IS && to == Mode::IX && self.upgrade_fast(k) {

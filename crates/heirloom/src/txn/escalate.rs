@@ -114,6 +114,7 @@ impl Transaction<'_> {
         }
         let a = &mut *self.agent;
         let mut gone = std::mem::take(&mut a.escalating);
+        a.parent_hints = NO_HINTS;
         a.held.retain(|h| {
             let covered = table.is_ancestor_of(&h.id)
                 && match h.state {

@@ -169,7 +169,9 @@ impl Transaction<'_> {
             wake_granted(&mut a.wake);
             a.keep_rooted_inheritance(a.txn.id, a.txn.age);
         }
+        debug_assert!(a.held.is_empty());
         a.index.clear();
+        a.maybe_held = [0; 4];
         if a.lm.special {
             a.below.clear();
             a.escalate_due = None;

@@ -20,7 +20,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::lock_api::RawMutex as _;
 
-use crate::agent::{Agent, DEAD, Held, InFlight, LIVE, NO_BOUND, PENDING, RECLAIMED, TxnState, settle};
+use crate::agent::{
+    Agent, DEAD, Held, InFlight, LIVE, NO_BOUND, NO_HINT, NO_HINTS, PENDING, RECLAIMED, TxnState, settle,
+};
 use crate::deadlock;
 use crate::error::{LockError, Restart, TxnId};
 use crate::fault::{self, Point};
@@ -187,6 +189,7 @@ impl<'a> Transaction<'a> {
             call_timeout_ns: NO_BOUND,
             lock_timeout_ns: NO_BOUND,
         };
+        agent.parent_hints = NO_HINTS;
         let mut t = Transaction { agent };
         if !t.agent.inherited.is_empty() {
             t.adopt_inherited();
@@ -204,8 +207,11 @@ impl<'a> Transaction<'a> {
         // list; both keep their capacity).
         a.inherited_root_first();
         std::mem::swap(&mut a.held, &mut a.inherited);
+        a.maybe_held = [0; 4];
         for h in a.held.iter_mut() {
             h.state = PENDING;
+            let (w, m) = h.id.filter_bit();
+            a.maybe_held[w] |= m;
         }
         if a.held.len() > Agent::SCAN_LIMIT {
             for (i, x) in a.held.iter().enumerate() {
@@ -312,6 +318,19 @@ impl<'a> Transaction<'a> {
 
     /// The hierarchy walk of `lock`: the path from the root, each level
     /// answered by the lock cache or the table.
+    ///
+    /// A walk that ends at the leaf with every level above the leaf's
+    /// parent held in an intention mode leaves the parent's cache entry in
+    /// the parent's slot of `Agent::parent_hints`; the next request for a
+    /// sibling starts at the parent. A hint is trusted only while the
+    /// entry it names holds the parent and nothing has changed a mode or
+    /// moved an entry since it was left: a conversion, an unlock, an
+    /// escalation and a new transaction drop them all (a walk changes a
+    /// mode only through a conversion, and moves no entry: it only pushes).
+    /// Then every ancestor above the parent is still held in the intention
+    /// mode the walk found, which covers no descendant, so a walk would
+    /// find each of them in the cache and go on, and the answer at the
+    /// parent is the one a walk would give. Counted as a walk counts.
     #[inline]
     fn lock_path(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
         let depth = id.depth();
@@ -319,7 +338,34 @@ impl<'a> Transaction<'a> {
         // Every level of the path counts as a request (one counter update
         // for all; a covering ancestor takes back the levels below it).
         self.agent.shared.counters.lock_requests.add(depth as u64);
-        for i in 0..depth {
+        let mut from = 0;
+        let mut slot = 0;
+        let mut hint = NO_HINT;
+        if last > 0 {
+            slot = id.hint_slot();
+            hint = self.agent.parent_hints[slot];
+            if let Some(p) = self.agent.held.get(hint as usize)
+                && matches!(p.state, LIVE | RECLAIMED)
+                && p.id == id.ancestor(last - 1)
+            {
+                let held = p.mode;
+                let c = &self.agent.shared.counters;
+                if held.covers_descendants(mode) {
+                    c.cache_hits.add(last as u64);
+                    c.lock_requests.add(u64::MAX); // minus the leaf
+                    return Ok(());
+                }
+                if held.covers(mode.intention()) {
+                    c.cache_hits.add(last as u64);
+                    from = last;
+                }
+            }
+        }
+        // Whether every level above the leaf's parent is held in an
+        // intention mode (so far), and the parent's cache entry.
+        let mut pure = true;
+        let mut parent = if from > 0 { hint } else { NO_HINT };
+        for i in from..depth {
             let lid = id.ancestor(i);
             let want = if i == last { mode } else { mode.intention() };
             let cached = if i < last {
@@ -339,10 +385,15 @@ impl<'a> Transaction<'a> {
                     }
                     if held.covers(want) {
                         c.cache_hits.bump();
-                        continue;
+                    } else {
+                        let r = self.convert(k, held.join(want));
+                        self.uncount_below(r, i, last)?;
                     }
-                    let r = self.convert(k, held.join(want));
-                    self.uncount_below(r, i, last)?;
+                    if i + 1 < last {
+                        pure &= matches!(self.agent.held[k].mode, Mode::IS | Mode::IX);
+                    } else if i + 1 == last {
+                        parent = k as u32;
+                    }
                 }
                 None => {
                     let r = if self.agent.lm.fast_holds && fast::is_fast(want) && fast::eligible(lid) {
@@ -351,8 +402,19 @@ impl<'a> Transaction<'a> {
                         self.acquire(lid, want)
                     };
                     self.uncount_below(r, i, last)?;
+                    // Pushed last, in `want`.
+                    if i + 1 < last {
+                        pure &= matches!(want, Mode::IS | Mode::IX);
+                    } else if i + 1 == last {
+                        parent = (self.agent.held.len() - 1) as u32;
+                    }
                 }
             }
+        }
+        if last > 0 {
+            // The purity is of the modes after the walk's conversions (which
+            // dropped every hint), and the walk moved no entry.
+            self.agent.parent_hints[slot] = if pure { parent } else { NO_HINT };
         }
         Ok(())
     }
@@ -465,6 +527,7 @@ impl<'a> Transaction<'a> {
             });
         }
         let a = &mut *self.agent;
+        a.parent_hints = NO_HINTS;
         let h = a.held.remove(k);
         if k == a.held.len() && a.held.len() > Agent::SCAN_LIMIT {
             a.index.remove(&h.id);
@@ -788,6 +851,9 @@ impl<'a> Transaction<'a> {
 
     #[inline]
     fn find(&self, id: LockId) -> Option<usize> {
+        if !self.agent.may_hold(id) {
+            return None;
+        }
         let held = &self.agent.held;
         if held.len() <= Agent::SCAN_LIMIT {
             held.iter().rposition(|h| h.id == id)
@@ -857,6 +923,7 @@ impl<'a> Transaction<'a> {
     #[inline(always)]
     fn push_held(&mut self, h: Held) {
         let a = &mut *self.agent;
+        a.note_held(h.id);
         a.held.push(h);
         if a.held.len() > Agent::SCAN_LIMIT {
             self.index_last();
