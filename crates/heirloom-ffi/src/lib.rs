@@ -233,6 +233,32 @@ unsafe fn manager<'a>(m: *const heirloom_manager) -> Option<&'a LockManager> {
     unsafe { (*h.lm.get()).as_ref() }
 }
 
+/// The live agent behind `a`, its `busy` flag now held by this thread
+/// (cleared by the caller when it is done), or the code that refuses the
+/// call: `HEIRLOOM_EINVAL` for a null or freed handle, `HEIRLOOM_EMISUSE`
+/// while another thread is inside a call on it.
+///
+/// # Safety
+/// `a` is null or was returned by `heirloom_agent_new` (freed or not).
+unsafe fn claim(a: *const heirloom_agent) -> Result<&'static heirloom_agent, i32> {
+    if a.is_null() {
+        return Err(HEIRLOOM_EINVAL);
+    }
+    // SAFETY: an agent handle's memory is never returned (see `manager`).
+    let h = unsafe { &*a };
+    if h.magic.load(Ordering::Acquire) != MAGIC_LIVE {
+        return Err(HEIRLOOM_EINVAL);
+    }
+    // Acquire: the previous holder's changes to the state are visible.
+    if h.busy
+        .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        return Err(HEIRLOOM_EMISUSE);
+    }
+    Ok(h)
+}
+
 /// Runs `f` on the agent's state: checks the handle, the thread and the
 /// poison, catches a panic (which poisons the agent and aborts its
 /// transaction).
@@ -240,21 +266,11 @@ unsafe fn manager<'a>(m: *const heirloom_manager) -> Option<&'a LockManager> {
 /// # Safety
 /// `a` is null or was returned by `heirloom_agent_new` (freed or not).
 unsafe fn with_agent(a: *const heirloom_agent, f: impl FnOnce(&mut AgentState) -> i32) -> i32 {
-    if a.is_null() {
-        return HEIRLOOM_EINVAL;
-    }
-    // SAFETY: an agent handle's memory is never returned (see `manager`).
-    let h = unsafe { &*a };
-    if h.magic.load(Ordering::Acquire) != MAGIC_LIVE {
-        return HEIRLOOM_EINVAL;
-    }
-    // Acquire: the previous holder's changes to the state are visible.
-    if h.busy
-        .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        return HEIRLOOM_EMISUSE;
-    }
+    // SAFETY: the caller's promise.
+    let h = match unsafe { claim(a) } {
+        Ok(h) => h,
+        Err(code) => return code,
+    };
     // SAFETY: `busy` makes this thread the state's only user until it is
     // cleared below.
     let st = unsafe { &mut *h.state.get() };
@@ -509,20 +525,11 @@ pub unsafe extern "C" fn heirloom_agent_new(m: *const heirloom_manager, out: *mu
 /// `a` is null or was returned by `heirloom_agent_new`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn heirloom_agent_free(a: *mut heirloom_agent) -> i32 {
-    if a.is_null() {
-        return HEIRLOOM_EINVAL;
-    }
-    // SAFETY: agent handles are never deallocated (see `with_agent`).
-    let h = unsafe { &*a };
-    if h.magic.load(Ordering::Acquire) != MAGIC_LIVE {
-        return HEIRLOOM_EINVAL;
-    }
-    if h.busy
-        .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        return HEIRLOOM_EMISUSE;
-    }
+    // SAFETY: the caller's promise.
+    let h = match unsafe { claim(a) } {
+        Ok(h) => h,
+        Err(code) => return code,
+    };
     h.magic.store(MAGIC_DEAD, Ordering::Release);
     // SAFETY: `busy` is held and the handle is dead: nobody else reaches
     // the state again.

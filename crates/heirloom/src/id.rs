@@ -276,7 +276,8 @@ impl LockId {
     /// spread over it.
     #[inline]
     pub(crate) const fn filter_bit(&self) -> (usize, u64) {
-        let b = self.cache_hash() >> 56;
+        let h = (self.key ^ self.hi.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let b = h >> 56;
         ((b >> 6) as usize, 1 << (b & 63))
     }
 
@@ -287,13 +288,6 @@ impl LockId {
     #[inline]
     pub(crate) const fn hint_slot(&self) -> usize {
         (self.table_no() & 7) as usize
-    }
-
-    /// The lock cache's hash: one multiplication (the table's is
-    /// `hash64`).
-    #[inline]
-    const fn cache_hash(&self) -> u64 {
-        (self.key ^ self.hi.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15)
     }
 
     /// The inverse of [`LockId::words`].
