@@ -18,8 +18,10 @@
 # policy in HEIRLOOM_POLICIES (default "detect nowait waitdie woundwait")
 # on every table in HEIRLOOM_TABLES (default "latched latchfree"); with
 # HEIRLOOM_ONLY=1 they (and `build`) skip DBx1000's own variants, with
-# DBX_ONLY=1 heirloom's. With HEIRLOOM_STATS=1 in its environment the
-# patched DBx1000 prints heirloom's statistics (JSON) after its run.
+# DBX_ONLY=1 heirloom's. With HEIRLOOM_INTENTION=0 in its environment the
+# patched DBx1000 takes the row locks alone (no intention locks, as its own
+# variants lock), with HEIRLOOM_STATS=1 it prints heirloom's statistics
+# (JSON) after its run.
 #
 # Settings (DBx1000's own defaults unless said): YCSB 1M rows (-s1048576),
 # 16 requests (-R16), theta 0.9, half reads and half writes, hash index;

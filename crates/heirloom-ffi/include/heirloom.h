@@ -204,6 +204,11 @@ typedef struct heirloom_options {
   uint32_t escalate_after;
   // Cap on lock requests held at once (0: none, default).
   uint64_t max_locks;
+  // Intention locks: 1 (default) a request takes IS or IX on the
+  // lock's ancestors first; 0 every lock stands alone, for an engine
+  // that locks at one granularity (no covering ancestor, no escalation;
+  // `escalate_after` must then be 0).
+  uint32_t intention_locks;
 } heirloom_options;
 
 // A lock: a level and where it is. Locking a row or page also takes the

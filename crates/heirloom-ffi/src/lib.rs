@@ -32,15 +32,13 @@ use std::cell::UnsafeCell;
 use std::ffi::{CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::time::Duration;
 
-use heirloom::{
-    Agent, ConflictPolicy, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind, Transaction, TxnId,
-    Wait,
-};
+use heirloom::{Agent, LockError, LockManager, Transaction, TxnId};
 
 mod codes;
+mod convert;
 pub use codes::*;
+use convert::{builder_of, code_of, lock_of, mode_code, mode_of, wait_of};
 
 /// A lock: a level and where it is. Locking a row or page also takes the
 /// intention locks on its ancestors.
@@ -84,6 +82,11 @@ pub struct heirloom_options {
     pub escalate_after: u32,
     /// Cap on lock requests held at once (0: none, default).
     pub max_locks: u64,
+    /// Intention locks: 1 (default) a request takes IS or IX on the
+    /// lock's ancestors first; 0 every lock stands alone, for an engine
+    /// that locks at one granularity (no covering ancestor, no escalation;
+    /// `escalate_after` must then be 0).
+    pub intention_locks: u32,
 }
 
 const MAGIC_LIVE: u32 = 0x4845_4952; // "HEIR"
@@ -142,76 +145,20 @@ fn this_thread() -> Option<std::thread::ThreadId> {
     THREAD.try_with(|t| *t).ok()
 }
 
-fn code_of(e: &LockError) -> i32 {
-    match e {
-        LockError::Deadlock { .. } => HEIRLOOM_EDEADLOCK,
-        LockError::Timeout { .. } => HEIRLOOM_ETIMEOUT,
-        LockError::WouldBlock { .. } => HEIRLOOM_EWOULDBLOCK,
-        LockError::Died { .. } => HEIRLOOM_EDIED,
-        LockError::Wounded { .. } => HEIRLOOM_EWOUNDED,
-        LockError::Doomed { .. } => HEIRLOOM_EDOOMED,
-        LockError::Busy { .. } => HEIRLOOM_BUSY,
-        LockError::NotHeld { .. } | LockError::ChildrenHeld { .. } => HEIRLOOM_ENOTHELD,
-        LockError::OutOfLockMemory { .. } => HEIRLOOM_ENOLOCKMEM,
-        LockError::ServerFailed { .. } => HEIRLOOM_ESERVER,
-        LockError::InvalidRequest { .. } => HEIRLOOM_EINVAL,
-    }
-}
-
+#[inline]
 fn result(st: &mut AgentState, r: Result<(), LockError>) -> i32 {
     match r {
         Ok(()) => HEIRLOOM_OK,
-        Err(e) => {
-            set_message(st, &e.to_string());
-            code_of(&e)
-        }
+        Err(e) => failure(st, &e),
     }
 }
 
-fn mode_of(m: u32) -> Option<Mode> {
-    Some(match m {
-        HEIRLOOM_IS => Mode::IS,
-        HEIRLOOM_IX => Mode::IX,
-        HEIRLOOM_S => Mode::S,
-        HEIRLOOM_SIX => Mode::SIX,
-        HEIRLOOM_X => Mode::X,
-        HEIRLOOM_U => Mode::U,
-        _ => return None,
-    })
-}
-
-fn mode_code(m: Mode) -> u32 {
-    match m {
-        Mode::IS => HEIRLOOM_IS,
-        Mode::IX => HEIRLOOM_IX,
-        Mode::S => HEIRLOOM_S,
-        Mode::SIX => HEIRLOOM_SIX,
-        Mode::X => HEIRLOOM_X,
-        Mode::U => HEIRLOOM_U,
-        _ => HEIRLOOM_NL,
-    }
-}
-
-fn lock_of(id: &heirloom_lock_id) -> Option<LockId> {
-    let t = TableId::new(id.db, id.table);
-    Some(match id.level {
-        HEIRLOOM_DATABASE => LockId::database(id.db),
-        HEIRLOOM_TABLE => LockId::table(t),
-        HEIRLOOM_PAGE => LockId::page(t, u32::try_from(id.key).ok()?),
-        HEIRLOOM_ROW => LockId::row(t, id.key),
-        HEIRLOOM_PAGED_ROW => LockId::paged_row(t, (id.key >> 32) as u32, id.key as u32),
-        _ => return None,
-    })
-}
-
-fn wait_of(wait: u32, timeout_us: u64) -> Option<Wait> {
-    Some(match wait {
-        HEIRLOOM_WAIT_POLICY => Wait::Policy,
-        HEIRLOOM_WAIT_NOWAIT => Wait::NoWait,
-        HEIRLOOM_WAIT_TIMEOUT => Wait::Timeout(Duration::from_micros(timeout_us)),
-        HEIRLOOM_WAIT_SKIP => Wait::Skip,
-        _ => return None,
-    })
+/// An error's code, its message kept for `heirloom_message` (out of the
+/// hot call's line).
+#[cold]
+fn failure(st: &mut AgentState, e: &LockError) -> i32 {
+    set_message(st, &e.to_string());
+    code_of(e)
 }
 
 /// The manager behind a live handle.
@@ -363,60 +310,10 @@ pub unsafe extern "C" fn heirloom_options_init(opts: *mut heirloom_options) {
         deadlock_timeout_us: heirloom::DEFAULT_DEADLOCK_TIMEOUT.as_micros() as u64,
         escalate_after: 0,
         max_locks: 0,
+        intention_locks: 1,
     };
     // SAFETY: the caller's promise.
     unsafe { opts.write(d) };
-}
-
-fn builder_of(o: &heirloom_options) -> Result<heirloom::Builder, String> {
-    let table = match o.table {
-        HEIRLOOM_TABLE_GLOBAL => TableKind::Global,
-        HEIRLOOM_TABLE_LATCHED => TableKind::Latched,
-        HEIRLOOM_TABLE_LATCHFREE => TableKind::LatchFree,
-        HEIRLOOM_TABLE_LATCHFREE_SWAP => TableKind::LatchFreeSwap,
-        HEIRLOOM_TABLE_SERVER => {
-            let n = u16::try_from(o.partitions)
-                .ok()
-                .filter(|n| (1..=TableKind::MAX_PARTITIONS).contains(n))
-                .ok_or_else(|| format!("partitions {} out of 1..={}", o.partitions, TableKind::MAX_PARTITIONS))?;
-            TableKind::Server { partitions: n }
-        }
-        HEIRLOOM_TABLE_GLOBAL_HTM => TableKind::GlobalHtm,
-        HEIRLOOM_TABLE_LATCHED_HTM => TableKind::LatchedHtm,
-        t => return Err(format!("unknown table kind {t}")),
-    };
-    let policy = match o.policy {
-        HEIRLOOM_POLICY_DETECT => ConflictPolicy::Detect,
-        HEIRLOOM_POLICY_TIMEOUT => ConflictPolicy::Timeout(Duration::from_micros(o.policy_timeout_us)),
-        HEIRLOOM_POLICY_NOWAIT => ConflictPolicy::NoWait,
-        HEIRLOOM_POLICY_WAITDIE => ConflictPolicy::WaitDie,
-        HEIRLOOM_POLICY_WOUNDWAIT => ConflictPolicy::WoundWait,
-        p => return Err(format!("unknown conflict policy {p}")),
-    };
-    let inheritance = match o.inheritance {
-        0 => Inheritance::Off,
-        1 => Inheritance::On,
-        2 => Inheritance::Always,
-        i => return Err(format!("inheritance {i} is not 0, 1 or 2")),
-    };
-    if o.fast_path > 1 {
-        return Err(format!("fast_path {} is not 0 or 1", o.fast_path));
-    }
-    let buckets = usize::try_from(o.buckets)
-        .ok()
-        .filter(|&b| (1..=1 << 30).contains(&b))
-        .ok_or_else(|| format!("buckets {} out of 1..=2^30", o.buckets))?;
-    let max_locks = usize::try_from(o.max_locks).map_err(|_| format!("max_locks {} too large", o.max_locks))?;
-    Ok(LockManager::builder()
-        .table(table)
-        .conflicts(policy)
-        .buckets(buckets)
-        .inheritance(inheritance)
-        .keep_inherited(o.keep_inherited)
-        .fast_path(o.fast_path == 1)
-        .deadlock_timeout(Duration::from_micros(o.deadlock_timeout_us))
-        .escalate_after(o.escalate_after)
-        .max_locks(max_locks))
 }
 
 /// Builds a manager from `opts` (null: the defaults) into `*out`.

@@ -88,13 +88,13 @@ pub struct Agent {
     /// Index into `held` by lock id, built once a transaction holds more
     /// than [`Agent::SCAN_LIMIT`] locks (below that a scan is faster).
     pub(crate) index: HashMap<LockId, u32, IdBuildHasher>,
-    /// A Bloom filter (one hash, 256 bits) over the ids in `held`: every
+    /// A Bloom filter (one hash, 512 bits) over the ids in `held`: every
     /// entry's `LockId::filter_bit` is set (set when an entry is pushed or
     /// adopted, cleared only when `held` is empty), so a clear bit proves
     /// the lock is not in the cache and a new lock skips the cache's scan
     /// or index. Entries that leave do not clear their bits: a stale bit
     /// only costs the scan it would have saved.
-    pub(crate) maybe_held: [u64; 4],
+    pub(crate) maybe_held: [u64; 8],
     /// Per slot (`LockId::hint_slot` of a parent), the cache entry of the
     /// parent of the leaf of the last walk that left one there, or
     /// `NO_HINT` (see `Transaction::lock_path` for when they are trusted).
@@ -219,7 +219,7 @@ impl TxnState {
 impl Agent {
     /// Up to this many cache entries `find` scans `held` (when the filter
     /// lets a lookup through at all); beyond it, the index answers.
-    pub(crate) const SCAN_LIMIT: usize = 32;
+    pub(crate) const SCAN_LIMIT: usize = 64;
 
     /// Whether `id` may be in the lock cache (`false`: it is not).
     #[inline(always)]
@@ -248,7 +248,7 @@ impl Agent {
             nodes,
             held: Vec::with_capacity(32),
             index: HashMap::default(),
-            maybe_held: [0; 4],
+            maybe_held: [0; 8],
             parent_hints: NO_HINTS,
             wake: Vec::with_capacity(8),
             blockers: Vec::new(),
@@ -651,7 +651,7 @@ impl Agent {
         }
         self.release_superseded(None);
         self.index.clear();
-        self.maybe_held = [0; 4];
+        self.maybe_held = [0; 8];
         self.shared.counters.aborted.bump();
         self.shared.counters.forgotten.bump();
         self.open = None;

@@ -193,6 +193,16 @@ impl LockId {
         }
     }
 
+    /// A path of this lock alone (a request without intention locks,
+    /// `Builder::intention_locks(false)`).
+    #[inline]
+    pub(crate) fn alone(&self) -> Path {
+        Path {
+            ids: [*self; MAX_DEPTH],
+            len: 1,
+        }
+    }
+
     /// The path from the root down to and including this lock.
     #[inline]
     pub fn path(&self) -> Path {
@@ -271,13 +281,13 @@ impl LockId {
     }
 
     /// The bit of this id in an agent's held-lock filter (`Agent::maybe_held`,
-    /// 256 bits): word and mask. A multiplicative hash's top byte, so a
-    /// few instructions; row keys that are addresses or sequence numbers
-    /// spread over it.
+    /// 512 bits): word and mask. A multiplicative hash's top nine bits, so
+    /// a few instructions; row keys that are addresses or sequence numbers
+    /// spread over them.
     #[inline]
     pub(crate) const fn filter_bit(&self) -> (usize, u64) {
         let h = (self.key ^ self.hi.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let b = h >> 56;
+        let b = h >> 55;
         ((b >> 6) as usize, 1 << (b & 63))
     }
 

@@ -11,7 +11,7 @@ use crate::gate::Gate;
 use crate::inherit::{Inheritance, Rules};
 use crate::monitor::Snapshot;
 use crate::policy::ConflictPolicy;
-use crate::shared::{Inner, LockMemory, Registry};
+use crate::shared::{Inner, LockMemory, Registry, Route};
 use crate::stats::Stats;
 use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
 use crate::table::{Table, TableKind};
@@ -35,6 +35,7 @@ pub struct Builder {
     escalate_after: u32,
     max_locks: usize,
     fast_path: bool,
+    intention_locks: bool,
 }
 
 /// The `Builder::keep_inherited` setting recommended with inheritance on
@@ -79,6 +80,7 @@ impl Default for Builder {
             escalate_after: 0,
             max_locks: 0,
             fast_path: true,
+            intention_locks: true,
         }
     }
 }
@@ -243,8 +245,32 @@ impl Builder {
         self
     }
 
+    /// Whether a lock request takes intention locks on its ancestors
+    /// first (default true: the hierarchy of the crate docs, where a table
+    /// S or X lock covers or excludes the table's rows).
+    ///
+    /// `false` makes every lock stand alone, as in an engine that locks at
+    /// one granularity only (DBx1000's rows, a key-value store's keys):
+    /// `lock` and `lock_all` take the lock named and nothing above it, an
+    /// ancestor held in S or X neither covers its descendants nor
+    /// conflicts with their requests, `unlock` does not look for held
+    /// descendants, and there is no escalation (`escalate_after` is
+    /// ignored; a `max_locks` cap that is reached fails the request with
+    /// `OutOfLockMemory` at once). Mixing granularities is then the
+    /// engine's to avoid: a table X lock does not keep out a row lock of
+    /// that table. Saves the intention-lock requests of every first row
+    /// of a table and the walk above every other row.
+    pub fn intention_locks(mut self, on: bool) -> Self {
+        self.intention_locks = on;
+        self
+    }
+
     /// Builds the lock manager.
     pub fn build(self) -> LockManager {
+        // Escalation trades row locks for a table lock that covers them,
+        // which needs the hierarchy.
+        let escalate_after = if self.intention_locks { self.escalate_after } else { 0 };
+        let special = self.table == TableKind::None || escalate_after > 0 || self.max_locks > 0;
         let table = Table::new(
             self.table,
             self.buckets,
@@ -259,7 +285,13 @@ impl Builder {
                 may_wait: !matches!(self.policy, ConflictPolicy::NoWait),
                 wound_wait: matches!(self.policy, ConflictPolicy::WoundWait),
                 no_locks: self.table == TableKind::None,
-                special: self.table == TableKind::None || self.escalate_after > 0 || self.max_locks > 0,
+                special,
+                flat: !self.intention_locks,
+                route: match (special, self.intention_locks) {
+                    (true, _) => Route::Special,
+                    (false, true) => Route::Walk,
+                    (false, false) => Route::Alone,
+                },
                 policy: self.policy,
                 max_restarts: self.max_restarts,
                 sli: Rules::new(
@@ -283,7 +315,7 @@ impl Builder {
                 exclusive_serial: <parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::INIT,
                 clock: CachePadded::new(AtomicU64::new(1)),
                 base: Instant::now(),
-                escalate_after: self.escalate_after,
+                escalate_after,
                 lock_memory: (self.max_locks > 0).then(|| LockMemory::new(self.max_locks)),
             }),
         }

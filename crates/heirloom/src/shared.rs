@@ -100,6 +100,19 @@ impl Registry {
     }
 }
 
+/// The path of `Transaction::lock`: a byte tested once, so the usual walk
+/// pays one compare for all the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Route {
+    /// The hierarchy walk (`Transaction::lock_path`).
+    Walk,
+    /// Without intention locks (`Transaction::lock_alone`).
+    Alone,
+    /// `Inner::special`.
+    Special,
+}
+
 pub(crate) struct Inner {
     pub(crate) table: Table,
     pub(crate) kind: TableKind,
@@ -108,6 +121,11 @@ pub(crate) struct Inner {
     /// `no_locks`, or escalation or a lock-memory cap is configured: `lock`
     /// takes its cold path (one test on the hot path for all three).
     pub(crate) special: bool,
+    /// `Builder::intention_locks(false)`: every lock stands alone (no
+    /// intention locks, no covering ancestor, no escalation).
+    pub(crate) flat: bool,
+    /// Which path `lock` takes (one test for the usual one).
+    pub(crate) route: Route,
     pub(crate) policy: ConflictPolicy,
     /// `policy` is not `NoWait` (asked on every acquisition: a bool, not a
     /// match on the enum and its payload).

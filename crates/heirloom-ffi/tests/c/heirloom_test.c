@@ -139,6 +139,13 @@ static void misuse(void) {
     o.table = HEIRLOOM_TABLE_SERVER;
     o.partitions = 0;
     CHECK(heirloom_manager_new(&o, &m) == HEIRLOOM_EINVAL, "zero partitions");
+    heirloom_options_init(&o);
+    o.intention_locks = 2;
+    CHECK(heirloom_manager_new(&o, &m) == HEIRLOOM_EINVAL, "intention_locks 2");
+    heirloom_options_init(&o);
+    o.intention_locks = 0;
+    o.escalate_after = 100;
+    CHECK(heirloom_manager_new(&o, &m) == HEIRLOOM_EINVAL && m == NULL, "escalation without intention locks");
     CHECK(heirloom_agent_new(NULL, &a) == HEIRLOOM_EINVAL, "null manager");
     CHECK(heirloom_begin(NULL) == HEIRLOOM_EINVAL, "null agent");
     CHECK(heirloom_lock(NULL, &r, HEIRLOOM_S) == HEIRLOOM_EINVAL, "null agent lock");
@@ -341,8 +348,48 @@ static void bank(uint32_t table, uint32_t policy) {
     heirloom_manager_free(m);
 }
 
+/* intention_locks = 0: a row lock is the only lock taken, a table lock
+ * stands alone beside it, and row locks still conflict with each other. */
+static void without_intention_locks(uint32_t table) {
+    heirloom_options o;
+    heirloom_options_init(&o);
+    o.table = table;
+    o.policy = HEIRLOOM_POLICY_NOWAIT;
+    o.intention_locks = 0;
+    heirloom_manager *m = NULL;
+    OK(heirloom_manager_new(&o, &m));
+    heirloom_agent *a = new_agent(m), *b = new_agent(m);
+    heirloom_lock_id r1 = row(1, 1), t1 = table_lock(1);
+    uint32_t mode = 99;
+
+    OK(heirloom_begin(a));
+    OK(heirloom_lock(a, &r1, HEIRLOOM_S));
+    OK(heirloom_held_mode(a, &t1, &mode));
+    CHECK(mode == HEIRLOOM_NL, "no intention lock on the table: %u", mode);
+    char *snap = heirloom_manager_snapshot_json(m);
+    int locks = 0;
+    for (const char *p = snap; p && (p = strstr(p, "\"lock\"")) != NULL; p++) locks++;
+    CHECK(locks == 1 && strstr(snap, "\"db0.t1.r1\""), "the row alone: %s", snap);
+    heirloom_string_free(snap);
+    OK(heirloom_begin(b));
+    OK(heirloom_lock(b, &t1, HEIRLOOM_X)); /* stands alone: no conflict with the row */
+    CHECK(heirloom_lock(b, &r1, HEIRLOOM_X) == HEIRLOOM_EWOULDBLOCK, "row X against row S: %s",
+          heirloom_message(b));
+    OK(heirloom_abort(b));
+    OK(heirloom_commit(a));
+    snap = heirloom_manager_snapshot_json(m);
+    CHECK(snap && strcmp(snap, "{\"locks\":[]}") == 0, "locks left behind: %s", snap);
+    heirloom_string_free(snap);
+    OK(heirloom_agent_free(a));
+    OK(heirloom_agent_free(b));
+    heirloom_manager_free(m);
+}
+
 int main(void) {
     each_call();
+    without_intention_locks(HEIRLOOM_TABLE_LATCHED);
+    without_intention_locks(HEIRLOOM_TABLE_LATCHFREE);
+    without_intention_locks(HEIRLOOM_TABLE_SERVER);
     misuse();
     another_thread();
     after_a_panic();

@@ -1,9 +1,34 @@
-//! The lock-table calls of a transaction: a fast hold, a new request
-//! (linked, then granted or waited for), a conversion.
+//! The lock-table calls of a transaction: a lock without intention locks,
+//! a fast hold, a new request (linked, then granted or waited for), a
+//! conversion.
 
 use super::*;
 
 impl Transaction<'_> {
+    /// `lock` without intention locks (`Builder::intention_locks(false)`):
+    /// the lock alone, answered by the lock cache or the table. Not
+    /// inlined into `lock`, whose walk keeps its shape.
+    #[inline(never)]
+    pub(super) fn lock_alone(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
+        let c = &self.agent.shared.counters;
+        c.lock_requests.bump();
+        match self.lookup(id) {
+            Some(k) => {
+                let held = self.agent.held[k].mode;
+                if held.covers(mode) {
+                    self.agent.shared.counters.cache_hits.bump();
+                    Ok(())
+                } else {
+                    self.convert(k, held.join(mode))
+                }
+            }
+            None if self.agent.lm.fast_holds && fast::is_fast(mode) && fast::eligible(id) => {
+                self.acquire_fast(id, mode)
+            }
+            None => self.acquire(id, mode),
+        }
+    }
+
     /// A database or table intention lock on the table's fast path with no
     /// request node (`Table::try_fast_hold`; the entry's node is
     /// `Nodes::none` until a conversion needs one, `Transaction::convert`),

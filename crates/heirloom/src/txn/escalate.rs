@@ -40,8 +40,9 @@ impl Transaction<'_> {
                 return Ok(());
             }
             // The manager is full: escalate, largest group first, while
-            // that frees anything.
-            match self.largest_group() {
+            // that frees anything (not without the hierarchy, where a table
+            // lock covers no row).
+            match self.largest_group().filter(|_| !self.agent.lm.flat) {
                 Some(t) if self.escalate(t)? => continue,
                 _ => {}
             }

@@ -171,7 +171,7 @@ impl Transaction<'_> {
         }
         debug_assert!(a.held.is_empty());
         a.index.clear();
-        a.maybe_held = [0; 4];
+        a.maybe_held = [0; 8];
         if a.lm.special {
             a.below.clear();
             a.escalate_due = None;

@@ -33,7 +33,7 @@ use crate::mode::Mode;
 use crate::policy::{ConflictPolicy, Wait};
 use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING, wake_granted};
-use crate::shared::{Inner, WaitInfo};
+use crate::shared::{Inner, Route, WaitInfo};
 use crate::sync::{Arc, Ordering, Wake, fence, wait_while};
 use crate::table::{Acquiring, HeadRef, Reinherit, Releasing, fast};
 
@@ -207,7 +207,7 @@ impl<'a> Transaction<'a> {
         // list; both keep their capacity).
         a.inherited_root_first();
         std::mem::swap(&mut a.held, &mut a.inherited);
-        a.maybe_held = [0; 4];
+        a.maybe_held = [0; 8];
         for h in a.held.iter_mut() {
             h.state = PENDING;
             let (w, m) = h.id.filter_bit();
@@ -274,10 +274,11 @@ impl<'a> Transaction<'a> {
             });
         }
         self.check_alive()?;
-        if self.agent.lm.special {
-            return self.lock_special(id, mode);
+        match self.agent.lm.route {
+            Route::Walk => self.lock_path(id, mode),
+            Route::Alone => self.lock_alone(id, mode),
+            Route::Special => self.lock_special(id, mode),
         }
-        self.lock_path(id, mode)
     }
 
     /// `lock` under `TableKind::None` or with escalation or a lock-memory
@@ -290,9 +291,13 @@ impl<'a> Transaction<'a> {
         }
         // Under a lock-memory cap: room for every level, and one more for a
         // conversion's replacement request (the latch-free table).
-        self.make_room(id, id.path().as_slice().len() + 1)?;
+        self.make_room(id, self.path_of(id).as_slice().len() + 1)?;
         let before = self.agent.held.len();
-        let r = self.lock_path(id, mode);
+        let r = if self.agent.lm.flat {
+            self.lock_alone(id, mode)
+        } else {
+            self.lock_path(id, mode)
+        };
         self.after_new_locks(before);
         r?;
         if self.agent.escalate_due.is_some() {
@@ -519,7 +524,14 @@ impl<'a> Transaction<'a> {
                 lock: id,
             });
         };
-        if let Some(child) = self.agent.held.iter().find(|h| held(h) && id.is_ancestor_of(&h.id)) {
+        // Without intention locks no lock depends on another.
+        let flat = self.agent.lm.flat;
+        if let Some(child) = self
+            .agent
+            .held
+            .iter()
+            .find(|h| !flat && held(h) && id.is_ancestor_of(&h.id))
+        {
             return Err(LockError::ChildrenHeld {
                 txn: self.id(),
                 lock: id,
@@ -605,11 +617,18 @@ impl<'a> Transaction<'a> {
         }
     }
 
+    /// The locks a request for `id` takes, root first: its path, or `id`
+    /// alone without intention locks (`Builder::intention_locks`).
+    #[inline]
+    fn path_of(&self, id: LockId) -> crate::id::Path {
+        if self.agent.lm.flat { id.alone() } else { id.path() }
+    }
+
     /// `TableKind::None`: the request is counted (with its ancestors, as
     /// `lock` counts them) and nothing else happens.
     #[cold]
     fn no_lock(&mut self, id: LockId) -> Result<(), LockError> {
-        let n = id.path().as_slice().len() as u64;
+        let n = self.path_of(id).as_slice().len() as u64;
         self.agent.shared.counters.lock_requests.add(n);
         Ok(())
     }
@@ -638,7 +657,7 @@ impl<'a> Transaction<'a> {
                 return reqs.iter().try_for_each(|&(id, _)| self.no_lock(id));
             }
             if let Some(&(first, _)) = reqs.first() {
-                let need: usize = reqs.iter().map(|r| r.0.path().as_slice().len()).sum();
+                let need: usize = reqs.iter().map(|r| self.path_of(r.0).as_slice().len()).sum();
                 self.make_room(first, need + 1)?;
             }
         }
@@ -649,7 +668,7 @@ impl<'a> Transaction<'a> {
         done.resize(reqs.len(), false);
         let mut paths = std::mem::take(&mut self.agent.paths);
         paths.clear();
-        paths.extend(reqs.iter().map(|r| r.0.path()));
+        paths.extend(reqs.iter().map(|r| self.path_of(r.0)));
         let out =
             (0..crate::id::MAX_DEPTH).try_for_each(|depth| self.lock_level(reqs, &paths, depth, &mut batch, &mut done));
         batch.clear();

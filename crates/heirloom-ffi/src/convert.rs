@@ -1,0 +1,129 @@
+//! Translations between the C interface's values (codes, modes, lock ids,
+//! waits, options) and the library's types.
+
+use std::time::Duration;
+
+use heirloom::{ConflictPolicy, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind, Wait};
+
+use crate::codes::*;
+use crate::{heirloom_lock_id, heirloom_options};
+
+pub(crate) fn code_of(e: &LockError) -> i32 {
+    match e {
+        LockError::Deadlock { .. } => HEIRLOOM_EDEADLOCK,
+        LockError::Timeout { .. } => HEIRLOOM_ETIMEOUT,
+        LockError::WouldBlock { .. } => HEIRLOOM_EWOULDBLOCK,
+        LockError::Died { .. } => HEIRLOOM_EDIED,
+        LockError::Wounded { .. } => HEIRLOOM_EWOUNDED,
+        LockError::Doomed { .. } => HEIRLOOM_EDOOMED,
+        LockError::Busy { .. } => HEIRLOOM_BUSY,
+        LockError::NotHeld { .. } | LockError::ChildrenHeld { .. } => HEIRLOOM_ENOTHELD,
+        LockError::OutOfLockMemory { .. } => HEIRLOOM_ENOLOCKMEM,
+        LockError::ServerFailed { .. } => HEIRLOOM_ESERVER,
+        LockError::InvalidRequest { .. } => HEIRLOOM_EINVAL,
+    }
+}
+
+pub(crate) fn mode_of(m: u32) -> Option<Mode> {
+    Some(match m {
+        HEIRLOOM_IS => Mode::IS,
+        HEIRLOOM_IX => Mode::IX,
+        HEIRLOOM_S => Mode::S,
+        HEIRLOOM_SIX => Mode::SIX,
+        HEIRLOOM_X => Mode::X,
+        HEIRLOOM_U => Mode::U,
+        _ => return None,
+    })
+}
+
+pub(crate) fn mode_code(m: Mode) -> u32 {
+    match m {
+        Mode::IS => HEIRLOOM_IS,
+        Mode::IX => HEIRLOOM_IX,
+        Mode::S => HEIRLOOM_S,
+        Mode::SIX => HEIRLOOM_SIX,
+        Mode::X => HEIRLOOM_X,
+        Mode::U => HEIRLOOM_U,
+        _ => HEIRLOOM_NL,
+    }
+}
+
+pub(crate) fn lock_of(id: &heirloom_lock_id) -> Option<LockId> {
+    let t = TableId::new(id.db, id.table);
+    Some(match id.level {
+        HEIRLOOM_DATABASE => LockId::database(id.db),
+        HEIRLOOM_TABLE => LockId::table(t),
+        HEIRLOOM_PAGE => LockId::page(t, u32::try_from(id.key).ok()?),
+        HEIRLOOM_ROW => LockId::row(t, id.key),
+        HEIRLOOM_PAGED_ROW => LockId::paged_row(t, (id.key >> 32) as u32, id.key as u32),
+        _ => return None,
+    })
+}
+
+pub(crate) fn wait_of(wait: u32, timeout_us: u64) -> Option<Wait> {
+    Some(match wait {
+        HEIRLOOM_WAIT_POLICY => Wait::Policy,
+        HEIRLOOM_WAIT_NOWAIT => Wait::NoWait,
+        HEIRLOOM_WAIT_TIMEOUT => Wait::Timeout(Duration::from_micros(timeout_us)),
+        HEIRLOOM_WAIT_SKIP => Wait::Skip,
+        _ => return None,
+    })
+}
+
+pub(crate) fn builder_of(o: &heirloom_options) -> Result<heirloom::Builder, String> {
+    let table = match o.table {
+        HEIRLOOM_TABLE_GLOBAL => TableKind::Global,
+        HEIRLOOM_TABLE_LATCHED => TableKind::Latched,
+        HEIRLOOM_TABLE_LATCHFREE => TableKind::LatchFree,
+        HEIRLOOM_TABLE_LATCHFREE_SWAP => TableKind::LatchFreeSwap,
+        HEIRLOOM_TABLE_SERVER => {
+            let n = u16::try_from(o.partitions)
+                .ok()
+                .filter(|n| (1..=TableKind::MAX_PARTITIONS).contains(n))
+                .ok_or_else(|| format!("partitions {} out of 1..={}", o.partitions, TableKind::MAX_PARTITIONS))?;
+            TableKind::Server { partitions: n }
+        }
+        HEIRLOOM_TABLE_GLOBAL_HTM => TableKind::GlobalHtm,
+        HEIRLOOM_TABLE_LATCHED_HTM => TableKind::LatchedHtm,
+        t => return Err(format!("unknown table kind {t}")),
+    };
+    let policy = match o.policy {
+        HEIRLOOM_POLICY_DETECT => ConflictPolicy::Detect,
+        HEIRLOOM_POLICY_TIMEOUT => ConflictPolicy::Timeout(Duration::from_micros(o.policy_timeout_us)),
+        HEIRLOOM_POLICY_NOWAIT => ConflictPolicy::NoWait,
+        HEIRLOOM_POLICY_WAITDIE => ConflictPolicy::WaitDie,
+        HEIRLOOM_POLICY_WOUNDWAIT => ConflictPolicy::WoundWait,
+        p => return Err(format!("unknown conflict policy {p}")),
+    };
+    let inheritance = match o.inheritance {
+        0 => Inheritance::Off,
+        1 => Inheritance::On,
+        2 => Inheritance::Always,
+        i => return Err(format!("inheritance {i} is not 0, 1 or 2")),
+    };
+    if o.fast_path > 1 {
+        return Err(format!("fast_path {} is not 0 or 1", o.fast_path));
+    }
+    if o.intention_locks > 1 {
+        return Err(format!("intention_locks {} is not 0 or 1", o.intention_locks));
+    }
+    if o.intention_locks == 0 && o.escalate_after > 0 {
+        return Err("escalate_after needs intention locks (a table lock covers no row without them)".into());
+    }
+    let buckets = usize::try_from(o.buckets)
+        .ok()
+        .filter(|&b| (1..=1 << 30).contains(&b))
+        .ok_or_else(|| format!("buckets {} out of 1..=2^30", o.buckets))?;
+    let max_locks = usize::try_from(o.max_locks).map_err(|_| format!("max_locks {} too large", o.max_locks))?;
+    Ok(LockManager::builder()
+        .table(table)
+        .conflicts(policy)
+        .buckets(buckets)
+        .inheritance(inheritance)
+        .keep_inherited(o.keep_inherited)
+        .fast_path(o.fast_path == 1)
+        .deadlock_timeout(Duration::from_micros(o.deadlock_timeout_us))
+        .escalate_after(o.escalate_after)
+        .max_locks(max_locks)
+        .intention_locks(o.intention_locks == 1))
+}
