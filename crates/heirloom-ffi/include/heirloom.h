@@ -212,7 +212,8 @@ typedef struct heirloom_options {
 } heirloom_options;
 
 // A lock: a level and where it is. Locking a row or page also takes the
-// intention locks on its ancestors.
+// intention locks on its ancestors (unless the manager's
+// `intention_locks` is 0).
 typedef struct heirloom_lock_id {
   // `HEIRLOOM_DATABASE` ... `HEIRLOOM_PAGED_ROW`.
   uint32_t level;
@@ -291,7 +292,8 @@ bool heirloom_is_restartable(int32_t code);
 int32_t heirloom_begin(struct heirloom_agent *a);
 
 // Locks `id` in `mode` (`HEIRLOOM_IS` ... `HEIRLOOM_U`), taking intention
-// locks on its ancestors first, waiting as the manager's policy says.
+// locks on its ancestors first (unless the manager's `intention_locks` is
+// 0), waiting as the manager's policy says.
 //
 // # Safety
 // `a` is null or an agent handle; `id` is null or points to a lock id.

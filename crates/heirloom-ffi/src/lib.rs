@@ -41,7 +41,8 @@ pub use codes::*;
 use convert::{builder_of, code_of, lock_of, mode_code, mode_of, wait_of};
 
 /// A lock: a level and where it is. Locking a row or page also takes the
-/// intention locks on its ancestors.
+/// intention locks on its ancestors (unless the manager's
+/// `intention_locks` is 0).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct heirloom_lock_id {
@@ -542,7 +543,8 @@ pub unsafe extern "C" fn heirloom_begin(a: *mut heirloom_agent) -> i32 {
 }
 
 /// Locks `id` in `mode` (`HEIRLOOM_IS` ... `HEIRLOOM_U`), taking intention
-/// locks on its ancestors first, waiting as the manager's policy says.
+/// locks on its ancestors first (unless the manager's `intention_locks` is
+/// 0), waiting as the manager's policy says.
 ///
 /// # Safety
 /// `a` is null or an agent handle; `id` is null or points to a lock id.

@@ -261,8 +261,9 @@ impl<'a> Transaction<'a> {
             .map(|h| h.mode)
     }
 
-    /// Locks `id` in `mode`, taking intention locks on its ancestors first.
-    /// Blocks according to the manager's conflict policy. After an error
+    /// Locks `id` in `mode`, taking intention locks on its ancestors first
+    /// (none with `Builder::intention_locks(false)`). Blocks according to
+    /// the manager's conflict policy. After an error
     /// the transaction is doomed: further calls fail and commit aborts.
     #[inline]
     pub fn lock(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
