@@ -38,16 +38,21 @@ static heirloom_lock_id table_lock(uint32_t table) {
     return id;
 }
 
-static heirloom_manager *new_manager(uint32_t table, uint32_t policy) {
+static heirloom_manager *new_manager_with(uint32_t table, uint32_t policy, uint32_t intention_locks) {
     heirloom_options o;
     heirloom_options_init(&o);
     o.table = table;
     o.policy = policy;
     o.partitions = 2;
+    o.intention_locks = intention_locks;
     heirloom_manager *m = NULL;
     OK(heirloom_manager_new(&o, &m));
     CHECK(m != NULL, "no manager");
     return m;
+}
+
+static heirloom_manager *new_manager(uint32_t table, uint32_t policy) {
+    return new_manager_with(table, policy, 1);
 }
 
 static heirloom_agent *new_agent(heirloom_manager *m) {
@@ -351,13 +356,7 @@ static void bank(uint32_t table, uint32_t policy) {
 /* intention_locks = 0: a row lock is the only lock taken, a table lock
  * stands alone beside it, and row locks still conflict with each other. */
 static void without_intention_locks(uint32_t table) {
-    heirloom_options o;
-    heirloom_options_init(&o);
-    o.table = table;
-    o.policy = HEIRLOOM_POLICY_NOWAIT;
-    o.intention_locks = 0;
-    heirloom_manager *m = NULL;
-    OK(heirloom_manager_new(&o, &m));
+    heirloom_manager *m = new_manager_with(table, HEIRLOOM_POLICY_NOWAIT, 0);
     heirloom_agent *a = new_agent(m), *b = new_agent(m);
     heirloom_lock_id r1 = row(1, 1), t1 = table_lock(1);
     uint32_t mode = 99;
