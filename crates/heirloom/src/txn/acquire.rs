@@ -10,8 +10,7 @@ impl Transaction<'_> {
     /// inlined into `lock`, whose walk keeps its shape.
     #[inline(never)]
     pub(super) fn lock_alone(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
-        let c = &self.agent.shared.counters;
-        c.lock_requests.bump();
+        self.agent.shared.counters.lock_requests.bump();
         match self.lookup(id) {
             Some(k) => {
                 let held = self.agent.held[k].mode;

@@ -526,12 +526,8 @@ impl<'a> Transaction<'a> {
             });
         };
         // Without intention locks no lock depends on another.
-        let flat = self.agent.lm.flat;
-        if let Some(child) = self
-            .agent
-            .held
-            .iter()
-            .find(|h| !flat && held(h) && id.is_ancestor_of(&h.id))
+        if !self.agent.lm.flat
+            && let Some(child) = self.agent.held.iter().find(|h| held(h) && id.is_ancestor_of(&h.id))
         {
             return Err(LockError::ChildrenHeld {
                 txn: self.id(),
