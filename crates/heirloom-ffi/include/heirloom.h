@@ -108,6 +108,11 @@
 // The latched table with its head latches elided by Intel RTM.
 #define HEIRLOOM_TABLE_LATCHED_HTM 6
 
+// No lock table: every lock call succeeds at once and takes nothing (no
+// isolation). The ceiling a lock manager is measured against: an
+// engine's throughput with it is what the engine does without locking.
+#define HEIRLOOM_TABLE_NONE 7
+
 // Conflict policies (`heirloom_options.policy`): deadlock detection.
 #define HEIRLOOM_POLICY_DETECT 0
 

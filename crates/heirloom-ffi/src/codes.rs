@@ -50,6 +50,10 @@ pub const HEIRLOOM_TABLE_SERVER: u32 = 4;
 pub const HEIRLOOM_TABLE_GLOBAL_HTM: u32 = 5;
 /// The latched table with its head latches elided by Intel RTM.
 pub const HEIRLOOM_TABLE_LATCHED_HTM: u32 = 6;
+/// No lock table: every lock call succeeds at once and takes nothing (no
+/// isolation). The ceiling a lock manager is measured against: an
+/// engine's throughput with it is what the engine does without locking.
+pub const HEIRLOOM_TABLE_NONE: u32 = 7;
 
 /// Conflict policies (`heirloom_options.policy`): deadlock detection.
 pub const HEIRLOOM_POLICY_DETECT: u32 = 0;

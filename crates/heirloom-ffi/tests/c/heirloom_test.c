@@ -384,8 +384,39 @@ static void without_intention_locks(uint32_t table) {
     heirloom_manager_free(m);
 }
 
+/* HEIRLOOM_TABLE_NONE: every call succeeds and nothing is held, so two
+ * transactions take X on one row at once; the statistics still count the
+ * requests and the commits. */
+static void no_lock_table(void) {
+    heirloom_manager *m = new_manager(HEIRLOOM_TABLE_NONE, HEIRLOOM_POLICY_NOWAIT);
+    heirloom_agent *a = new_agent(m), *b = new_agent(m);
+    heirloom_lock_id r1 = row(1, 1), t1 = table_lock(1);
+    uint32_t mode = 99;
+
+    OK(heirloom_begin(a));
+    OK(heirloom_begin(b));
+    OK(heirloom_lock(a, &r1, HEIRLOOM_X));
+    OK(heirloom_lock(b, &r1, HEIRLOOM_X)); /* no conflict: nothing was taken */
+    OK(heirloom_lock_with(b, &t1, HEIRLOOM_X, HEIRLOOM_WAIT_NOWAIT, 0));
+    OK(heirloom_held_mode(a, &r1, &mode));
+    CHECK(mode == HEIRLOOM_NL, "nothing held: %u", mode);
+    char *snap = heirloom_manager_snapshot_json(m);
+    CHECK(snap && strcmp(snap, "{\"locks\":[]}") == 0, "an empty table: %s", snap);
+    heirloom_string_free(snap);
+    OK(heirloom_unlock(a, &r1));
+    OK(heirloom_commit(a));
+    OK(heirloom_commit(b));
+    char *stats = heirloom_manager_stats_json(m);
+    CHECK(stats && strstr(stats, "\"committed\":2"), "both committed: %s", stats);
+    heirloom_string_free(stats);
+    OK(heirloom_agent_free(a));
+    OK(heirloom_agent_free(b));
+    heirloom_manager_free(m);
+}
+
 int main(void) {
     each_call();
+    no_lock_table();
     without_intention_locks(HEIRLOOM_TABLE_LATCHED);
     without_intention_locks(HEIRLOOM_TABLE_LATCHFREE);
     without_intention_locks(HEIRLOOM_TABLE_SERVER);
