@@ -7,25 +7,38 @@ use super::*;
 impl Transaction<'_> {
     /// `lock` without intention locks (`Builder::intention_locks(false)`):
     /// the lock alone, answered by the lock cache or the table. Not
-    /// inlined into `lock`, whose walk keeps its shape.
+    /// inlined into `lock`, whose walk keeps its shape. A new request is
+    /// linked here rather than by `acquire`: one call less, and one hash
+    /// for the held-lock filter's test and its mark.
     #[inline(never)]
     pub(super) fn lock_alone(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
         self.agent.shared.counters.lock_requests.bump();
-        match self.lookup(id) {
-            Some(k) => {
-                let held = self.agent.held[k].mode;
-                if held.covers(mode) {
-                    self.agent.shared.counters.cache_hits.bump();
-                    Ok(())
-                } else {
-                    self.convert(k, held.join(mode))
-                }
-            }
-            None if self.agent.lm.fast_holds && fast::is_fast(mode) && fast::eligible(id) => {
-                self.acquire_fast(id, mode)
-            }
-            None => self.acquire(id, mode),
+        let (w, m) = id.filter_bit();
+        if self.agent.maybe_held[w] & m != 0
+            && let Some(k) = self.scan(id).and_then(|k| self.usable(k))
+        {
+            let held = self.agent.held[k].mode;
+            return if held.covers(mode) {
+                self.agent.shared.counters.cache_hits.bump();
+                Ok(())
+            } else {
+                self.convert(k, held.join(mode))
+            };
         }
+        if self.agent.lm.fast_holds && fast::is_fast(mode) && fast::eligible(id) {
+            return self.acquire_fast(id, mode);
+        }
+        let (req, head) = self.link(id, mode)?;
+        self.agent.maybe_held[w] |= m;
+        self.push_entry(Held {
+            id,
+            mode,
+            req,
+            head,
+            state: LIVE,
+            idle: 0,
+        });
+        Ok(())
     }
 
     /// A database or table intention lock on the table's fast path with no

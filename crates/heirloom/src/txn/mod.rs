@@ -870,6 +870,12 @@ impl<'a> Transaction<'a> {
         if !self.agent.may_hold(id) {
             return None;
         }
+        self.scan(id)
+    }
+
+    /// `find` past the held-lock filter (its caller tested it).
+    #[inline]
+    fn scan(&self, id: LockId) -> Option<usize> {
         let held = &self.agent.held;
         if held.len() <= Agent::SCAN_LIMIT {
             held.iter().rposition(|h| h.id == id)
@@ -938,8 +944,14 @@ impl<'a> Transaction<'a> {
 
     #[inline(always)]
     fn push_held(&mut self, h: Held) {
+        self.agent.note_held(h.id);
+        self.push_entry(h);
+    }
+
+    /// `push_held` with the held-lock filter already marked.
+    #[inline(always)]
+    fn push_entry(&mut self, h: Held) {
         let a = &mut *self.agent;
-        a.note_held(h.id);
         a.held.push(h);
         if a.held.len() > Agent::SCAN_LIMIT {
             self.index_last();
