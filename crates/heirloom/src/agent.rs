@@ -65,6 +65,21 @@ pub(crate) struct Held {
     pub(crate) idle: u8,
 }
 
+impl Held {
+    /// A lock just granted to the current transaction.
+    #[inline(always)]
+    pub(crate) fn live(id: LockId, mode: Mode, req: ReqPtr, head: HeadRef) -> Self {
+        Held {
+            id,
+            mode,
+            req,
+            head,
+            state: LIVE,
+            idle: 0,
+        }
+    }
+}
+
 /// A worker thread's handle on a [`LockManager`](crate::LockManager). Create
 /// one per thread with [`LockManager::agent`](crate::LockManager::agent) and
 /// run transactions on it one after another.
@@ -590,14 +605,7 @@ impl Agent {
                 }
             }
             // Granted, so released like any holder.
-            (None, Cancel::WasGranted) => self.release_now(Held {
-                id: f.id,
-                mode: f.mode,
-                req: f.req,
-                head: f.head,
-                state: LIVE,
-                idle: 0,
-            }),
+            (None, Cancel::WasGranted) => self.release_now(Held::live(f.id, f.mode, f.req, f.head)),
             (None, Cancel::Cancelled) => self.nodes.give_back(f.req),
         }
     }

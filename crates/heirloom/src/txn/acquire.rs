@@ -30,14 +30,7 @@ impl Transaction<'_> {
         }
         let (req, head) = self.link(id, mode)?;
         self.agent.maybe_held[w] |= m;
-        self.push_entry(Held {
-            id,
-            mode,
-            req,
-            head,
-            state: LIVE,
-            idle: 0,
-        });
+        self.push_entry(Held::live(id, mode, req, head));
         Ok(())
     }
 
@@ -61,14 +54,7 @@ impl Transaction<'_> {
         c.immediate_grants.bump();
         c.fast_ops.bump();
         let req = a.nodes.none();
-        self.push_held(Held {
-            id,
-            mode,
-            req,
-            head,
-            state: LIVE,
-            idle: 0,
-        });
+        self.push_held(Held::live(id, mode, req, head));
         Ok(())
     }
 
@@ -115,14 +101,7 @@ impl Transaction<'_> {
     #[inline]
     pub(super) fn acquire(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
         let (req, head) = self.link(id, mode)?;
-        self.push_held(Held {
-            id,
-            mode,
-            req,
-            head,
-            state: LIVE,
-            idle: 0,
-        });
+        self.push_held(Held::live(id, mode, req, head));
         Ok(())
     }
 

@@ -795,14 +795,7 @@ impl<'a> Transaction<'a> {
                     if it.head.is_fast() {
                         c.fast_ops.bump();
                     }
-                    self.push_held(Held {
-                        id: it.id,
-                        mode: it.mode,
-                        req: it.req,
-                        head: it.head,
-                        state: LIVE,
-                        idle: 0,
-                    });
+                    self.push_held(Held::live(it.id, it.mode, it.req, it.head));
                 }
                 Outcome::Refused(b) => {
                     // Not left linked (the swap-append table withdrew it):
