@@ -385,8 +385,7 @@ static void without_intention_locks(uint32_t table) {
 }
 
 /* HEIRLOOM_TABLE_NONE: every call succeeds and nothing is held, so two
- * transactions take X on one row at once; the statistics still count the
- * requests and the commits. */
+ * transactions take X on one row at once; both commit, and are counted. */
 static void no_lock_table(void) {
     heirloom_manager *m = new_manager(HEIRLOOM_TABLE_NONE, HEIRLOOM_POLICY_NOWAIT);
     heirloom_agent *a = new_agent(m), *b = new_agent(m);
