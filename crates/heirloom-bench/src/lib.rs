@@ -16,6 +16,8 @@
 //!   report    table, JSON, CSV, plot, side-by-side summaries (RunResult only)
 //!   options   a benchmark's own `--opt key=value` (a leaf)
 //!   elision   what a run on an elided table reports (a leaf)
+//!   counters  instructions, cycles, CPU time per transaction of a run's
+//!             measured interval (`--counters`; a leaf)
 //! ```
 //!
 //! A sweep populates one database (or one per run, for benchmarks whose
@@ -26,6 +28,7 @@
 
 #![warn(missing_docs)]
 
+pub mod counters;
 pub mod demo;
 pub mod elision;
 pub mod figures;

@@ -151,6 +151,9 @@ struct BenchArgs {
     /// Split worker time into lock manager work, latch contention, lock waits, rest.
     #[arg(long)]
     breakdown: bool,
+    /// Count instructions, cycles, CPU time and context switches per transaction over the measured interval (Linux perf_event_open; steadier than throughput on a shared machine).
+    #[arg(long)]
+    counters: bool,
     /// Check the workload's consistency rules after every run.
     #[arg(long)]
     verify: bool,
@@ -319,6 +322,7 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
         warmup: seconds("--warmup", a.warmup, true)?,
         seed: a.seed,
         breakdown: a.breakdown,
+        counters: a.counters,
         verify: a.verify,
         repeat: a.repeat,
         retry: match &a.retry {
@@ -400,6 +404,12 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>, reading: Reading) ->
     );
     if spec.tables.iter().any(TableKind::is_elided) {
         println!("# {}", heirloom::rtm::describe());
+    }
+    if let Some(kernel) = plan.counters_kernel {
+        println!(
+            "# counters: each worker's thread over the measured interval, per transaction; instructions and cycles in {} mode",
+            if kernel { "user and kernel" } else { "user" }
+        );
     }
     if spec.pregen > 0 {
         println!(

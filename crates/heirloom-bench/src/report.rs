@@ -105,6 +105,7 @@ pub fn paired_ratio(a: &RunResult, b: &RunResult) -> f64 {
 pub fn table(runs: &[RunResult]) -> String {
     let mut out = String::new();
     let breakdown = runs.iter().any(|r| r.breakdown.is_some());
+    let counters = runs.iter().any(|r| r.counters.is_some());
     let repeated = runs.iter().any(|r| !r.tps_runs.is_empty());
     let messages = runs.iter().any(|r| r.per_txn.messages > 0.0);
     let ops = runs.iter().any(|r| r.op.is_some());
@@ -161,6 +162,12 @@ pub fn table(runs: &[RunResult]) -> String {
         out.push_str(&format!(
             " {:>6} {:>6} {:>6} {:>8} {:>6} {:>11}",
             "lm%", "latch%", "wait%", "backoff%", "other%", "other us/tx"
+        ));
+    }
+    if counters {
+        out.push_str(&format!(
+            " {:>9} {:>9} {:>5} {:>9} {:>5} {:>8} {:>8}",
+            "instr/tx", "cyc/tx", "ipc", "cpu us/tx", "cpus", "vcsw/tx", "icsw/tx"
         ));
     }
     if repeated {
@@ -227,6 +234,18 @@ pub fn table(runs: &[RunResult]) -> String {
                 100.0 * b.other,
                 b.other_us_per_txn,
             ));
+        }
+        if counters {
+            match r.counters {
+                Some(c) => out.push_str(&format!(
+                    " {:>9.0} {:>9.0} {:>5.2} {:>9.2} {:>5.2} {:>8.3} {:>8.3}",
+                    c.instructions, c.cycles, c.ipc, c.cpu_us, c.cpus, c.voluntary_switches, c.involuntary_switches
+                )),
+                None => out.push_str(&format!(
+                    " {:>9} {:>9} {:>5} {:>9} {:>5} {:>8} {:>8}",
+                    "-", "-", "-", "-", "-", "-", "-"
+                )),
+            }
         }
         if repeated {
             let lo = r.tps_runs.iter().copied().fold(f64::INFINITY, f64::min);
@@ -356,6 +375,14 @@ struct CsvRow<'a> {
     htm_under_latch_share: Option<f64>,
     htm_conflict_aborts_per_section: Option<f64>,
     htm_capacity_aborts_per_section: Option<f64>,
+    instructions_per_txn: Option<f64>,
+    cycles_per_txn: Option<f64>,
+    ipc: Option<f64>,
+    cpu_us_per_txn: Option<f64>,
+    cpus: Option<f64>,
+    voluntary_switches_per_txn: Option<f64>,
+    involuntary_switches_per_txn: Option<f64>,
+    counters_kernel: Option<bool>,
 }
 
 /// Writes one CSV row per run to `path`.
@@ -430,6 +457,14 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             htm_under_latch_share: r.elision.map(|e| e.under_latch_share),
             htm_conflict_aborts_per_section: r.elision.map(|e| e.conflict),
             htm_capacity_aborts_per_section: r.elision.map(|e| e.capacity),
+            instructions_per_txn: r.counters.map(|c| c.instructions),
+            cycles_per_txn: r.counters.map(|c| c.cycles),
+            ipc: r.counters.map(|c| c.ipc),
+            cpu_us_per_txn: r.counters.map(|c| c.cpu_us),
+            cpus: r.counters.map(|c| c.cpus),
+            voluntary_switches_per_txn: r.counters.map(|c| c.voluntary_switches),
+            involuntary_switches_per_txn: r.counters.map(|c| c.involuntary_switches),
+            counters_kernel: r.counters.map(|c| c.kernel),
         })
         .map_err(err)?;
     }

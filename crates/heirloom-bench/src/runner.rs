@@ -3,6 +3,7 @@
 //! workload is what the runner drives ([`Workload`]): a loaded database
 //! that draws inputs, executes one transaction and verifies itself.
 
+use crate::counters;
 use crate::storage::{Outcome, StorageError, Times, Tx, TxError, UndoLog};
 use hdrhistogram::Histogram;
 use heirloom::{ConflictPolicy, Inheritance, LockManager, Stats, TableKind};
@@ -215,6 +216,10 @@ pub struct RunConfig {
     /// Split each worker's time into lock manager work, latch contention,
     /// lock waits and the rest (adds two clock reads per lock call).
     pub breakdown: bool,
+    /// Count instructions, cycles, CPU time and context switches over the
+    /// measured interval (`crate::counters`; costs nothing per
+    /// transaction).
+    pub counters: bool,
     /// What a worker does with an aborted transaction.
     pub retry: Retry,
     /// Inputs each worker draws before the run and then cycles through
@@ -419,6 +424,10 @@ pub struct RunResult {
     /// Time breakdown (with `--breakdown`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub breakdown: Option<Breakdown>,
+    /// What the measured interval cost the machine per completed
+    /// transaction (with `--counters`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counters: Option<crate::counters::PerTxn>,
     /// Throughput of every repeat of this configuration, in run order (with
     /// `--repeat` above 1; this record is the median one).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -470,6 +479,9 @@ pub enum RunError {
     /// Locks were still held after every worker had finished (a bug).
     #[error("{0} locks still held after the run ended")]
     LocksLeft(usize),
+    /// `--counters` on a machine without them.
+    #[error(transparent)]
+    Counters(#[from] crate::counters::Unavailable),
 }
 
 const WARMUP: u8 = 0;
@@ -491,6 +503,9 @@ struct WorkerOut {
     /// Attempts given up because the run ended (`TxError::Stopped`): the
     /// lock manager counts them aborted; the report does not.
     stopped: u64,
+    /// This thread's counts over the measured interval, and whether they
+    /// include kernel mode (with `RunConfig::counters`).
+    counters: Option<(counters::Totals, bool)>,
 }
 
 /// Where a transaction's input is: drawn for it, or in the worker's ring
@@ -604,6 +619,7 @@ pub fn run<W: Workload>(
     let mut times = Times::default();
     let (mut total_ns, mut closure_ns, mut deferred, mut slept_ns) = (0u64, 0u64, 0u64, 0u64);
     let mut stopped = 0u64;
+    let mut counted: Option<(counters::Totals, bool)> = None;
     for o in outs {
         let o = o?;
         committed += o.committed;
@@ -618,6 +634,11 @@ pub fn run<W: Workload>(
         deferred += o.deferred;
         slept_ns += o.slept_ns;
         stopped += o.stopped;
+        if let Some((t, kernel)) = o.counters {
+            let c = counted.get_or_insert((counters::Totals::default(), kernel));
+            c.0 += t;
+            c.1 &= kernel;
+        }
     }
     stats.aborted = stats.aborted.saturating_sub(stopped);
     let done = (committed + failed).max(1) as f64;
@@ -717,6 +738,8 @@ pub fn run<W: Workload>(
             }
         }),
         breakdown,
+        counters: counted
+            .map(|(t, kernel)| counters::PerTxn::of(&t, committed + failed, measured.as_secs_f64(), kernel)),
         tps_runs: Vec::new(),
         verified: None,
         of_ceiling: None,
@@ -743,6 +766,11 @@ fn worker<W: Workload>(
         })
         .collect();
     let mut next = 0usize;
+    let mut counters = if cfg.counters {
+        Some(counters::Thread::open_best()?)
+    } else {
+        None
+    };
     ready.fetch_add(1, Ordering::Release);
     let mut undo = UndoLog::default();
     let mut hist = Histogram::<u64>::new(3).expect("valid");
@@ -760,6 +788,11 @@ fn worker<W: Workload>(
                 measuring = true;
                 base = agent.stats();
                 times = Times::default();
+                if let Some((c, _)) = &mut counters
+                    && let Err(e) = c.start()
+                {
+                    break Err(e.into());
+                }
             }
             _ => {}
         }
@@ -861,9 +894,14 @@ fn worker<W: Workload>(
             }
         }
     };
+    let counted = match &mut counters {
+        Some((c, kernel)) => c.stop().map(|()| Some((c.totals(), *kernel))),
+        None => Ok(None),
+    };
     let stats = agent.stats().since(&base);
     workload.retire(state);
     result?;
+    let counters = counted?;
     Ok(WorkerOut {
         committed,
         failed,
@@ -875,6 +913,7 @@ fn worker<W: Workload>(
         deferred,
         slept_ns,
         stopped,
+        counters,
     })
 }
 

@@ -189,6 +189,8 @@ pub struct Spec {
     pub seed: u64,
     /// Time breakdown.
     pub breakdown: bool,
+    /// Instructions, cycles, CPU time per transaction (`crate::counters`).
+    pub counters: bool,
     /// Check consistency after every run.
     pub verify: bool,
     /// Rounds of the cross product; each configuration reports its median run.
@@ -223,6 +225,7 @@ impl Default for Spec {
             warmup: Duration::from_millis(500),
             seed: 1,
             breakdown: false,
+            counters: false,
             verify: false,
             repeat: 1,
             retry: Retry::Backoff,
@@ -274,6 +277,9 @@ pub struct Plan {
     pub mix: Mix,
     /// The benchmark's options, defaults filled in.
     pub options: Options,
+    /// With `Spec::counters`: whether instructions and cycles include
+    /// kernel mode (`crate::counters::probe`).
+    pub counters_kernel: Option<bool>,
 }
 
 impl std::fmt::Debug for Plan {
@@ -283,6 +289,7 @@ impl std::fmt::Debug for Plan {
             .field("scale", &self.scale)
             .field("mix", &self.mix.name)
             .field("options", &self.options)
+            .field("counters_kernel", &self.counters_kernel)
             .finish()
     }
 }
@@ -357,11 +364,17 @@ pub fn plan(bench: &'static dyn Benchmark, spec: &Spec) -> Result<Plan, BenchErr
         ));
     }
     let scale = scale_arg;
+    let counters_kernel = if spec.counters {
+        Some(crate::counters::probe().map_err(|e| BenchError::Usage(format!("--counters: {e}")))?)
+    } else {
+        None
+    };
     Ok(Plan {
         bench,
         scale,
         mix,
         options,
+        counters_kernel,
     })
 }
 
@@ -398,6 +411,7 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
                                 warmup: spec.warmup,
                                 seed: spec.seed,
                                 breakdown: spec.breakdown,
+                                counters: spec.counters,
                                 retry: spec.retry,
                                 pregen: spec.pregen,
                             };
