@@ -15,6 +15,7 @@
 //!   storage   tables, Tx (row locks + undo), the lock-time breakdown
 //!   report    table, JSON, CSV, plot, side-by-side summaries (RunResult only)
 //!   options   a benchmark's own `--opt key=value` (a leaf)
+//!   mix       a transaction mix, drawn by weight (a leaf)
 //!   elision   what a run on an elided table reports (a leaf)
 //!   counters  instructions, cycles, CPU time per transaction of a run's
 //!             measured interval (`--counters`; a leaf)
@@ -32,6 +33,7 @@ pub mod counters;
 pub mod demo;
 pub mod elision;
 pub mod figures;
+pub mod mix;
 pub mod options;
 pub mod report;
 pub mod runner;
