@@ -130,8 +130,6 @@ pub(crate) struct Inner {
     /// `policy` is not `NoWait` (asked on every acquisition: a bool, not a
     /// match on the enum and its payload).
     pub(crate) may_wait: bool,
-    /// `policy` is `WoundWait` (asked on every lock call).
-    pub(crate) wound_wait: bool,
     pub(crate) max_restarts: u32,
     /// Speculative lock inheritance's rules (`inherit.rs`).
     pub(crate) sli: Rules,

@@ -974,4 +974,5 @@ mod tests {
     mod panic_safety;
     mod reclaimed_ahead;
     mod server_failure;
+    mod wound_dooms_a_wait;
 }

@@ -5,26 +5,20 @@
 use super::*;
 
 impl Transaction<'_> {
+    /// A doomed transaction's requests fail. A wound does not doom: under
+    /// wound-wait a wounded transaction dies only if it has to wait (see
+    /// `wait`; the argument is in the crate README, "Conflict policies").
     #[inline]
     pub(super) fn check_alive(&mut self) -> Result<(), LockError> {
-        if self.agent.txn.doomed.is_none() && !self.agent.lm.wound_wait {
-            return Ok(());
+        match self.agent.txn.doomed {
+            None => Ok(()),
+            Some(cause) => Err(self.doomed(cause)),
         }
-        self.check_alive_slow()
     }
 
     #[cold]
-    pub(super) fn check_alive_slow(&mut self) -> Result<(), LockError> {
-        if let Some(cause) = self.agent.txn.doomed {
-            return Err(LockError::Doomed { txn: self.id(), cause });
-        }
-        if self.agent.lm.wound_wait
-            && let Some(by) = self.wounded_by()
-        {
-            self.agent.shared.counters.wounded.bump();
-            return Err(self.doom(LockError::Wounded { txn: self.id(), by }));
-        }
-        Ok(())
+    fn doomed(&self, cause: &'static str) -> LockError {
+        LockError::Doomed { txn: self.id(), cause }
     }
 
     pub(super) fn wounded_by(&self) -> Option<TxnId> {
@@ -251,8 +245,9 @@ impl Transaction<'_> {
                 let cancel = unsafe { lm.table.cancel(shared.caller(), head, r, &mut a.wake) };
                 wake_granted(&mut a.wake);
                 if cancel == Cancel::WasGranted {
-                    // Granted just before the cancel: keep it. A wound is
-                    // still reported at the next lock call.
+                    // Granted just before the cancel: keep it (a wound
+                    // dooms a wait, and this one is over; if the
+                    // transaction waits again, it dies then).
                     Ok(())
                 } else {
                     Err(e)

@@ -1,0 +1,127 @@
+//! Wound-wait: a wound dooms its victim only if the victim has to wait.
+//! A wounded transaction whose requests are granted at once goes on and
+//! may commit (the wounder waits for it, as for any holder that is
+//! running); one that must wait dies at once. Every table kind, inheritance
+//! off and always on.
+//!
+//! The schedule:
+//! 1. `young` begins after `old` (so it is the younger) and takes X on A.
+//! 2. `old` asks for X on A, waits, and wounds `young`; the test waits
+//!    until `young`'s agent holds the wound.
+//! 3. `young` takes X on B, free: granted, the wound notwithstanding; and
+//!    commits. `old` then gets A.
+//! 4. Again with `young2` and `old2`, but `young2`'s next request is for a
+//!    row a third transaction holds: it would wait, so it dies `Wounded`,
+//!    and `old2` gets A.
+
+use std::sync::mpsc;
+use std::thread;
+use std::time::Instant;
+
+use super::common::{LIMIT, until_waiting};
+use crate::sync::Ordering;
+use crate::{ConflictPolicy, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind};
+
+const T: TableId = TableId::new(0, 1);
+
+/// `old` (begun first) asks for X on `a`, which the caller's transaction
+/// holds; returns the channel its result comes back on. Returns once
+/// `old` has begun, so a transaction begun after that is younger.
+fn older_asks_for(lm: &LockManager, a: LockId) -> (mpsc::Sender<()>, mpsc::Receiver<Result<(), LockError>>) {
+    let (began, has_begun) = mpsc::channel::<()>();
+    let (go, go_rx) = mpsc::channel::<()>();
+    let (done, result) = mpsc::channel();
+    let lm = lm.clone();
+    thread::spawn(move || {
+        let mut agent = lm.agent();
+        let mut t = agent.begin();
+        began.send(()).unwrap();
+        go_rx.recv().unwrap();
+        let r = t.lock(a, Mode::X);
+        if r.is_ok() {
+            t.commit().unwrap();
+        } else {
+            t.abort();
+        }
+        // Gone (with what it inherited) before the result is seen.
+        drop(agent);
+        done.send(r).unwrap();
+    });
+    has_begun.recv().unwrap();
+    (go, result)
+}
+
+fn schedule(kind: TableKind, sli: Inheritance) {
+    let lm = LockManager::builder()
+        .table(kind)
+        .inheritance(sli)
+        .conflicts(ConflictPolicy::WoundWait)
+        .max_restarts(0)
+        .build();
+    let name = format!("{kind:?} sli={sli:?}");
+    let (a, b, c) = (LockId::row(T, 1), LockId::row(T, 2), LockId::row(T, 3));
+
+    // Steps 1-3: wounded, but never waits: commits.
+    let (go, old) = older_asks_for(&lm, a);
+    let mut agent = lm.agent();
+    let shared = agent.shared.clone();
+    let mut young = agent.begin();
+    let id = young.id().0;
+    young.lock(a, Mode::X).unwrap();
+    go.send(()).unwrap();
+    let start = Instant::now();
+    while shared.wound.wounded.load(Ordering::Acquire) != id {
+        assert!(
+            start.elapsed() < LIMIT,
+            "{name}: the older waiter never wounded the younger holder"
+        );
+        thread::yield_now();
+    }
+    let r = young.lock(b, Mode::X);
+    assert!(
+        r.is_ok(),
+        "{name}: a wounded transaction that need not wait goes on: {r:?}"
+    );
+    young.commit().expect("and commits");
+    let r = old.recv_timeout(LIMIT).expect("the older transaction finishes");
+    assert!(r.is_ok(), "{name}: {r:?}");
+
+    // Step 4: wounded, then would wait: dies.
+    let mut third_agent = lm.agent();
+    let mut third = third_agent.begin();
+    third.lock(c, Mode::X).unwrap();
+    let (go, old) = older_asks_for(&lm, a);
+    let mut young = agent.begin();
+    let id = young.id().0;
+    young.lock(a, Mode::X).unwrap();
+    go.send(()).unwrap();
+    until_waiting(&lm, a, "the older transaction never waited");
+    let start = Instant::now();
+    while shared.wound.wounded.load(Ordering::Acquire) != id {
+        assert!(
+            start.elapsed() < LIMIT,
+            "{name}: the older waiter never wounded the younger holder"
+        );
+        thread::yield_now();
+    }
+    let r = young.lock(c, Mode::X);
+    assert!(
+        matches!(r, Err(LockError::Wounded { .. })),
+        "{name}: a wounded transaction that must wait dies: {r:?}"
+    );
+    young.abort();
+    let r = old.recv_timeout(LIMIT).expect("the older transaction finishes");
+    assert!(r.is_ok(), "{name}: {r:?}");
+    third.commit().unwrap();
+    drop((agent, third_agent));
+    assert!(lm.snapshot().is_empty(), "{name}: {}", lm.snapshot());
+}
+
+#[test]
+fn a_wound_dooms_only_a_transaction_that_waits() {
+    for kind in TableKind::ALL {
+        for sli in [Inheritance::Off, Inheritance::Always] {
+            schedule(kind, sli);
+        }
+    }
+}
