@@ -283,6 +283,7 @@ impl Builder {
                 table,
                 kind: self.table,
                 may_wait: !matches!(self.policy, ConflictPolicy::NoWait),
+                wound_wait: matches!(self.policy, ConflictPolicy::WoundWait),
                 no_locks: self.table == TableKind::None,
                 special,
                 flat: !self.intention_locks,

@@ -143,6 +143,8 @@ pub(crate) struct Inner {
     /// Threads of the table's own that run beside the agents' (the lock
     /// servers), counted against `cores` with them.
     pub(crate) table_threads: usize,
+    /// `policy` is `WoundWait` (asked on every lock call).
+    pub(crate) wound_wait: bool,
     /// Count requests by class (`Builder::lock_classes`).
     pub(crate) lock_classes: bool,
     /// The table takes intention locks on its fast path and `lock` asks it
@@ -258,6 +260,15 @@ impl Inner {
         }
         reg.free.push(index);
         self.live_agents.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Whether the agents' threads (and the lock servers) fit on the
+    /// cores: then a waiter's wait idles a core, so waiters spin before
+    /// they park and a wound dooms its victim at once (`Transaction::wait`,
+    /// `check_alive`).
+    #[inline]
+    pub(crate) fn threads_fit_cores(&self) -> bool {
+        self.live_agents.load(Ordering::Relaxed) + self.table_threads <= self.cores
     }
 
     /// Wound-wait: marks `txn` of agent `agent` wounded by `by`, and wakes

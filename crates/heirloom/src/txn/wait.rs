@@ -5,20 +5,35 @@
 use super::*;
 
 impl Transaction<'_> {
-    /// A doomed transaction's requests fail. A wound does not doom: under
-    /// wound-wait a wounded transaction dies only if it has to wait (see
-    /// `wait`; the argument is in the crate README, "Conflict policies").
+    /// A doomed transaction's requests fail. Under wound-wait a wound
+    /// dooms its victim here, at its next lock call, only while the
+    /// agents' threads fit the cores (a wounder's wait then idles a core,
+    /// so the victim had better give way at once); with more threads than
+    /// cores the wounder's core runs others meanwhile, and a wounded
+    /// transaction dies only if it has to wait (`wait`), so one whose
+    /// requests are granted at once goes on and may commit instead of
+    /// being thrown away. Both are deadlock-free: every member of a cycle
+    /// waits (the crate README, "Conflict policies").
     #[inline]
     pub(super) fn check_alive(&mut self) -> Result<(), LockError> {
-        match self.agent.txn.doomed {
-            None => Ok(()),
-            Some(cause) => Err(self.doomed(cause)),
+        if self.agent.txn.doomed.is_none() && !self.agent.lm.wound_wait {
+            return Ok(());
         }
+        self.check_alive_slow()
     }
 
     #[cold]
-    fn doomed(&self, cause: &'static str) -> LockError {
-        LockError::Doomed { txn: self.id(), cause }
+    pub(super) fn check_alive_slow(&mut self) -> Result<(), LockError> {
+        if let Some(cause) = self.agent.txn.doomed {
+            return Err(LockError::Doomed { txn: self.id(), cause });
+        }
+        if self.agent.lm.threads_fit_cores()
+            && let Some(by) = self.wounded_by()
+        {
+            self.agent.shared.counters.wounded.bump();
+            return Err(self.doom(LockError::Wounded { txn: self.id(), by }));
+        }
+        Ok(())
     }
 
     pub(super) fn wounded_by(&self) -> Option<TxnId> {
@@ -152,7 +167,7 @@ impl Transaction<'_> {
         let me = self.id().0;
         // Spin before the first park (see `Builder::spin_before_park`):
         // not while agents (and lock servers) outnumber cores.
-        let spin = lm.spin_max_ns > 0 && lm.live_agents.load(Ordering::Relaxed) + lm.table_threads <= lm.cores;
+        let spin = lm.spin_max_ns > 0 && lm.threads_fit_cores();
         let mut spin_pending = spin;
         let result = loop {
             // Read before the look at our edges: a notice sent after it (a
@@ -246,8 +261,8 @@ impl Transaction<'_> {
                 wake_granted(&mut a.wake);
                 if cancel == Cancel::WasGranted {
                     // Granted just before the cancel: keep it (a wound
-                    // dooms a wait, and this one is over; if the
-                    // transaction waits again, it dies then).
+                    // dooms the next lock call or the next wait; see
+                    // `check_alive`).
                     Ok(())
                 } else {
                     Err(e)

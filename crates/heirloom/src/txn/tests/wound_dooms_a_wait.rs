@@ -1,10 +1,11 @@
-//! Wound-wait: a wound dooms its victim only if the victim has to wait.
-//! A wounded transaction whose requests are granted at once goes on and
-//! may commit (the wounder waits for it, as for any holder that is
-//! running); one that must wait dies at once. Every table kind, inheritance
-//! off and always on.
+//! Wound-wait with more threads than cores: a wound dooms its victim only
+//! if the victim has to wait. A wounded transaction whose requests are
+//! granted at once goes on and may commit (the wounder waits for it, as
+//! for any holder that is running); one that must wait dies at once. While
+//! the threads fit the cores a wound dooms at the next lock call. Every
+//! table kind, inheritance off and always on.
 //!
-//! The schedule:
+//! The schedule (idle agents make the agents outnumber the cores):
 //! 1. `young` begins after `old` (so it is the younger) and takes X on A.
 //! 2. `old` asks for X on A, waits, and wounds `young`; the test waits
 //!    until `young`'s agent holds the wound.
@@ -59,6 +60,8 @@ fn schedule(kind: TableKind, sli: Inheritance) {
         .max_restarts(0)
         .build();
     let name = format!("{kind:?} sli={sli:?}");
+    let _idle: Vec<_> = (0..=lm.inner.cores).map(|_| lm.agent()).collect();
+    assert!(!lm.inner.threads_fit_cores());
     let (a, b, c) = (LockId::row(T, 1), LockId::row(T, 2), LockId::row(T, 3));
 
     // Steps 1-3: wounded, but never waits: commits.
@@ -117,8 +120,45 @@ fn schedule(kind: TableKind, sli: Inheritance) {
     assert!(lm.snapshot().is_empty(), "{name}: {}", lm.snapshot());
 }
 
+/// With the threads on the cores (two agents, when there are two cores or
+/// more), the wounded `young` dies at its next lock call, a free row.
 #[test]
-fn a_wound_dooms_only_a_transaction_that_waits() {
+fn while_threads_fit_the_cores_a_wound_dooms_at_once() {
+    let lm = LockManager::builder()
+        .table(TableKind::Latched)
+        .conflicts(ConflictPolicy::WoundWait)
+        .max_restarts(0)
+        .build();
+    if lm.inner.cores < 2 {
+        eprintln!("skipped: one core, so two agents outnumber it");
+        return;
+    }
+    let (a, b) = (LockId::row(T, 1), LockId::row(T, 2));
+    let (go, old) = older_asks_for(&lm, a);
+    let mut agent = lm.agent();
+    assert!(lm.inner.threads_fit_cores());
+    let shared = agent.shared.clone();
+    let mut young = agent.begin();
+    let id = young.id().0;
+    young.lock(a, Mode::X).unwrap();
+    go.send(()).unwrap();
+    let start = Instant::now();
+    while shared.wound.wounded.load(Ordering::Acquire) != id {
+        assert!(
+            start.elapsed() < LIMIT,
+            "the older waiter never wounded the younger holder"
+        );
+        thread::yield_now();
+    }
+    let r = young.lock(b, Mode::X);
+    assert!(matches!(r, Err(LockError::Wounded { .. })), "{r:?}");
+    young.abort();
+    let r = old.recv_timeout(LIMIT).expect("the older transaction finishes");
+    assert!(r.is_ok(), "{r:?}");
+}
+
+#[test]
+fn with_more_threads_than_cores_a_wound_dooms_only_a_wait() {
     for kind in TableKind::ALL {
         for sli in [Inheritance::Off, Inheritance::Always] {
             schedule(kind, sli);
