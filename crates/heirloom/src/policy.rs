@@ -20,8 +20,10 @@ pub enum ConflictPolicy {
     /// one dies. Ages survive restarts in `Agent::run`, so every transaction
     /// eventually becomes the oldest.
     WaitDie,
-    /// Wound-wait: an older requester wounds younger holders (they fail at
-    /// their next lock call or while waiting); a younger one waits.
+    /// Wound-wait: an older requester wounds younger holders; a younger one
+    /// waits. A wounded holder fails at its next lock call while the
+    /// agents' threads fit the machine's cores, and otherwise only at its
+    /// next wait (granted at once, it goes on and may commit).
     WoundWait,
 }
 
