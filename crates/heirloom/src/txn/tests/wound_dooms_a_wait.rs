@@ -19,9 +19,11 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Instant;
 
-use super::common::{LIMIT, until_waiting};
+use super::common::LIMIT;
 use crate::sync::Ordering;
-use crate::{ConflictPolicy, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind};
+use crate::{
+    Agent, ConflictPolicy, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind, Transaction,
+};
 
 const T: TableId = TableId::new(0, 1);
 
@@ -52,6 +54,32 @@ fn older_asks_for(lm: &LockManager, a: LockId) -> (mpsc::Sender<()>, mpsc::Recei
     (go, result)
 }
 
+/// `young`, begun on `agent` after an older transaction began, takes X on
+/// `a`; the older one asks for it, waits and wounds `young`. Returns
+/// `young`, wounded, and where the older one's result comes back.
+fn wounded_holder<'a>(
+    lm: &LockManager,
+    agent: &'a mut Agent,
+    a: LockId,
+    what: &str,
+) -> (Transaction<'a>, mpsc::Receiver<Result<(), LockError>>) {
+    let (go, old) = older_asks_for(lm, a);
+    let shared = agent.shared.clone();
+    let mut young = agent.begin();
+    let id = young.id().0;
+    young.lock(a, Mode::X).unwrap();
+    go.send(()).unwrap();
+    let start = Instant::now();
+    while shared.wound.wounded.load(Ordering::Acquire) != id {
+        assert!(
+            start.elapsed() < LIMIT,
+            "{what}: the older waiter never wounded the younger holder"
+        );
+        thread::yield_now();
+    }
+    (young, old)
+}
+
 fn schedule(kind: TableKind, sli: Inheritance) {
     let lm = LockManager::builder()
         .table(kind)
@@ -65,21 +93,8 @@ fn schedule(kind: TableKind, sli: Inheritance) {
     let (a, b, c) = (LockId::row(T, 1), LockId::row(T, 2), LockId::row(T, 3));
 
     // Steps 1-3: wounded, but never waits: commits.
-    let (go, old) = older_asks_for(&lm, a);
     let mut agent = lm.agent();
-    let shared = agent.shared.clone();
-    let mut young = agent.begin();
-    let id = young.id().0;
-    young.lock(a, Mode::X).unwrap();
-    go.send(()).unwrap();
-    let start = Instant::now();
-    while shared.wound.wounded.load(Ordering::Acquire) != id {
-        assert!(
-            start.elapsed() < LIMIT,
-            "{name}: the older waiter never wounded the younger holder"
-        );
-        thread::yield_now();
-    }
+    let (mut young, old) = wounded_holder(&lm, &mut agent, a, &name);
     let r = young.lock(b, Mode::X);
     assert!(
         r.is_ok(),
@@ -93,20 +108,7 @@ fn schedule(kind: TableKind, sli: Inheritance) {
     let mut third_agent = lm.agent();
     let mut third = third_agent.begin();
     third.lock(c, Mode::X).unwrap();
-    let (go, old) = older_asks_for(&lm, a);
-    let mut young = agent.begin();
-    let id = young.id().0;
-    young.lock(a, Mode::X).unwrap();
-    go.send(()).unwrap();
-    until_waiting(&lm, a, "the older transaction never waited");
-    let start = Instant::now();
-    while shared.wound.wounded.load(Ordering::Acquire) != id {
-        assert!(
-            start.elapsed() < LIMIT,
-            "{name}: the older waiter never wounded the younger holder"
-        );
-        thread::yield_now();
-    }
+    let (mut young, old) = wounded_holder(&lm, &mut agent, a, &name);
     let r = young.lock(c, Mode::X);
     assert!(
         matches!(r, Err(LockError::Wounded { .. })),
@@ -134,22 +136,9 @@ fn while_threads_fit_the_cores_a_wound_dooms_at_once() {
         return;
     }
     let (a, b) = (LockId::row(T, 1), LockId::row(T, 2));
-    let (go, old) = older_asks_for(&lm, a);
     let mut agent = lm.agent();
+    let (mut young, old) = wounded_holder(&lm, &mut agent, a, "latched");
     assert!(lm.inner.threads_fit_cores());
-    let shared = agent.shared.clone();
-    let mut young = agent.begin();
-    let id = young.id().0;
-    young.lock(a, Mode::X).unwrap();
-    go.send(()).unwrap();
-    let start = Instant::now();
-    while shared.wound.wounded.load(Ordering::Acquire) != id {
-        assert!(
-            start.elapsed() < LIMIT,
-            "the older waiter never wounded the younger holder"
-        );
-        thread::yield_now();
-    }
     let r = young.lock(b, Mode::X);
     assert!(matches!(r, Err(LockError::Wounded { .. })), "{r:?}");
     young.abort();
