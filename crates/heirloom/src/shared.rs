@@ -130,6 +130,8 @@ pub(crate) struct Inner {
     /// `policy` is not `NoWait` (asked on every acquisition: a bool, not a
     /// match on the enum and its payload).
     pub(crate) may_wait: bool,
+    /// `policy` is `WoundWait` (asked on every lock call).
+    pub(crate) wound_wait: bool,
     pub(crate) max_restarts: u32,
     /// Speculative lock inheritance's rules (`inherit.rs`).
     pub(crate) sli: Rules,
@@ -143,8 +145,6 @@ pub(crate) struct Inner {
     /// Threads of the table's own that run beside the agents' (the lock
     /// servers), counted against `cores` with them.
     pub(crate) table_threads: usize,
-    /// `policy` is `WoundWait` (asked on every lock call).
-    pub(crate) wound_wait: bool,
     /// Count requests by class (`Builder::lock_classes`).
     pub(crate) lock_classes: bool,
     /// The table takes intention locks on its fast path and `lock` asks it

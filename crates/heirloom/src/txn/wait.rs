@@ -27,8 +27,10 @@ impl Transaction<'_> {
         if let Some(cause) = self.agent.txn.doomed {
             return Err(LockError::Doomed { txn: self.id(), cause });
         }
-        if self.agent.lm.threads_fit_cores()
-            && let Some(by) = self.wounded_by()
+        // The agent's own wound word first: the manager-wide agent count
+        // is read only for a transaction that was wounded.
+        if let Some(by) = self.wounded_by()
+            && self.agent.lm.threads_fit_cores()
         {
             self.agent.shared.counters.wounded.bump();
             return Err(self.doom(LockError::Wounded { txn: self.id(), by }));
