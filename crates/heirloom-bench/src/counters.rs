@@ -23,6 +23,16 @@
 //! contention. Cycles and CPU time show where the time went; `cpus` (CPU
 //! time over the interval's length) tells a run that kept every processor
 //! busy from one whose threads slept.
+//!
+//! Counts that cannot be true are not reported. On some virtual machines a
+//! counter beyond the few the hypervisor really provides reads zero while
+//! the kernel says it ran the whole time: with `perf stat` counting four
+//! events beside a run, every worker's cycle counter read 0 and some
+//! workers' instruction counters too, which halved `instr/tx` and no
+//! rule of scaling could catch. A thread that used at least
+//! [`SILENT_CPU_NS`] of CPU time cannot have retired no instruction or
+//! spent no cycle; if any worker's counter says so, the run's counts are
+//! left out ([`PerTxn::judge`]) and the report says why.
 
 use serde::Serialize;
 
@@ -39,6 +49,24 @@ pub struct Totals {
     pub voluntary_switches: u64,
     /// Involuntary context switches (preemptions).
     pub involuntary_switches: u64,
+    /// Threads whose instruction or cycle counter read zero though they
+    /// used at least [`SILENT_CPU_NS`] of CPU time (0 or 1 for one thread).
+    pub silent_threads: u64,
+    /// Threads counted.
+    pub threads: u64,
+}
+
+/// The CPU time after which a thread's counters must have counted
+/// something: 10 ms, tens of millions of cycles at any clock rate, and
+/// far above the kernel's accounting granularity.
+pub const SILENT_CPU_NS: u64 = 10_000_000;
+
+impl Totals {
+    /// Whether these counts (one thread's) read zero where the thread's CPU
+    /// time says they cannot.
+    pub fn silent(&self) -> bool {
+        self.cpu_ns >= SILENT_CPU_NS && (self.instructions == 0 || self.cycles == 0)
+    }
 }
 
 impl std::ops::AddAssign for Totals {
@@ -48,6 +76,8 @@ impl std::ops::AddAssign for Totals {
         self.cpu_ns += o.cpu_ns;
         self.voluntary_switches += o.voluntary_switches;
         self.involuntary_switches += o.involuntary_switches;
+        self.silent_threads += o.silent_threads;
+        self.threads += o.threads;
     }
 }
 
@@ -73,7 +103,31 @@ pub struct PerTxn {
     pub kernel: bool,
 }
 
+/// A run's counts could not be true (see the module's documentation).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{silent} of {threads} worker threads' hardware counters read no instructions or no cycles over at least 10 ms of CPU time each; another program (perf?) is using the counters or the machine's are unreliable, so this run's counts are left out"
+)]
+pub struct Silent {
+    /// Threads whose counters read zero.
+    pub silent: u64,
+    /// Threads counted.
+    pub threads: u64,
+}
+
 impl PerTxn {
+    /// The run's counts per transaction, unless a worker's counter read
+    /// zero where it cannot have ([`Totals::silent`]).
+    pub fn judge(t: &Totals, txns: u64, seconds: f64, kernel: bool) -> Result<PerTxn, Silent> {
+        if t.silent_threads > 0 {
+            return Err(Silent {
+                silent: t.silent_threads,
+                threads: t.threads,
+            });
+        }
+        Ok(PerTxn::of(t, txns, seconds, kernel))
+    }
+
     /// `t` over `txns` completed transactions in `seconds` of measured time.
     pub fn of(t: &Totals, txns: u64, seconds: f64, kernel: bool) -> PerTxn {
         let n = txns.max(1) as f64;
@@ -217,6 +271,8 @@ mod imp {
             self.totals.cpu_ns += now.cpu_ns.saturating_sub(since.cpu_ns);
             self.totals.voluntary_switches += now.voluntary.saturating_sub(since.voluntary);
             self.totals.involuntary_switches += now.involuntary.saturating_sub(since.involuntary);
+            self.totals.threads = 1;
+            self.totals.silent_threads = u64::from(self.totals.silent());
             Ok(())
         }
 
@@ -262,6 +318,8 @@ mod tests {
             cpu_ns: 2_000_000_000,
             voluntary_switches: 10,
             involuntary_switches: 20,
+            silent_threads: 0,
+            threads: 2,
         };
         let p = PerTxn::of(&t, 10, 1.0, true);
         assert_eq!(p.instructions, 300.0);
@@ -274,6 +332,52 @@ mod tests {
         // No transactions and no cycles: no division by zero.
         let z = PerTxn::of(&Totals::default(), 0, 0.0, false);
         assert_eq!((z.instructions, z.ipc, z.cpus), (0.0, 0.0, 0.0));
+    }
+
+    /// A thread that used CPU time and read no cycles or no instructions
+    /// is silent; one that barely ran, or counted both, is not; one silent
+    /// thread among many takes the whole run's counts out.
+    #[test]
+    fn a_counter_that_read_nothing_over_cpu_time_takes_the_run_out() {
+        let busy = Totals {
+            instructions: 50_000_000,
+            cycles: 90_000_000,
+            cpu_ns: 40_000_000,
+            threads: 1,
+            ..Totals::default()
+        };
+        assert!(!busy.silent());
+        let no_cycles = Totals { cycles: 0, ..busy };
+        let no_instructions = Totals {
+            instructions: 0,
+            ..busy
+        };
+        assert!(no_cycles.silent() && no_instructions.silent());
+        // Too little CPU time to judge: an idle worker may count nothing.
+        let idle = Totals {
+            instructions: 0,
+            cycles: 0,
+            cpu_ns: SILENT_CPU_NS - 1,
+            threads: 1,
+            ..Totals::default()
+        };
+        assert!(!idle.silent());
+
+        let mut run = Totals::default();
+        for t in [busy, idle, busy] {
+            run += t;
+        }
+        assert_eq!(
+            PerTxn::judge(&run, 1_000, 1.0, true),
+            Ok(PerTxn::of(&run, 1_000, 1.0, true))
+        );
+        run += Totals {
+            silent_threads: 1,
+            ..no_cycles
+        };
+        let e = PerTxn::judge(&run, 1_000, 1.0, true).unwrap_err();
+        assert_eq!((e.silent, e.threads), (1, 4));
+        assert!(e.to_string().starts_with("1 of 4 worker threads"), "{e}");
     }
 
     /// Where the machine has counters, a loop of known length counts at

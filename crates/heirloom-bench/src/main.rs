@@ -445,6 +445,17 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>, reading: Reading) ->
     for line in summary {
         println!("{line}");
     }
+    for r in &runs {
+        if let Some(why) = &r.counters_lost {
+            eprintln!(
+                "heirloom: counters of {} sli={} {} {} threads left out: {why}",
+                r.table,
+                r.sli_label(),
+                r.policy,
+                r.threads
+            );
+        }
+    }
     if spec.verify && reading == Reading::Demo {
         // One line: a failed check would have ended the sweep with an error.
         if let Some(last) = runs.iter().rev().find_map(|r| r.verified.as_deref()) {

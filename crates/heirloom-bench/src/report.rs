@@ -383,6 +383,7 @@ struct CsvRow<'a> {
     voluntary_switches_per_txn: Option<f64>,
     involuntary_switches_per_txn: Option<f64>,
     counters_kernel: Option<bool>,
+    counters_lost: Option<&'a str>,
 }
 
 /// Writes one CSV row per run to `path`.
@@ -465,6 +466,7 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             voluntary_switches_per_txn: r.counters.map(|c| c.voluntary_switches),
             involuntary_switches_per_txn: r.counters.map(|c| c.involuntary_switches),
             counters_kernel: r.counters.map(|c| c.kernel),
+            counters_lost: r.counters_lost.as_deref(),
         })
         .map_err(err)?;
     }

@@ -372,6 +372,10 @@ pub struct RunResult {
     /// transaction (with `--counters`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counters: Option<crate::counters::PerTxn>,
+    /// Why `counters` is absent though they were asked for: a worker's
+    /// counter read what cannot be true (`crate::counters::PerTxn::judge`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counters_lost: Option<String>,
     /// Throughput of every repeat of this configuration, in run order (with
     /// `--repeat` above 1; this record is the median one).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -585,6 +589,8 @@ pub fn run<W: Workload>(
         }
     }
     stats.aborted = stats.aborted.saturating_sub(stopped);
+    let judged =
+        counted.map(|(t, kernel)| counters::PerTxn::judge(&t, committed + failed, measured.as_secs_f64(), kernel));
     let done = (committed + failed).max(1) as f64;
     let per = |x: u64| x as f64 / done;
     let us = |q: f64| hist.value_at_quantile(q) as f64 / 1000.0;
@@ -682,8 +688,8 @@ pub fn run<W: Workload>(
             }
         }),
         breakdown,
-        counters: counted
-            .map(|(t, kernel)| counters::PerTxn::of(&t, committed + failed, measured.as_secs_f64(), kernel)),
+        counters: judged.as_ref().and_then(|j| j.as_ref().ok()).copied(),
+        counters_lost: judged.and_then(|j| j.err()).map(|e| e.to_string()),
         tps_runs: Vec::new(),
         verified: None,
         of_ceiling: None,
