@@ -447,13 +447,7 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>, reading: Reading) ->
     }
     for r in &runs {
         if let Some(why) = &r.counters_lost {
-            eprintln!(
-                "heirloom: counters of {} sli={} {} {} threads left out: {why}",
-                r.table,
-                r.sli_label(),
-                r.policy,
-                r.threads
-            );
+            eprintln!("heirloom: counters of {} left out: {why}", r.config());
         }
     }
     if spec.verify && reading == Reading::Demo {

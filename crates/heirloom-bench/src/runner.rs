@@ -402,6 +402,18 @@ impl RunResult {
     pub fn sli_label(&self) -> String {
         sli_label(self.sli, self.sli_keep, self.fast_path)
     }
+
+    /// The configuration as messages name it: `latched sli=off detect 8
+    /// threads`.
+    pub fn config(&self) -> String {
+        format!(
+            "{} sli={} {} {} threads",
+            self.table,
+            self.sli_label(),
+            self.policy,
+            self.threads
+        )
+    }
 }
 
 /// `off`, `on`, or `on+kN` (inherited locks kept through N unused

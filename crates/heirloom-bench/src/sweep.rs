@@ -557,7 +557,7 @@ impl<'a> Sweep<'a> {
         let mut r = runner::run(db, &self.plan.mix, cfg, &mut |d| progress(None, d))?;
         if self.spec.verify {
             let summary = db.verify().map_err(|message| BenchError::Verify {
-                config: format!("{} sli={} {} {} threads", r.table, r.sli_label(), r.policy, r.threads),
+                config: r.config(),
                 message,
             })?;
             r.verified = Some(summary);
