@@ -27,9 +27,9 @@
 //! Counts that cannot be true are not reported. On some virtual machines a
 //! counter beyond the few the hypervisor really provides reads zero while
 //! the kernel says it ran the whole time: with `perf stat` counting four
-//! events beside a run, every worker's cycle counter read 0 and some
-//! workers' instruction counters too, which halved `instr/tx` and no
-//! rule of scaling could catch. A thread that used at least
+//! events beside a run, the workers' cycle counters read 0 (and in some
+//! runs `instr/tx` came out at half its value), which no rule of scaling
+//! could catch. A thread that used at least
 //! [`SILENT_CPU_NS`] of CPU time cannot have retired no instruction or
 //! spent no cycle; if any worker's counter says so, the run's counts are
 //! left out ([`PerTxn::judge`]) and the report says why.
