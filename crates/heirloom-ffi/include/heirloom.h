@@ -276,7 +276,8 @@ int32_t heirloom_agent_free(struct heirloom_agent *a);
 
 // The last call's message on `a` (a deadlock's cycle, a timeout's lock,
 // what was misused): empty after a success. Valid until the next call on
-// `a`; never null.
+// `a`; never null. A library error's message is formatted here, not when
+// the error happened (see `Message`).
 //
 // # Safety
 // `a` is null or was returned by `heirloom_agent_new`.

@@ -93,7 +93,13 @@ static void each_call(void) {
           heirloom_message(b));
     OK(heirloom_begin(b));
     CHECK(heirloom_lock_with(b, &r1, HEIRLOOM_X, HEIRLOOM_WAIT_NOWAIT, 0) == HEIRLOOM_EWOULDBLOCK, "no-wait");
+    /* The refusal's message is formatted when asked, and stays the same
+     * string until the next call on b. */
+    const char *refused = heirloom_message(b);
+    CHECK(strstr(refused, "would block") != NULL, "no-wait message: %s", refused);
+    CHECK(heirloom_message(b) == refused, "the message moved between two asks");
     OK(heirloom_abort(b));
+    CHECK(strlen(heirloom_message(b)) == 0, "message after a success: %s", heirloom_message(b));
 
     /* Early release, a batch, and the JSON views. */
     OK(heirloom_lock(a, &r2, HEIRLOOM_X));
