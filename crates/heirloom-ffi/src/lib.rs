@@ -146,8 +146,8 @@ enum Message {
     /// The library's error, formatted only when `heirloom_message` asks: a
     /// refused request is an ordinary outcome under no-wait (and
     /// `HEIRLOOM_BUSY` under skip), and formatting its message at once took
-    /// about 5,400 instructions, a third of a YCSB transaction, on every
-    /// refusal (callgrind inside DBx1000, kit MEASUREMENTS.md).
+    /// about 5,300 instructions on every refusal, two fifths of a committed
+    /// YCSB transaction (callgrind inside DBx1000, kit MEASUREMENTS.md).
     Error(LockError),
 }
 
