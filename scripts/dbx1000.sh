@@ -7,6 +7,7 @@
 #   scripts/dbx1000.sh build SRC OUT        # SRC: a DBx1000 checkout; 8 binaries in OUT
 #   scripts/dbx1000.sh ycsb OUT THREADS [THETA]   # one line per variant: txn/s, aborts/s
 #   scripts/dbx1000.sh tpcc OUT THREADS WAREHOUSES
+#   scripts/dbx1000.sh rounds OUT N [OUT8]  # N interleaved rounds of everything, then medians
 #
 # Besides DBx1000's own NO_WAIT, WAIT_DIE and DL_DETECT, `build` makes
 # DBx1000 with heirloom as its lock manager (CC_ALG HEIRLOOM: the patch
@@ -33,6 +34,20 @@
 # Throughput is committed transactions over the wall time of the run
 # (DBx1000's `SimTime`); aborts/s counts aborted attempts the same way.
 # Without jemalloc on the machine the build links glibc's malloc.
+#
+# `rounds` runs every cell (YCSB theta 0.9 and 0.6, TPC-C; 1, 2 and 8
+# threads; CELLS="y9 2;tp 1" picks some, W = threads, 2 at 8 threads) in
+# every configuration: DBx1000's three variants, heirloom under every
+# policy on both tables without intention locks, the latch-free no-wait
+# with them, and `none`. A round runs each cell's configurations one after
+# another, in an order turned and reversed from round to round; 8-thread
+# runs use the binaries in OUT8 if given (a smaller TXNS build: 8 threads
+# of 200,000 take half a minute a run) and stop after TIMEOUT8 seconds
+# (default 40; DNF). It prints a line a run (round, cell, configuration,
+# txn/s, aborted attempts per commit, the share of time in aborted
+# attempts), then per cell the median txn/s of every configuration, each
+# side's best and heirloom's best over DBx1000's, by the medians and round
+# by round (geometric mean and range), and `none` over DBx1000's best.
 set -euo pipefail
 cmd=${1:-}
 case "$cmd" in
@@ -144,8 +159,92 @@ ycsb | tpcc)
         done
     fi
     ;;
+rounds)
+    out=$2 n=$3 out8=${4:-$2}
+    IFS=";" read -ra cells <<<"${CELLS:-y9 1;y9 2;y6 1;y6 2;tp 1;tp 2;y9 8;y6 8;tp 8}"
+    configs=(dbx-NO_WAIT dbx-WAIT_DIE dbx-DL_DETECT)
+    for table in latched latchfree; do
+        for policy in detect nowait waitdie woundwait; do
+            configs+=("heirloom-$table-$policy")
+        done
+    done
+    configs+=(heirloom-latchfree-nowait-intention none)
+    one() { # dir bin config args...: "txn/s aborts-per-commit abort-share" or DNF
+        local dir=$1 bin=$2 config=$3 limit=${TIMEOUT:-600} log table policy rest
+        shift 3
+        local env=(HEIRLOOM_INTENTION=0) exe=./rundb-$bin-HEIRLOOM
+        case $config in
+        dbx-*) env=() exe=./rundb-$bin-${config#dbx-} ;;
+        none) env+=(HEIRLOOM_TABLE=none HEIRLOOM_POLICY=nowait) ;;
+        heirloom-*)
+            IFS=- read -r _ table policy rest <<<"$config"
+            env+=(HEIRLOOM_TABLE="$table" HEIRLOOM_POLICY="$policy")
+            [ "$rest" = intention ] && env+=(HEIRLOOM_INTENTION=1)
+            ;;
+        esac
+        [ "$1" = -t8 ] && limit=${TIMEOUT8:-40}
+        log=$(cd "$dir" && env "${env[@]}" timeout "$limit" "$exe" "$@" 2>&1) || true
+        awk '/^PASS! SimTime/ { split($0, a, "= "); sim = a[2] + 0 }
+            /^\[summary\]/ { gsub(/,/, ""); for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+            END { if (!sim || !v["txn_cnt"]) { print "DNF"; exit }
+                  n = v["txn_cnt"]; printf "%.0f %.3f %.3f\n", n / (sim / 1e9), v["abort_cnt"] / n, v["time_abort"] / v["run_time"] }' <<<"$log"
+    }
+    raw=$(mktemp)
+    k=${#configs[@]}
+    for r in $(seq "$n"); do
+        for cell in "${cells[@]}"; do
+            read -r w t <<<"$cell"
+            dir=$out
+            [ "$t" = 8 ] && dir=$out8
+            case $w in
+            y9) bin=YCSB args=(-t"$t" -s1048576 -R16 -z0.9 -r0.5 -w0.5) ;;
+            y6) bin=YCSB args=(-t"$t" -s1048576 -R16 -z0.6 -r0.5 -w0.5) ;;
+            tp) bin=TPCC args=(-t"$t" -n$([ "$t" = 8 ] && echo 2 || echo "$t")) ;;
+            *) echo "dbx1000.sh: unknown cell '$w' (y9, y6 or tp)" >&2; exit 2 ;;
+            esac
+            for i in $(seq 0 $((k - 1))); do
+                j=$(((i + 5 * r) % k))
+                [ $((r % 2)) = 0 ] && j=$((k - 1 - j))
+                echo "$r $w $t ${configs[$j]} $(one "$dir" "$bin" "${configs[$j]}" "${args[@]}")" | tee -a "$raw"
+            done
+        done
+    done
+    python3 - "$raw" <<'PY'
+import collections, math, statistics, sys
+runs = collections.defaultdict(dict)  # (cell, threads) -> config -> {round: txn/s or None}
+for line in open(sys.argv[1]):
+    r, w, t, config, *rest = line.split()
+    runs[(w, int(t))].setdefault(config, {})[int(r)] = None if rest[0] == "DNF" else float(rest[0])
+names = {"y9": "YCSB theta 0.9", "y6": "YCSB theta 0.6", "tp": "TPC-C pay+new"}
+def med(v):  # a run that did not finish counts as slower than any that did
+    m = statistics.median([0.0 if x is None else x for x in v.values()]) if v else 0.0
+    return m or None
+def k(x):
+    return "DNF" if x is None else f"{x / 1000:.1f}k"
+def order(config):
+    return (config == "none", not config.startswith("dbx"), config)
+for (w, t), configs in runs.items():
+    print(f"\n{names[w]}, {t} threads: median txn/s of {max(len(v) for v in configs.values())} rounds")
+    for config, v in sorted(configs.items(), key=lambda e: order(e[0])):
+        print(f"  {config:<36} {k(med(v)):>8}")
+    def best(prefix, rounds=None):
+        c = {n: (med(v) if rounds is None else v.get(rounds)) for n, v in configs.items() if n.startswith(prefix)}
+        c = {n: x for n, x in c.items() if x is not None}
+        return max(c.items(), key=lambda e: e[1]) if c else (None, None)
+    (hn, h), (dn, d), nn = best("heirloom"), best("dbx"), med(configs.get("none", {}))
+    if h and d:
+        rr = [best("heirloom", r)[1] / best("dbx", r)[1] for r in sorted({r for v in configs.values() for r in v})
+              if best("heirloom", r)[1] and best("dbx", r)[1]]
+        g = math.exp(sum(map(math.log, rr)) / len(rr))
+        print(f"  heirloom best {hn} over DBx1000 best {dn}: {h / d:.2f}x by the medians, "
+              f"{g:.2f}x round by round ({min(rr):.2f}-{max(rr):.2f})")
+    if nn and d:
+        print(f"  none over DBx1000 best: {nn / d:.2f}x; heirloom best over none: {h / nn:.2f}x")
+PY
+    rm -f "$raw"
+    ;;
 *)
-    sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,50p' "$0" | sed -n '/^#/p' | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
