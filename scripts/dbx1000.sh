@@ -8,6 +8,7 @@
 #   scripts/dbx1000.sh ycsb OUT THREADS [THETA]   # one line per variant: txn/s, aborts/s
 #   scripts/dbx1000.sh tpcc OUT THREADS WAREHOUSES
 #   scripts/dbx1000.sh rounds OUT N [OUT8]  # N interleaved rounds of everything, then medians
+#   scripts/dbx1000.sh summary FILE...      # the same medians of saved `rounds` output, pooled
 #
 # Besides DBx1000's own NO_WAIT, WAIT_DIE and DL_DETECT, `build` makes
 # DBx1000 with heirloom as its lock manager (CC_ALG HEIRLOOM: the patch
@@ -49,6 +50,47 @@
 # side's best and heirloom's best over DBx1000's, by the medians and round
 # by round (geometric mean and range), and `none` over DBx1000's best.
 set -euo pipefail
+# The medians of runs in the lines `rounds` prints (any number of files:
+# rounds of several runs pool).
+summary() {
+    python3 - "$@" <<'PY'
+import collections, math, statistics, sys
+names = {"y9": "YCSB theta 0.9", "y6": "YCSB theta 0.6", "tp": "TPC-C pay+new"}
+runs = collections.defaultdict(dict)  # (cell, threads) -> config -> {(file, round): txn/s or None}
+for n, path in enumerate(sys.argv[1:]):
+    for line in open(path):
+        # A run's line; anything else (an earlier summary) is passed over.
+        p = line.split()
+        if len(p) < 5 or not p[0].isdigit() or p[1] not in names or not p[2].isdigit():
+            continue
+        r, w, t, config, tps = p[:5]
+        runs[(w, int(t))].setdefault(config, {})[(n, int(r))] = None if tps == "DNF" else float(tps)
+def med(v):  # a run that did not finish counts as slower than any that did
+    m = statistics.median([0.0 if x is None else x for x in v.values()]) if v else 0.0
+    return m or None
+def k(x):
+    return "DNF" if x is None else f"{x / 1000:.1f}k"
+def order(config):
+    return (config == "none", not config.startswith("dbx"), config)
+for (w, t), configs in runs.items():
+    print(f"\n{names[w]}, {t} threads: median txn/s of {max(len(v) for v in configs.values())} rounds")
+    for config, v in sorted(configs.items(), key=lambda e: order(e[0])):
+        print(f"  {config:<36} {k(med(v)):>8}")
+    def best(prefix, rounds=None):
+        c = {n: (med(v) if rounds is None else v.get(rounds)) for n, v in configs.items() if n.startswith(prefix)}
+        c = {n: x for n, x in c.items() if x is not None}
+        return max(c.items(), key=lambda e: e[1]) if c else (None, None)
+    (hn, h), (dn, d), nn = best("heirloom"), best("dbx"), med(configs.get("none", {}))
+    if h and d:
+        rr = [best("heirloom", r)[1] / best("dbx", r)[1] for r in sorted({r for v in configs.values() for r in v})
+              if best("heirloom", r)[1] and best("dbx", r)[1]]
+        g = math.exp(sum(map(math.log, rr)) / len(rr))
+        print(f"  heirloom best {hn} over DBx1000 best {dn}: {h / d:.2f}x by the medians, "
+              f"{g:.2f}x round by round ({min(rr):.2f}-{max(rr):.2f})")
+    if nn and d:
+        print(f"  none over DBx1000 best: {nn / d:.2f}x; heirloom best over none: {h / nn:.2f}x")
+PY
+}
 cmd=${1:-}
 case "$cmd" in
 build)
@@ -209,39 +251,13 @@ rounds)
             done
         done
     done
-    python3 - "$raw" <<'PY'
-import collections, math, statistics, sys
-runs = collections.defaultdict(dict)  # (cell, threads) -> config -> {round: txn/s or None}
-for line in open(sys.argv[1]):
-    r, w, t, config, *rest = line.split()
-    runs[(w, int(t))].setdefault(config, {})[int(r)] = None if rest[0] == "DNF" else float(rest[0])
-names = {"y9": "YCSB theta 0.9", "y6": "YCSB theta 0.6", "tp": "TPC-C pay+new"}
-def med(v):  # a run that did not finish counts as slower than any that did
-    m = statistics.median([0.0 if x is None else x for x in v.values()]) if v else 0.0
-    return m or None
-def k(x):
-    return "DNF" if x is None else f"{x / 1000:.1f}k"
-def order(config):
-    return (config == "none", not config.startswith("dbx"), config)
-for (w, t), configs in runs.items():
-    print(f"\n{names[w]}, {t} threads: median txn/s of {max(len(v) for v in configs.values())} rounds")
-    for config, v in sorted(configs.items(), key=lambda e: order(e[0])):
-        print(f"  {config:<36} {k(med(v)):>8}")
-    def best(prefix, rounds=None):
-        c = {n: (med(v) if rounds is None else v.get(rounds)) for n, v in configs.items() if n.startswith(prefix)}
-        c = {n: x for n, x in c.items() if x is not None}
-        return max(c.items(), key=lambda e: e[1]) if c else (None, None)
-    (hn, h), (dn, d), nn = best("heirloom"), best("dbx"), med(configs.get("none", {}))
-    if h and d:
-        rr = [best("heirloom", r)[1] / best("dbx", r)[1] for r in sorted({r for v in configs.values() for r in v})
-              if best("heirloom", r)[1] and best("dbx", r)[1]]
-        g = math.exp(sum(map(math.log, rr)) / len(rr))
-        print(f"  heirloom best {hn} over DBx1000 best {dn}: {h / d:.2f}x by the medians, "
-              f"{g:.2f}x round by round ({min(rr):.2f}-{max(rr):.2f})")
-    if nn and d:
-        print(f"  none over DBx1000 best: {nn / d:.2f}x; heirloom best over none: {h / nn:.2f}x")
-PY
+    summary "$raw"
     rm -f "$raw"
+    ;;
+summary)
+    shift
+    [ $# -gt 0 ] || { echo "dbx1000.sh: summary needs the files of rounds' lines" >&2; exit 2; }
+    summary "$@"
     ;;
 *)
     sed -n '2,50p' "$0" | sed -n '/^#/p' | sed 's/^# \{0,1\}//'
