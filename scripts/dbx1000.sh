@@ -44,7 +44,7 @@
 # another, in an order turned and reversed from round to round; 8-thread
 # runs use the binaries in OUT8 if given (a smaller TXNS build: 8 threads
 # of 200,000 take half a minute a run) and stop after TIMEOUT8 seconds
-# (default 40; DNF). It prints a line a run (round, cell, configuration,
+# (default 40; DNF), the others after TIMEOUT (default 600). It prints a line a run (round, cell, configuration,
 # txn/s, aborted attempts per commit, the share of time in aborted
 # attempts), then per cell the median txn/s of every configuration, each
 # side's best and heirloom's best over DBx1000's, by the medians and round
@@ -88,7 +88,7 @@ for (w, t), configs in runs.items():
         print(f"  heirloom best {hn} over DBx1000 best {dn}: {h / d:.2f}x by the medians, "
               f"{g:.2f}x round by round ({min(rr):.2f}-{max(rr):.2f})")
     if nn and d:
-        print(f"  none over DBx1000 best: {nn / d:.2f}x; heirloom best over none: {h / nn:.2f}x")
+        print(f"  none over DBx1000 best: {nn / d:.2f}x" + (f"; heirloom best over none: {h / nn:.2f}x" if h else ""))
 PY
 }
 cmd=${1:-}
@@ -202,6 +202,7 @@ ycsb | tpcc)
     fi
     ;;
 rounds)
+    [ $# -ge 3 ] || { echo "dbx1000.sh: rounds needs OUT and N (and OUT8)" >&2; exit 2; }
     out=$2 n=$3 out8=${4:-$2}
     IFS=";" read -ra cells <<<"${CELLS:-y9 1;y9 2;y6 1;y6 2;tp 1;tp 2;y9 8;y6 8;tp 8}"
     configs=(dbx-NO_WAIT dbx-WAIT_DIE dbx-DL_DETECT)
@@ -260,7 +261,7 @@ summary)
     summary "$@"
     ;;
 *)
-    sed -n '2,50p' "$0" | sed -n '/^#/p' | sed 's/^# \{0,1\}//'
+    awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
