@@ -486,7 +486,7 @@ pub unsafe extern "C" fn heirloom_agent_free(a: *mut heirloom_agent) -> i32 {
 /// The last call's message on `a` (a deadlock's cycle, a timeout's lock,
 /// what was misused): empty after a success. Valid until the next call on
 /// `a`; never null. A library error's message is formatted here, not when
-/// the error happened (see `Message`).
+/// the error happened, so an engine that never asks never pays for it.
 ///
 /// # Safety
 /// `a` is null or was returned by `heirloom_agent_new`.
