@@ -30,14 +30,21 @@
 //! `Tk` misses none of the others, and its search (which starts after its
 //! own edge exists, and follows every edge it reads) walks the whole cycle
 //! and finds itself. No serialisation of searches is needed for this: the
-//! mutexes of the `WaitInfo`s order what matters. Two members closing the
-//! same cycle at once may both find it; the second one's validation then
-//! rejects it once the first has given up its request (below).
+//! mutexes of the `WaitInfo`s order what matters. Several members of one
+//! cycle may find it at once; exactly one of them gives up (below, "One
+//! victim per cycle").
+//!
+//! A search passes over a waiter already chosen as a victim (its
+//! `WaitInfo::victim`): that waiter is about to give its request up, so
+//! every edge out of it goes, and with them every cycle through it. The
+//! cycles that do not pass through a victim are searched exactly as
+//! before, so the argument above holds for them.
 //!
 //! A cycle the search found but validation rejected is not the end of the
 //! search: it starts again (a real cycle through the searcher may be
 //! behind the false one). Each rejection means some member's wait ended
-//! in between, so the loop ends as the others make progress.
+//! in between, or some member became a victim (passed over from then
+//! on), so the loop ends as the others make progress.
 //!
 //! ## Why no false deadlock is reported: validation
 //!
@@ -53,7 +60,7 @@
 //!   waiting and the next member still among its blockers;
 //! * (C) after all of (B), every member again: its request still waiting
 //!   (under the queue's latch, or reached through the list) and its
-//!   `WaitInfo` still the same wait (`seq`).
+//!   `WaitInfo` still the same wait (`seq`), not marked as a victim's.
 //!
 //! Let `I` be the interval from the end of the search to the start of (C).
 //! A member that was waiting at (A) and is in the same wait at (C) waited
@@ -94,11 +101,42 @@
 //! tests, whose watchdog fails a run that stops making progress, run
 //! with no periodic re-check.
 //!
-//! ## The victim
+//! ## One victim per cycle
 //!
-//! The victim is always the searching transaction: it is the one that
-//! closed the cycle and the only one the search can abort without reaching
-//! into another thread.
+//! Two or more members of a cycle often search at the same moment (they
+//! blocked at the same moment, or the `deadlock_timeout` of both ran
+//! out), and each of them finds and validates the cycle: validation only
+//! shows that the cycle is a deadlock, not that nobody else is already
+//! breaking it. PostgreSQL and InnoDB abort one transaction per cycle (they
+//! search under the whole lock table's latches); we do too, without
+//! serialising the searches themselves, by one more step:
+//!
+//! * (D) under the manager-wide `Inner::victims` mutex, every member's
+//!   `WaitInfo` again: still the same wait (`seq`), and none of them a
+//!   victim already. Then, still under the mutex, the searcher marks its
+//!   own `WaitInfo` as the victim's, and gives up.
+//!
+//! The rule is: the first searcher to claim the cycle is its victim. Any
+//! other searcher of the same cycle claims after it, finds the victim's
+//! mark (or, once the victim has left its wait, a different `seq` or no
+//! wait at all) and rejects the cycle; its next search passes over the
+//! victim, finds no cycle, and it goes on waiting until the victim's
+//! locks go. Overlapping cycles that share a member are claimed one at a
+//! time the same way, so a member of a cycle whose victim is chosen is
+//! never made a second victim for it. (D) follows the validation, so the
+//! cycle was a deadlock: nobody in it moves unless a member is chosen, or
+//! leaves by a way of its own (a lock timeout, a failed lock server), and
+//! (D) sees both. A member that leaves by its own way after (D) is not a
+//! deadlock victim; the cycle then had two ways out, and took both.
+//!
+//! The mutex is taken only with a validated cycle in hand, that is once
+//! per deadlock (and its few concurrent finders), never on a path without
+//! one; it is taken after the registry lock and before one `wait` mutex
+//! at a time. `txn/tests/one_victim.rs` forces two and three members into
+//! the window between validation and (D).
+//!
+//! The victim is always a searcher: the one whose claim came first. No
+//! search aborts another thread's transaction.
 
 use crate::error::{Cycle, TxnId, WaitEdge};
 use crate::queue::Blocker;
@@ -123,7 +161,8 @@ struct Frame {
 }
 
 /// Searches for a waits-for cycle through the waiting transaction `me`
-/// (the caller's, waiting as `me` says) and returns it once validated.
+/// (the caller's, waiting as `me` says) and returns it once validated and
+/// claimed: the caller is then the cycle's one victim.
 pub(crate) fn find_cycle(lm: &Inner, searcher: Caller<'_>, me: WaitInfo) -> Option<Cycle> {
     let reg = lm.registry.read();
     crate::fault::hit(crate::fault::Point::PolicyCheck);
@@ -131,19 +170,45 @@ pub(crate) fn find_cycle(lm: &Inner, searcher: Caller<'_>, me: WaitInfo) -> Opti
     loop {
         let cycle = search(lm, &reg, searcher, me)?;
         if validate(lm, &reg, searcher, &cycle, &mut scratch) {
-            let edges = cycle
-                .iter()
-                .map(|m| WaitEdge {
-                    waiter: m.info.txn,
-                    lock: m.info.lock,
-                    mode: m.info.mode,
-                    holder: m.holder,
-                })
-                .collect();
-            return Some(Cycle(edges));
+            crate::fault::cycle_found();
+            if claim(lm, &reg, &cycle) {
+                let edges = cycle
+                    .iter()
+                    .map(|m| WaitEdge {
+                        waiter: m.info.txn,
+                        lock: m.info.lock,
+                        mode: m.info.mode,
+                        holder: m.holder,
+                    })
+                    .collect();
+                return Some(Cycle(edges));
+            }
         }
         searcher.counters.cycles_rejected.bump();
     }
+}
+
+/// Step (D): under `Inner::victims`, every member still in the wait the
+/// search read and none of them a victim already; then the searcher (the
+/// first member) marks itself the victim. `false`: another member's
+/// search claimed the cycle first, or a member left its wait.
+fn claim(lm: &Inner, reg: &Registry, cycle: &[Member]) -> bool {
+    let _victims = lm.victims.lock();
+    let still = cycle.iter().all(|m| {
+        reg.get(m.agent).is_some_and(
+            |a| matches!(*a.wait.lock(), Some(now) if now.seq == m.info.seq && now.txn == m.info.txn && !now.victim),
+        )
+    });
+    if !still {
+        return false;
+    }
+    let me = &cycle[0];
+    if let Some(a) = reg.get(me.agent)
+        && let Some(w) = a.wait.lock().as_mut()
+    {
+        w.victim = true;
+    }
+    true
 }
 
 /// Step (A): a depth-first search from `me` over the edges as read now.
@@ -190,6 +255,9 @@ fn search(lm: &Inner, reg: &Registry, searcher: Caller<'_>, me: WaitInfo) -> Opt
         if info.txn != b.txn {
             continue; // that transaction is over; its agent runs another
         }
+        if info.victim {
+            continue; // about to give its request up (step (D))
+        }
         let mut edges = Vec::new();
         // SAFETY: `info` is a registered agent's, read under the registry
         // lock (`ReqPtr` contract 4): `info.head` is the handle its table
@@ -229,7 +297,7 @@ fn validate(lm: &Inner, reg: &Registry, searcher: Caller<'_>, cycle: &[Member], 
             return false;
         };
         match *agent.wait.lock() {
-            Some(now) if now.seq == m.info.seq && now.txn == m.info.txn => {}
+            Some(now) if now.seq == m.info.seq && now.txn == m.info.txn && !now.victim => {}
             _ => return false,
         }
     }

@@ -311,6 +311,7 @@ impl Builder {
                 lock_classes: self.lock_classes,
                 restart_backoff: self.restart_backoff,
                 registry: parking_lot::RwLock::new(Registry::default()),
+                victims: CachePadded::new(parking_lot::Mutex::new(())),
                 gate: Gate::new(),
                 exclusive_serial: <parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::INIT,
                 clock: CachePadded::new(AtomicU64::new(1)),

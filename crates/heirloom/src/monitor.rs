@@ -48,8 +48,20 @@ pub struct LockInfo {
     pub waiters: Vec<Waiter>,
 }
 
-/// Every lock with live requests. Each lock is read under its own latch, one
-/// at a time, so the snapshot is consistent per lock, not across locks.
+/// Every lock with live requests, consistent per lock (not across locks):
+/// the holders listed for one lock held it together at one instant during
+/// the call, so they are always compatible, and the waiters listed waited
+/// then.
+///
+/// How each table kind keeps that promise: `Global` reads everything under
+/// its one latch; `Latched` reads each lock's queue, and the lock's fast
+/// holds with it, under the lock's head latch; `Server` has each lock
+/// server read its own queues. The latch-free tables read every list
+/// twice, the fast holds in between, and list only the requests read alike
+/// both times, so a request whose state changed while the snapshot was
+/// taken may be missing there. A fast hold's bit that conflicts with a
+/// listed holder is an intention request backing off from the lock's fast
+/// path, not a hold, and is left out.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Snapshot {
     /// The locks, sorted by id.
@@ -181,4 +193,9 @@ pub(crate) fn add_holder(info: &mut LockInfo, txn: TxnId, mode: Mode, inherited:
         Some(h) => h.mode = h.mode.join(mode),
         None => info.holders.push(Holder { txn, mode, inherited }),
     }
+}
+
+#[cfg(all(test, not(heirloom_loom)))]
+mod tests {
+    mod consistent;
 }

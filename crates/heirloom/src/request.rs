@@ -19,7 +19,7 @@ use crate::sync::{AtomicPtr, AtomicU8, AtomicU64, Ordering};
 
 /// A request's `status`: where it stands in its lock's queue. The legal
 /// moves between them and who makes each are the state table below.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 #[repr(u8)]
 pub(crate) enum Status {
     /// Not yet linked anywhere (a node fresh from its pool).

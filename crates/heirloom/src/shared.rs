@@ -32,6 +32,11 @@ pub(crate) struct WaitInfo {
     /// deadlock search's validation tells by it that a waiter it read is
     /// still in the same wait (`deadlock.rs`).
     pub(crate) seq: u64,
+    /// Set by the waiter itself, under `Inner::victims`, when its search
+    /// chose it as the victim of a deadlock: it is about to give its
+    /// request up, so other searches pass over it (`deadlock.rs`, "One
+    /// victim per cycle").
+    pub(crate) victim: bool,
 }
 
 /// The part of an agent other threads see.
@@ -157,6 +162,10 @@ pub(crate) struct Inner {
     /// Read-locked by deadlock searches and wounders (which must not
     /// exclude each other), write-locked only to add or remove an agent.
     pub(crate) registry: RwLock<Registry>,
+    /// Taken by a deadlock search that validated a cycle, to check it once
+    /// more and mark its victim: one victim per cycle (`deadlock.rs`).
+    /// Never taken on a path without a deadlock.
+    pub(crate) victims: CachePadded<Mutex<()>>,
     pub(crate) gate: Gate,
     /// Serialises exclusive-mode transactions.
     pub(crate) exclusive_serial: parking_lot::RawMutex,

@@ -120,8 +120,9 @@ stats! {
     deadlocks,
     /// `Detect`: cycles this agent's deadlock searches found and then
     /// rejected, because a second look showed that one of their edges was
-    /// gone (a waiter granted or gone between two reads): each would have
-    /// been a needless abort, a deadlock reported where there was none.
+    /// gone (a waiter granted or gone between two reads), or that another
+    /// member of the cycle had found it too and claimed it first (it is
+    /// the cycle's one victim): each would have been a needless abort.
     cycles_rejected,
     /// Requests that timed out.
     timeouts,

@@ -4,7 +4,7 @@
 //! and nothing escalates. Row locks still conflict as ever. Every table
 //! kind, with and without inheritance.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 use std::sync::{Arc, Barrier};
 
 use heirloom::{ConflictPolicy, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind};
@@ -108,10 +108,13 @@ fn nothing_escalates_and_a_full_manager_refuses() {
 }
 
 /// Row X locks without intention locks still exclude each other: threads
-/// move units between rows under X locks (no-wait, retried), and a
-/// non-atomic read-modify-write of each row's counter is only correct if
-/// no two holders ever overlap. The total is conserved and every lock
-/// goes back.
+/// move units between rows under X locks (no-wait, retried). Each row
+/// has an occupancy count that a holder raises on entering and lowers on
+/// leaving, and it must find it zero: two holders of one row's X lock
+/// never overlap. Besides, a non-atomic read-modify-write of each row's
+/// balance (signed: a row may go below zero, the arithmetic never wraps)
+/// loses a unit if they did, so the total is conserved; every lock goes
+/// back.
 #[test]
 fn row_locks_still_exclude_each_other() {
     const ROWS: usize = 8;
@@ -119,7 +122,8 @@ fn row_locks_still_exclude_each_other() {
     const MOVES: usize = 2_000;
     for k in TableKind::ALL {
         let lm = flat(k, Inheritance::Off).conflicts(ConflictPolicy::NoWait).build();
-        let rows: Arc<Vec<AtomicU64>> = Arc::new((0..ROWS).map(|_| AtomicU64::new(100)).collect());
+        let rows: Arc<Vec<(AtomicI64, AtomicU32)>> =
+            Arc::new((0..ROWS).map(|_| (AtomicI64::new(100), AtomicU32::new(0))).collect());
         let start = Arc::new(Barrier::new(THREADS));
         let handles: Vec<_> = (0..THREADS)
             .map(|i| {
@@ -142,13 +146,20 @@ fn row_locks_still_exclude_each_other() {
                             t.abort();
                             continue;
                         }
+                        for r in [from, to] {
+                            let before = rows[r].1.fetch_add(1, Ordering::SeqCst);
+                            assert_eq!(before, 0, "{k:?}: row {r} has another X holder");
+                        }
                         // Load, yield, store: two overlapping holders lose a
                         // unit.
-                        let f = rows[from].load(Ordering::Relaxed);
+                        let f = rows[from].0.load(Ordering::Relaxed);
                         std::thread::yield_now();
-                        rows[from].store(f - 1, Ordering::Relaxed);
-                        let g = rows[to].load(Ordering::Relaxed);
-                        rows[to].store(g + 1, Ordering::Relaxed);
+                        rows[from].0.store(f - 1, Ordering::Relaxed);
+                        let g = rows[to].0.load(Ordering::Relaxed);
+                        rows[to].0.store(g + 1, Ordering::Relaxed);
+                        for r in [from, to] {
+                            rows[r].1.fetch_sub(1, Ordering::SeqCst);
+                        }
                         t.commit().unwrap();
                         done += 1;
                     }
@@ -158,8 +169,8 @@ fn row_locks_still_exclude_each_other() {
         for h in handles {
             h.join().unwrap();
         }
-        let total: u64 = rows.iter().map(|r| r.load(Ordering::Relaxed)).sum();
-        assert_eq!(total, 100 * ROWS as u64, "{k:?}");
+        let total: i64 = rows.iter().map(|r| r.0.load(Ordering::Relaxed)).sum();
+        assert_eq!(total, 100 * ROWS as i64, "{k:?}");
         assert!(lm.snapshot().is_empty(), "{k:?}: {}", lm.snapshot());
     }
 }

@@ -585,22 +585,46 @@ impl Fast {
         }
     }
 
-    /// Folds every fast hold into `out`'s locks (its holders and group, and
-    /// as the old mode of its transaction's waiting conversion).
-    pub(crate) fn snapshot_into(&self, out: &mut Vec<LockInfo>) {
-        self.snapshot(|lock, txn, mode| {
-            let i = info_of(out, 0, lock);
-            let info = &mut out[i];
-            info.group = info.group.join(mode);
-            add_holder(info, txn, mode, false);
-            for w in info.waiters.iter_mut().filter(|w| w.txn == txn) {
-                w.converting_from = Some(w.converting_from.map_or(mode, |m| m.join(mode)));
+    /// Folds the fast holds of `slot`'s lock into `info`, its entry, whose
+    /// holders are requests that stayed granted while the bits were read
+    /// here (the caller holds the lock's head latch, or read the requests
+    /// before and after). A bit that conflicts with such a holder of
+    /// another transaction is not a hold: a granted strong request was
+    /// counted in the word (and fenced) before it was granted, so every
+    /// fast acquirer since has seen the word and is backing off, its bit up
+    /// for a moment (`acquire`). Such bits are left out; so the holders
+    /// listed are always compatible.
+    pub(crate) fn fold_into(&self, slot: usize, info: &mut LockInfo) {
+        self.scan(slot, |_, txn, _, mode| fold(info, txn, mode));
+    }
+
+    /// Folds the fast holds of every lock whose slot is not in `done` (a
+    /// bit per slot) into `out`, a lock's entry made if it has none (the
+    /// monitor, for the locks it did not fold with [`Fast::fold_into`]).
+    /// The same rule as there applies to entries that `out` has.
+    pub(crate) fn snapshot_into(&self, out: &mut Vec<LockInfo>, done: u64) {
+        for (s, slot) in self.slots.iter().enumerate() {
+            if done >> s & 1 != 0 || slot.meta.state.load(Ordering::Acquire) != READY {
+                continue;
             }
-        });
+            let id = LockId::from_words(
+                slot.meta.key.load(Ordering::Relaxed),
+                slot.meta.hi.load(Ordering::Relaxed),
+            );
+            self.scan(s, |_, txn, _, mode| {
+                let i = info_of(out, 0, id);
+                fold(&mut out[i], txn, mode);
+            });
+        }
+    }
+
+    /// The slot of the lock with `words`, if it has one (the monitor).
+    pub(crate) fn slot_of(&self, words: (u64, u64)) -> Option<usize> {
+        self.slot(words, false)
     }
 
     /// Calls `f(lock, txn, mode)` for every fast hold (the monitor).
-    pub(crate) fn snapshot(&self, mut f: impl FnMut(LockId, TxnId, Mode)) {
+    pub(crate) fn each_hold(&self, mut f: impl FnMut(LockId, TxnId, Mode)) {
         for (s, slot) in self.slots.iter().enumerate() {
             if slot.meta.state.load(Ordering::Acquire) != READY {
                 continue;
@@ -611,6 +635,21 @@ impl Fast {
             );
             self.scan(s, |_, txn, _, m| f(id, txn, m));
         }
+    }
+}
+
+/// Folds `txn`'s fast hold in `mode` into `info` (its holders and group,
+/// and as the old mode of its transaction's waiting conversion), unless a
+/// holder of another transaction conflicts with it (see
+/// [`Fast::fold_into`]).
+pub(crate) fn fold(info: &mut LockInfo, txn: TxnId, mode: Mode) {
+    if info.holders.iter().any(|h| h.txn != txn && !h.mode.compatible(mode)) {
+        return;
+    }
+    info.group = info.group.join(mode);
+    add_holder(info, txn, mode, false);
+    for w in info.waiters.iter_mut().filter(|w| w.txn == txn) {
+        w.converting_from = Some(w.converting_from.map_or(mode, |m| m.join(mode)));
     }
 }
 

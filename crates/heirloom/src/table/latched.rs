@@ -750,7 +750,14 @@ impl Latched {
         }
     }
 
+    /// Appends every lock with live requests. Each lock's queue is read
+    /// under its head latch, and its fast holds with it, while the latch
+    /// keeps its granted requests as they are (`Fast::fold_into`): each
+    /// lock's entry is consistent, its holders compatible.
     pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
+        let fast = self.fast.as_deref();
+        // The slots whose fast holds were folded under a head latch.
+        let mut done = 0u64;
         for b in self.buckets.iter() {
             let mut p = b.first.load(Ordering::Acquire);
             while !p.is_null() {
@@ -758,15 +765,23 @@ impl Latched {
                 let h = unsafe { &*p };
                 let q = h.queue.lock();
                 if !q.is_empty() {
-                    out.push(describe(&q, h.id(), now_ns));
+                    let id = h.id();
+                    let mut info = describe(&q, id, now_ns);
+                    if let Some((f, s)) = fast.and_then(|f| Some((f, f.slot_of(id.words())?))) {
+                        f.fold_into(s, &mut info);
+                        done |= 1 << s;
+                    }
+                    out.push(info);
                 }
                 drop(q);
                 p = h.next.load(Ordering::Acquire);
             }
         }
-        // The fast holds (`fast.rs`), folded into their locks' holders.
-        if let Some(f) = self.fast.as_deref() {
-            f.snapshot_into(out);
+        crate::fault::snapshot_between();
+        // The fast holds of locks with no queued request: IS and IX only,
+        // which conflict with nothing listed.
+        if let Some(f) = fast {
+            f.snapshot_into(out, done);
         }
     }
 }

@@ -968,9 +968,10 @@ impl<'a> Transaction<'a> {
 }
 
 #[cfg(all(test, not(heirloom_loom)))]
-mod tests {
-    mod common;
+pub(crate) mod tests {
+    pub(crate) mod common;
     mod lost_notice;
+    mod one_victim;
     mod panic_safety;
     mod reclaimed_ahead;
     mod server_failure;

@@ -142,6 +142,7 @@ impl Transaction<'_> {
             lock,
             mode,
             seq: self.agent.waits,
+            victim: false,
         };
         *shared.wait.lock() = Some(info);
         shared.wound.waiting_req.store(r.key(), Ordering::Relaxed);

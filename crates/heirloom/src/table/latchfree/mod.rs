@@ -169,7 +169,6 @@ use super::{Caller, Converting, HeadRef, Reinherit, fast};
 use crate::id::{Level, LockId};
 use crate::inherit::{self, Heat};
 use crate::mode::Mode;
-use crate::monitor::{LockInfo, Waiter, add_holder, info_of};
 use crate::nodes::Nodes;
 use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::{
@@ -183,6 +182,7 @@ mod inheritance;
 mod list;
 mod reclaim;
 mod release;
+mod snapshot;
 
 use list::{Ahead, fill, in_way, mark, note_own, same_lock, shut_out_by_own};
 pub(crate) use reclaim::hand_over_retired;
@@ -462,61 +462,6 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             f.holders(s, mode, q.agent, out);
         }
         true
-    }
-
-    /// Appends every lock with live requests (consistent per request, not
-    /// per lock: the lists are read without a latch).
-    pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
-        let c = AgentCounters::default();
-        let g = epoch::pin();
-        for b in self.buckets.iter() {
-            let start = out.len();
-            // Own requests granted so far, to tell conversions.
-            let mut held: Vec<(LockId, u64, Mode)> = Vec::new();
-            Self::walk(b, &c, &g, |n| {
-                let Some((_, x)) = n else {
-                    out.truncate(start);
-                    held.clear();
-                    return Visit::Next;
-                };
-                let id = LockId::from_words(x.key.load(Ordering::Relaxed), x.hi.load(Ordering::Relaxed));
-                let status = x.status.load(Ordering::Acquire);
-                if !matches!(status, GRANTED | WAITING | ACTIVE | INHERITED) {
-                    return Visit::Next;
-                }
-                let i = info_of(out, start, id);
-                let (txn, mode) = (x.txn(), x.mode());
-                let info = &mut out[i];
-                // An ACTIVE request is still finding out whether it waits.
-                if matches!(status, WAITING | ACTIVE) {
-                    let waited =
-                        std::time::Duration::from_nanos(now_ns.saturating_sub(x.since.load(Ordering::Relaxed)));
-                    let converting_from = held
-                        .iter()
-                        .find(|&&(l, t, _)| l == id && t == txn.0)
-                        .map(|&(_, _, m)| m);
-                    info.waiters.push(Waiter {
-                        txn,
-                        mode,
-                        converting_from,
-                        waited,
-                    });
-                } else {
-                    info.group = info.group.join(mode);
-                    let inherited = status == INHERITED;
-                    // A converted lock's older request stays granted until
-                    // the newer one goes (see "Upgrades"): one holder, in
-                    // the join of the two modes.
-                    add_holder(info, txn, mode, inherited);
-                    held.push((id, txn.0, mode));
-                }
-                Visit::Next
-            });
-        }
-        // The fast holds (`fast.rs`), folded into their locks' holders.
-        if let Some(f) = self.fast.as_deref() {
-            f.snapshot_into(out);
-        }
     }
 }
 

@@ -6,11 +6,11 @@ use std::time::{Duration, Instant};
 use crate::{LockId, LockManager};
 
 /// How long a forced schedule may take before its test fails.
-pub(super) const LIMIT: Duration = Duration::from_secs(20);
+pub(crate) const LIMIT: Duration = Duration::from_secs(20);
 
 /// Waits until somebody waits for `lock` (the snapshot shows a waiter);
 /// fails with `what` after [`LIMIT`].
-pub(super) fn until_waiting(lm: &LockManager, lock: LockId, what: &str) {
+pub(crate) fn until_waiting(lm: &LockManager, lock: LockId, what: &str) {
     let start = Instant::now();
     while !lm
         .snapshot()

@@ -17,6 +17,7 @@ use crate::request::{GRANTED, NEVER_LINKED, OBSOLETE, ORPHANED, RETURNED, ReqPtr
 use crate::stats::AgentCounters;
 use crate::sync::{Arc, AtomicBool, Ordering};
 use crate::table::HeadRef;
+use crate::table::fast::FastTry;
 
 const T: TableId = TableId::new(0, 1);
 
@@ -698,6 +699,98 @@ fn a_withdrawn_request_wakes_whoever_waited_for_it<const SWAP: bool>() {
     });
 }
 
+/// Every holder a snapshot lists of the one lock, checked compatible.
+fn assert_snapshot_compatible<const SWAP: bool>(t: &LatchFree<SWAP>) {
+    let mut snap = Vec::new();
+    t.snapshot(0, &mut snap);
+    for l in &snap {
+        for (i, a) in l.holders.iter().enumerate() {
+            for b in &l.holders[i + 1..] {
+                assert!(
+                    a.txn == b.txn || a.mode.compatible(b.mode),
+                    "the snapshot lists incompatible holders: {snap:?}"
+                );
+            }
+        }
+    }
+}
+
+/// A snapshot is taken while an S holder releases and the X waiting behind
+/// it is granted by that release: it never lists both as holders (it reads
+/// the list twice and keeps what stayed, `latchfree/snapshot.rs`).
+fn a_snapshot_beside_a_release_never_lists_both_holders<const SWAP: bool>() {
+    let mut m = loom::model::Builder::new();
+    m.preemption_bound = Some(1);
+    m.check(|| {
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
+        let id = LockId::row(T, 5);
+        let (h, w) = (request(1), request(2));
+        let c = AgentCounters::default();
+        let (out, _) = acquire(&t, &c, id, h, Mode::S, true);
+        assert!(matches!(out, Outcome::Granted));
+        let (out, _) = acquire(&t, &c, id, w, Mode::X, true);
+        assert!(matches!(out, Outcome::Waiting));
+        let releaser = {
+            let t = t.clone();
+            loom::thread::spawn(move || {
+                let c = AgentCounters::default();
+                let mut wake = Vec::new();
+                release(&t, &c, h, &mut wake);
+                assert_eq!(wake, [w], "the release grants the waiter");
+            })
+        };
+        assert_snapshot_compatible(&t);
+        releaser.join().unwrap();
+        assert_eq!(node(&w).status.load(Ordering::Acquire), GRANTED);
+        release(&t, &c, w, &mut Vec::new());
+        assert_no_live_request(&t);
+        drop(t);
+        orphan(&[h, w]);
+    });
+}
+
+/// An X request counts itself strong while another agent tries IX fast
+/// (its bit may go up and, on seeing the count, down again); if the X is
+/// granted, a snapshot taken then never lists the IX beside it: a bit that
+/// conflicts with a granted request is a try backing off, no hold
+/// (`Fast::fold_into`).
+fn a_snapshot_beside_a_fast_try_never_lists_it_with_a_strong_holder<const SWAP: bool>() {
+    loom::model(|| {
+        let t = Arc::new(LatchFree::<SWAP>::new(1, true));
+        let id = LockId::table(T);
+        let f = t.fast.as_deref().expect("the fast path is on");
+        let slot = f.slot(id.words(), true).expect("a free slot");
+        let x = request(1);
+        let trier = {
+            let t = t.clone();
+            loom::thread::spawn(move || {
+                let f = t.fast.as_deref().unwrap();
+                // Agent 3, transaction 3; a hold is let go at once (no
+                // waiter to wake: the X request does not wait).
+                if f.acquire(slot, 3, 3, 3, Mode::IX) == FastTry::Held {
+                    let _ = f.release(slot, 3, Mode::IX);
+                }
+            })
+        };
+        let c = AgentCounters::default();
+        let (out, head) = acquire(&t, &c, id, x, Mode::X, false);
+        let granted = matches!(out, Outcome::Granted);
+        assert_snapshot_compatible(&t);
+        if granted {
+            // SAFETY: the model's own granted request, with its handle.
+            unsafe { t.release(&c, head, x, &mut Vec::new()) };
+        }
+        trier.join().unwrap();
+        drop(t);
+        if granted || SWAP {
+            orphan(&[x]);
+        } else {
+            // SAFETY: refused requests are never linked (CAS append).
+            unsafe { x.free() };
+        }
+    });
+}
+
 /// Every model runs on both appends: `cas::` the `LatchFree` table's,
 /// `swap::` the `LatchFreeSwap` table's.
 macro_rules! on_both_appends {
@@ -730,4 +823,6 @@ on_both_appends!(
     an_append_racing_with_the_last_release_keeps_the_list_whole,
     a_later_request_never_passes_an_incompatible_one_ahead,
     a_withdrawn_request_wakes_whoever_waited_for_it,
+    a_snapshot_beside_a_release_never_lists_both_holders,
+    a_snapshot_beside_a_fast_try_never_lists_it_with_a_strong_holder,
 );
