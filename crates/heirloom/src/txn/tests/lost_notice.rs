@@ -69,6 +69,9 @@ fn schedule(kind: TableKind) {
         young_ready.send(()).unwrap();
         young_go.recv().unwrap();
         let r = t.lock(LockId::table(T1), Mode::S).and_then(|()| t.lock(row, Mode::X));
+        // Rolled back before the result is sent: the test's last look at
+        // the lock table must not race with this thread's drop.
+        drop(t);
         young_done.send(r).unwrap();
     });
     yready.recv().unwrap();
