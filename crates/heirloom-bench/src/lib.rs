@@ -14,11 +14,14 @@
 //!             threads, the counts
 //!   storage   tables, Tx (row locks + undo), the lock-time breakdown
 //!   report    table, JSON, CSV, plot, side-by-side summaries (RunResult only)
+//!   results   what a run reports (RunResult and its parts; a leaf)
 //!   options   a benchmark's own `--opt key=value` (a leaf)
 //!   mix       a transaction mix, drawn by weight (a leaf)
 //!   elision   what a run on an elided table reports (a leaf)
 //!   counters  instructions, cycles, CPU time per transaction of a run's
 //!             measured interval (`--counters`; a leaf)
+//!   sharing   shared-line writes per transaction and where (`--sharing`,
+//!             heirloom's instrument; a leaf)
 //! ```
 //!
 //! A sweep populates one database (or one per run, for benchmarks whose
@@ -36,7 +39,9 @@ pub mod figures;
 pub mod mix;
 pub mod options;
 pub mod report;
+pub mod results;
 pub mod runner;
+pub mod sharing;
 pub mod storage;
 pub mod sweep;
 pub mod workload;

@@ -154,6 +154,9 @@ struct BenchArgs {
     /// Count instructions, cycles, CPU time and context switches per transaction over the measured interval (Linux perf_event_open; steadier than throughput on a shared machine).
     #[arg(long)]
     counters: bool,
+    /// Count the lock manager's writes of cache lines another thread wrote last, per transaction, and where in its source they are (needs a build with `--features sharing`).
+    #[arg(long)]
+    sharing: bool,
     /// Check the workload's consistency rules after every run.
     #[arg(long)]
     verify: bool,
@@ -256,6 +259,11 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
         .collect();
     opts.extend(a.opts.iter().map(|p| options::split(p)));
     let scale = a.scale.as_deref().map(ScaleArg::parse).transpose().map_err(usage)?;
+    if a.sharing && !heirloom::sharing::ENABLED {
+        return Err(usage(
+            "--sharing: this build counts nothing; build with the instrument: cargo run --release --features sharing -p heirloom-bench -- bench ...".into(),
+        ));
+    }
     let spec = Spec {
         workload: a.workload.clone(),
         mix: a
@@ -323,6 +331,7 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
         seed: a.seed,
         breakdown: a.breakdown,
         counters: a.counters,
+        sharing: a.sharing,
         verify: a.verify,
         repeat: a.repeat,
         retry: match &a.retry {
@@ -411,6 +420,11 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>, reading: Reading) ->
             if kernel { "user and kernel" } else { "user" }
         );
     }
+    if spec.sharing {
+        println!(
+            "# sharing: the lock manager's writes on each worker's thread over the measured interval, per transaction; shared: the line was written last by another thread (heirloom::sharing)"
+        );
+    }
     if spec.pregen > 0 {
         println!(
             "# pregen {}: each worker draws that many inputs before the run and cycles through them; drawing is not measured",
@@ -444,6 +458,13 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>, reading: Reading) ->
     };
     for line in summary {
         println!("{line}");
+    }
+    for r in &runs {
+        if let Some(p) = &r.sharing {
+            for line in heirloom_bench::sharing::site_lines(&r.config(), p) {
+                println!("{line}");
+            }
+        }
     }
     for r in &runs {
         if let Some(why) = &r.counters_lost {

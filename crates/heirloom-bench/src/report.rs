@@ -106,6 +106,7 @@ pub fn table(runs: &[RunResult]) -> String {
     let mut out = String::new();
     let breakdown = runs.iter().any(|r| r.breakdown.is_some());
     let counters = runs.iter().any(|r| r.counters.is_some());
+    let sharing = runs.iter().any(|r| r.sharing.is_some());
     let repeated = runs.iter().any(|r| !r.tps_runs.is_empty());
     let messages = runs.iter().any(|r| r.per_txn.messages > 0.0);
     let ops = runs.iter().any(|r| r.op.is_some());
@@ -169,6 +170,9 @@ pub fn table(runs: &[RunResult]) -> String {
             " {:>9} {:>9} {:>5} {:>9} {:>5} {:>8} {:>8}",
             "instr/tx", "cyc/tx", "ipc", "cpu us/tx", "cpus", "vcsw/tx", "icsw/tx"
         ));
+    }
+    if sharing {
+        out.push_str(&format!(" {:>8} {:>9} {:>8}", "wr/tx", "shared/tx", "pins/tx"));
     }
     if repeated {
         out.push_str(&format!(" {:>19}", "txn/s of all runs"));
@@ -245,6 +249,15 @@ pub fn table(runs: &[RunResult]) -> String {
                     " {:>9} {:>9} {:>5} {:>9} {:>5} {:>8} {:>8}",
                     "-", "-", "-", "-", "-", "-", "-"
                 )),
+            }
+        }
+        if sharing {
+            match &r.sharing {
+                Some(s) => out.push_str(&format!(
+                    " {:>8.2} {:>9.3} {:>8.2}",
+                    s.line_writes, s.shared_line_writes, s.pins
+                )),
+                None => out.push_str(&format!(" {:>8} {:>9} {:>8}", "-", "-", "-")),
             }
         }
         if repeated {
@@ -384,6 +397,11 @@ struct CsvRow<'a> {
     involuntary_switches_per_txn: Option<f64>,
     counters_kernel: Option<bool>,
     counters_lost: Option<&'a str>,
+    line_writes_per_txn: Option<f64>,
+    shared_line_writes_per_txn: Option<f64>,
+    pins_per_txn: Option<f64>,
+    defers_per_txn: Option<f64>,
+    lm_allocs_per_txn: Option<f64>,
 }
 
 /// Writes one CSV row per run to `path`.
@@ -467,6 +485,11 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             involuntary_switches_per_txn: r.counters.map(|c| c.involuntary_switches),
             counters_kernel: r.counters.map(|c| c.kernel),
             counters_lost: r.counters_lost.as_deref(),
+            line_writes_per_txn: r.sharing.as_ref().map(|s| s.line_writes),
+            shared_line_writes_per_txn: r.sharing.as_ref().map(|s| s.shared_line_writes),
+            pins_per_txn: r.sharing.as_ref().map(|s| s.pins),
+            defers_per_txn: r.sharing.as_ref().map(|s| s.defers),
+            lm_allocs_per_txn: r.sharing.as_ref().map(|s| s.allocs),
         })
         .map_err(err)?;
     }

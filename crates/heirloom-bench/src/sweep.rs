@@ -191,6 +191,8 @@ pub struct Spec {
     pub breakdown: bool,
     /// Instructions, cycles, CPU time per transaction (`crate::counters`).
     pub counters: bool,
+    /// Shared-line writes per transaction (`crate::sharing`).
+    pub sharing: bool,
     /// Check consistency after every run.
     pub verify: bool,
     /// Rounds of the cross product; each configuration reports its median run.
@@ -226,6 +228,7 @@ impl Default for Spec {
             seed: 1,
             breakdown: false,
             counters: false,
+            sharing: false,
             verify: false,
             repeat: 1,
             retry: Retry::Backoff,
@@ -412,6 +415,7 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
                                 seed: spec.seed,
                                 breakdown: spec.breakdown,
                                 counters: spec.counters,
+                                sharing: spec.sharing,
                                 retry: spec.retry,
                                 pregen: spec.pregen,
                             };

@@ -253,6 +253,66 @@ fn counters_count_the_measured_interval_or_refuse_in_one_line() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `--sharing`: in a build with heirloom's instrument, every run reports
+/// the lock manager's line writes per transaction and where the shared
+/// ones are; one worker shares no line with another; without the
+/// instrument, one line and status 2.
+#[test]
+fn sharing_counts_lines_or_refuses_in_one_line() {
+    let dir = std::env::temp_dir().join(format!("heirloom-cli-shr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("r.json");
+    let out = heirloom(&[
+        "bench",
+        "--workload",
+        "ycsb",
+        "--scale",
+        "20000",
+        "--opt",
+        "read-share=1",
+        "--threads",
+        "1,2",
+        "--table",
+        "latched,latchfree",
+        "--sli",
+        "off",
+        "--duration",
+        "0.1",
+        "--warmup",
+        "0.02",
+        "--sharing",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !heirloom::sharing::ENABLED {
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.starts_with("heirloom: --sharing: "), "{stderr}");
+        assert!(stderr.contains("--features sharing"), "{stderr}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("shared/tx") && stdout.contains("# sharing, latched"),
+        "{stdout}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for r in doc["runs"].as_array().unwrap() {
+        let s = &r["sharing"];
+        let n = |k: &str| s[k].as_f64().unwrap_or_else(|| panic!("sharing.{k} in {r}"));
+        assert!(n("line_writes") > 0.0, "{s}");
+        if r["threads"].as_u64() == Some(1) {
+            assert!(n("shared_line_writes") < 0.05, "one worker shares with nobody: {s}");
+        }
+        if r["table"] == "latchfree" {
+            assert!(n("pins") > 0.0, "{s}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn list_names_every_benchmark_and_old_flags_still_work() {
     let out = heirloom(&["list"]);

@@ -164,6 +164,7 @@ struct Frame {
 /// (the caller's, waiting as `me` says) and returns it once validated and
 /// claimed: the caller is then the cycle's one victim.
 pub(crate) fn find_cycle(lm: &Inner, searcher: Caller<'_>, me: WaitInfo) -> Option<Cycle> {
+    crate::sharing::note(std::ptr::from_ref(&lm.registry) as usize);
     let reg = lm.registry.read();
     crate::fault::hit(crate::fault::Point::PolicyCheck);
     let mut scratch = Vec::new();

@@ -243,6 +243,7 @@ impl<T> Latch<T> {
     /// back, whether the latch was contended (an abort, or found held).
     /// `f` may run more than once, but only one run has effects.
     #[inline]
+    #[track_caller]
     pub(crate) fn elide<R>(&self, e: &heirloom_rtm::Elision, mut f: impl FnMut(&mut T, bool) -> R) -> (R, bool) {
         e.run_heat(self, false, |hot| {
             // SAFETY: under the latch, or inside a transaction that read
@@ -334,6 +335,7 @@ impl<T> Deref for LatchGuard<'_, T> {
 
 impl<T> DerefMut for LatchGuard<'_, T> {
     #[inline]
+    #[track_caller]
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: as in `deref`; `&mut self` makes the borrow unique.
         self.latch.value.with_mut(|p| unsafe { &mut *p })

@@ -50,6 +50,7 @@ mod policy;
 mod queue;
 mod request;
 mod shared;
+pub mod sharing;
 mod stats;
 mod sync;
 mod table;

@@ -223,6 +223,8 @@ impl Nodes {
     fn help(&mut self) {
         self.seal();
         (self.hand_over)();
+        crate::sharing::op(crate::sharing::Op::Pin);
+        crate::sharing::op(crate::sharing::Op::Flush);
         crossbeam_epoch::pin().flush();
     }
 
@@ -358,6 +360,8 @@ impl Nodes {
         let p = Box::into_raw(b);
         self.sealed.push_back(p);
         let sealed = SealedBatch(p);
+        crate::sharing::op(crate::sharing::Op::Pin);
+        crate::sharing::op(crate::sharing::Op::Defer);
         crossbeam_epoch::pin().defer(move || sealed.returned());
     }
 }

@@ -155,16 +155,19 @@ impl<T: ByteState> AtomicState<T> {
     }
 
     #[inline(always)]
+    #[track_caller]
     pub(crate) fn store(&self, s: T, o: Ordering) {
         self.0.store(s.byte(), o)
     }
 
     #[inline(always)]
+    #[track_caller]
     pub(crate) fn swap(&self, s: T, o: Ordering) -> T {
         Self::state(self.0.swap(s.byte(), o))
     }
 
     #[inline(always)]
+    #[track_caller]
     pub(crate) fn compare_exchange(&self, current: T, new: T, success: Ordering, failure: Ordering) -> Result<T, T> {
         self.0
             .compare_exchange(current.byte(), new.byte(), success, failure)
@@ -322,6 +325,7 @@ unsafe impl Sync for ReqPtr {}
 
 impl ReqPtr {
     pub(crate) fn alloc(agent: u32) -> Self {
+        crate::sharing::op(crate::sharing::Op::Alloc);
         ReqPtr(NonNull::from(Box::leak(Box::new(Request::new(agent)))))
     }
 

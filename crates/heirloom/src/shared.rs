@@ -283,6 +283,7 @@ impl Inner {
     /// Wound-wait: marks `txn` of agent `agent` wounded by `by`, and wakes
     /// it if it is waiting.
     pub(crate) fn wound(&self, agent: u32, txn: TxnId, by: TxnId) {
+        crate::sharing::note(std::ptr::from_ref(&self.registry) as usize);
         let reg = self.registry.read();
         let Some(a) = reg.get(agent) else { return };
         let a = &a.wound;

@@ -14,10 +14,16 @@ pub(crate) use loom::sync::atomic::{
 
 #[cfg(not(heirloom_loom))]
 pub(crate) use std::sync::Arc;
-#[cfg(not(heirloom_loom))]
+#[cfg(all(not(heirloom_loom), not(feature = "sharing")))]
 pub(crate) use std::sync::atomic::{
     AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
 };
+// The sharing instrument's build: `std`'s atomics, each write counted
+// (`sharing.rs`).
+#[cfg(all(not(heirloom_loom), feature = "sharing"))]
+pub(crate) use crate::sharing::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+#[cfg(all(not(heirloom_loom), feature = "sharing"))]
+pub(crate) use std::sync::atomic::fence;
 
 use std::time::Instant;
 
@@ -44,9 +50,12 @@ impl<T> UnsafeCell<T> {
         f(self.0.get())
     }
 
-    /// Runs `f` with a pointer to the value (for writing).
+    /// Runs `f` with a pointer to the value (for writing; counted by the
+    /// sharing instrument, `sharing.rs`).
     #[inline]
+    #[track_caller]
     pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        crate::sharing::note_range(self.0.get() as usize, std::mem::size_of::<T>());
         f(self.0.get())
     }
 }

@@ -541,6 +541,7 @@ impl Latched {
         let (key, hi) = id.words();
         let mut queue = Queue::new();
         queue.set_outside(outside);
+        crate::sharing::op(crate::sharing::Op::Alloc);
         let node = Box::into_raw(Box::new(CachePadded::new(Head {
             queue: Latch::new(queue),
             key: AtomicU64::new(key),

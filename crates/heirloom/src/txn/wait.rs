@@ -144,6 +144,7 @@ impl Transaction<'_> {
             seq: self.agent.waits,
             victim: false,
         };
+        crate::sharing::note(std::ptr::from_ref(&*shared.wait) as usize);
         *shared.wait.lock() = Some(info);
         shared.wound.waiting_req.store(r.key(), Ordering::Relaxed);
         // SeqCst fence between this store and the loads of `wounded` below;
@@ -248,6 +249,7 @@ impl Transaction<'_> {
             }
         };
         shared.wound.waiting_req.store(0, Ordering::Relaxed);
+        crate::sharing::note(std::ptr::from_ref(&*shared.wait) as usize);
         *shared.wait.lock() = None;
         if spin {
             self.adapt_spin(start.elapsed());

@@ -160,7 +160,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 // OBSOLETE), so the last holder's work happens before our
                 // grant, as a walk's Acquire load of OBSOLETE makes it.
                 let new = Shared::from(r.as_ptr());
-                if b.head
+                if noted(&b.head)
                     .compare_exchange(Shared::null(), new, Ordering::AcqRel, Ordering::Relaxed, unprotected)
                     .is_ok()
                 {
@@ -173,7 +173,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // Pinned before the node's fields are written: the pin's locked
         // instruction then does not wait for those stores (the node's line
         // is often cold after its grace period), which drain during the walk.
-        let g = epoch::pin();
+        let g = pin();
         fill(q, words, mode);
         let me = q.txn.load(Ordering::Relaxed);
         let new = Shared::from(r.as_ptr());
@@ -228,7 +228,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 .store(if waiting { WAITING } else { GRANTED }, Ordering::Relaxed);
             // Release: publishes the node's fields to walkers (their Acquire
             // loads of the pointer).
-            match last.compare_exchange(Shared::null(), new, Ordering::Release, Ordering::Relaxed, &g) {
+            match noted(last).compare_exchange(Shared::null(), new, Ordering::Release, Ordering::Relaxed, &g) {
                 Ok(_) => break waiting,
                 Err(_) => {
                     // Somebody appended, or the last node was marked: walk again.
@@ -274,7 +274,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // release that emptied the list (its CAS of the tail, after its
         // request went OBSOLETE), so the last holder's work happens
         // before our grant.
-        let old = b.tail.swap(new, Ordering::AcqRel, unprotected);
+        let old = noted(&b.tail).swap(new, Ordering::AcqRel, unprotected);
         if old.is_null() {
             // First in an empty list: nothing linked is ahead. The head
             // is null, and nobody else writes it until we do: the
@@ -283,7 +283,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             // of the head happens before this store; see `take_out`).
             // Release: publishes the node's fields to walkers (their
             // Acquire loads of the head).
-            b.head.store(new, Ordering::Release);
+            noted(&b.head).store(new, Ordering::Release);
             if !a.fast_in_way() {
                 // No pin: no other request was read.
                 q.status.store(GRANTED, Ordering::Relaxed);
@@ -295,7 +295,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         }
         // Pinned after the link: `old` is alive until then (see
         // `link`), and every other request is reached from the head.
-        let g = epoch::pin();
+        let g = pin();
         let me = q.txn.load(Ordering::Relaxed);
         let mut hot = false;
         loop {

@@ -91,7 +91,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         if b.waiting.load(Ordering::Relaxed) == 0 {
             return true;
         }
-        let g = epoch::pin();
+        let g = pin();
         let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
         let (mode, me) = (q.mode(), q.txn.load(Ordering::Relaxed));
         let mut blocks = false;

@@ -20,7 +20,7 @@ pub(super) fn fill(q: &Request, words: (u64, u64), mode: Mode) {
     q.hi.store(words.1, Ordering::Relaxed);
     q.mode.store(mode as u8, Ordering::Relaxed);
     q.want.store(mode as u8, Ordering::Relaxed);
-    q.next.store(Shared::null(), Ordering::Relaxed);
+    noted(&q.next).store(Shared::null(), Ordering::Relaxed);
 }
 
 /// Is the request `n` (of another transaction, same lock) in the way of
@@ -135,7 +135,7 @@ pub(super) fn note_own(x: &Request, own: &mut Mode) {
 /// OBSOLETE (`link`).
 #[inline]
 pub(super) fn mark(n: &Request, g: &Guard) -> bool {
-    !n.next.fetch_or(MARK, Ordering::AcqRel, g).with_tag(0).is_null()
+    !noted(&n.next).fetch_or(MARK, Ordering::AcqRel, g).with_tag(0).is_null()
 }
 
 /// A walk's unlink of the marked `node` (at `cur`): one CAS of its
@@ -150,7 +150,7 @@ pub(super) fn unlink<'g>(
     c: &AgentCounters,
     g: &'g Guard,
 ) -> bool {
-    match pred.compare_exchange(cur, succ, Ordering::AcqRel, Ordering::Acquire, g) {
+    match noted(pred).compare_exchange(cur, succ, Ordering::AcqRel, Ordering::Acquire, g) {
         Ok(_) => {
             retire(node, g);
             true
@@ -177,9 +177,8 @@ pub(super) fn link(old: Shared<'_, Request>, new: Shared<'_, Request>, g: &Guard
     // `next`, pairs with the mark (AcqRel), so the release that marked it
     // happens before our walk (and a CAS continues the mark's release
     // sequence for walkers that read our link).
-    while let Err(e) = o
-        .next
-        .compare_exchange(cur, new.with_tag(cur.tag()), Ordering::AcqRel, Ordering::Acquire, g)
+    while let Err(e) =
+        noted(&o.next).compare_exchange(cur, new.with_tag(cur.tag()), Ordering::AcqRel, Ordering::Acquire, g)
     {
         cur = e.current;
     }

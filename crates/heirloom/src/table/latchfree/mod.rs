@@ -188,6 +188,23 @@ use list::{Ahead, fill, in_way, mark, note_own, same_lock, shut_out_by_own};
 pub(crate) use reclaim::hand_over_retired;
 use reclaim::{retire, returned};
 
+/// `epoch::pin`, counted by the sharing instrument (`sharing.rs`).
+#[inline(always)]
+fn pin() -> Guard {
+    crate::sharing::op(crate::sharing::Op::Pin);
+    epoch::pin()
+}
+
+/// `a`, its write about to be counted by the sharing instrument at the
+/// caller's line (the lists' links are crossbeam-epoch's atomics, not
+/// the `sync` shim's).
+#[inline(always)]
+#[track_caller]
+fn noted<T>(a: &epoch::Atomic<T>) -> &epoch::Atomic<T> {
+    crate::sharing::note(ptr::from_ref(a) as usize);
+    a
+}
+
 /// Tag on `Request::next`: the request is logically deleted.
 const MARK: usize = 1;
 
@@ -368,7 +385,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     pub(crate) fn null_section(&self, _c: &AgentCounters, id: LockId) {
         let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
         let word = if SWAP { &bucket.tail } else { &bucket.head };
-        let guard = epoch::pin();
+        let guard = pin();
         // Acquire/Release as an insert's CAS; the outcome is irrelevant.
         let cur = word.load(Ordering::Acquire, &guard);
         let _ = word.compare_exchange(cur, cur, Ordering::AcqRel, Ordering::Acquire, &guard);
@@ -412,7 +429,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// found in the list while pinned.
     pub(crate) fn blockers(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
         let b = self.bucket(h);
-        let g = epoch::pin();
+        let g = pin();
         let target = r.as_ptr();
         let mut found = None;
         Self::walk(b, c, &g, |n| match n {
@@ -470,7 +487,7 @@ impl<const SWAP: bool> Drop for LatchFree<SWAP> {
         // Every agent is gone (each holds the manager), so every request
         // still linked is OBSOLETE or INVALID and ORPHANED or about to be;
         // requests unlinked earlier belong to the epoch collector.
-        let g = epoch::pin();
+        let g = pin();
         for b in self.buckets.iter() {
             b.tail.store(Shared::null(), Ordering::Relaxed);
             let mut cur = b.head.swap(Shared::null(), Ordering::AcqRel, &g);

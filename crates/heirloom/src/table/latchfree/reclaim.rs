@@ -24,7 +24,7 @@ impl Drop for Retired {
         // temporary handle if the thread's own is gone already).
         let head = self.head.replace(ptr::null_mut());
         if !head.is_null() {
-            defer_batch(ReqPtr::from_raw(head), &epoch::pin());
+            defer_batch(ReqPtr::from_raw(head), &pin());
         }
     }
 }
@@ -86,11 +86,12 @@ pub(crate) fn hand_over_retired() {
     if let Ok(head) = head
         && !head.is_null()
     {
-        defer_batch(ReqPtr::from_raw(head), &epoch::pin());
+        defer_batch(ReqPtr::from_raw(head), &pin());
     }
 }
 
 pub(super) fn defer_batch(head: ReqPtr, g: &Guard) {
+    crate::sharing::op(crate::sharing::Op::Defer);
     g.defer(move || {
         let mut p = head.as_ptr() as *mut Request;
         while !p.is_null() {

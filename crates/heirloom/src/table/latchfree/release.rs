@@ -20,7 +20,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // `waiting`; pairs with the waiter's fence in `acquire` (Dekker).
         fence(Ordering::SeqCst);
         if b.waiting.load(Ordering::Relaxed) != 0 {
-            let g = epoch::pin();
+            let g = pin();
             self.wake_scan(b, c, words, mode, wake, &g);
         }
     }
@@ -98,7 +98,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         let cur = b.head.load(Ordering::Acquire, g);
         if ptr::eq(cur.as_raw(), r) {
             let next = r.next.load(Ordering::Acquire, g);
-            if b.head
+            if noted(&b.head)
                 .compare_exchange(cur, next.with_tag(0), Ordering::AcqRel, Ordering::Relaxed, g)
                 .is_ok()
             {
@@ -131,14 +131,14 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // an empty list finds the head null and is its only writer.
         if b.tail.load(Ordering::Relaxed, g) == me
             && b.head.load(Ordering::Relaxed, g) == me
-            && b.head
+            && noted(&b.head)
                 .compare_exchange(me, Shared::null(), Ordering::Relaxed, Ordering::Relaxed, g)
                 .is_ok()
         {
             // AcqRel: Release hands our OBSOLETE, our work and the null head
             // to the next appender (its swap reads the null tail); Acquire
             // as the unlink's.
-            if b.tail
+            if noted(&b.tail)
                 .compare_exchange(me, Shared::null(), Ordering::AcqRel, Ordering::Relaxed, g)
                 .is_ok()
             {
@@ -151,7 +151,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             // successor (linked or on its way) and stays first until the
             // general path below. Nobody else writes the head while it is
             // null and the tail is not; the appender's walk waits for it.
-            b.head.store(me, Ordering::Release);
+            noted(&b.head).store(me, Ordering::Release);
         }
         let behind = mark(q, g);
         // Unlinked at once if it is first (the common case for row locks).
@@ -162,7 +162,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         if cur == me {
             let next = q.next.load(Ordering::Acquire, g).with_tag(0);
             if !next.is_null()
-                && b.head
+                && noted(&b.head)
                     .compare_exchange(cur, next, Ordering::AcqRel, Ordering::Relaxed, g)
                     .is_ok()
             {
@@ -182,7 +182,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // in `acquire` (Dekker).
         fence(Ordering::SeqCst);
         if b.waiting.load(Ordering::Relaxed) != 0 {
-            let g = epoch::pin();
+            let g = pin();
             let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
             self.wake_scan(b, c, words, q.mode(), wake, &g);
         }
@@ -267,7 +267,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 self.after_release(b, c, q, wake);
             }
         } else {
-            let g = epoch::pin();
+            let g = pin();
             self.after_release(b, c, q, wake);
             mark(q, &g);
             self.unlink_if_first(b, q, &g);

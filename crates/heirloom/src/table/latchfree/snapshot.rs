@@ -62,7 +62,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// is consistent and what may be left out.
     pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
         let c = AgentCounters::default();
-        let g = epoch::pin();
+        let g = pin();
         let first = self.collect(&c, &g);
         crate::fault::snapshot_between();
         let mut fast_holds: Vec<(LockId, TxnId, Mode)> = Vec::new();

@@ -1,0 +1,519 @@
+//! The sharing instrument: per thread, how many cache lines the lock
+//! manager writes that another thread wrote last, and where.
+//!
+//! On two cores a line that two threads write costs little, and a run with
+//! sixteen threads there hides it; on sixteen cores every such write is a
+//! transfer of the line between caches, and a few per transaction are what
+//! stops scaling. This module makes them visible on any machine: built
+//! with the cargo feature `sharing`, the crate's atomics (the `sync`
+//! shim's types) are wrappers that, on every store and read-modify-write
+//! (a failed compare-and-swap too: it takes the line as a write does),
+//! look up the 64-byte line's last writer in a process-wide table, count
+//! the write as *shared* if that was another thread, and record this
+//! thread as the line's last writer. Plain writes are counted where the
+//! crate makes them on memory other threads reach: through the `sync`
+//! shim's `UnsafeCell::with_mut`, through a latch guard (every line of the
+//! guarded value, an upper bound), and at the links of the latch-free
+//! lists (crossbeam-epoch's `Atomic`). The parking-lot locks of the slow
+//! paths (the registry, a waiter's `wait` mutex) are counted where they are
+//! taken. crossbeam-epoch's own bookkeeping and the allocator are not
+//! atomics of this crate, so their calls are counted instead (pins,
+//! deferred functions, flushes, allocations).
+//!
+//! Every count is attributed to the source line that made the write
+//! (`#[track_caller]`), so a run can say where its shared lines are:
+//! bucket heads, lock heads, another agent's request node, a counter.
+//!
+//! Without the feature everything here compiles to nothing: the shim
+//! re-exports `std`'s atomics and [`note`] and [`op`] are empty, so the
+//! hot paths are the same instructions as before ([`ENABLED`] tells which
+//! build this is). The counts are a lower bound of what sixteen cores
+//! would see (two threads that never overlapped on two cores may on
+//! sixteen), and a slight overcount of plain writes under a latch; they
+//! are the same for the same schedule, and what they measure, lines
+//! written after another thread wrote them, is what moves between
+//! caches. A slot of the last-writer table that two lines share
+//! forgets the older one (a write then counts as not shared).
+
+#[cfg(feature = "sharing")]
+use std::panic::Location;
+
+/// Whether this build counts (the cargo feature `sharing`).
+pub const ENABLED: bool = cfg!(feature = "sharing");
+
+/// One thread's counts (see the module docs); [`thread_counts`] reads
+/// them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Lines written (stores, read-modify-writes, plain writes counted).
+    pub writes: u64,
+    /// Of `writes`, those to a line another thread wrote last.
+    pub shared_writes: u64,
+    /// crossbeam-epoch pins (each writes the thread's own epoch record;
+    /// one in 128 also tries to advance the global epoch).
+    pub pins: u64,
+    /// Functions deferred to the epoch collector (one in 64 pushes a bag
+    /// onto the global queue).
+    pub defers: u64,
+    /// Flushes of the thread's deferred functions to the global queue.
+    pub flushes: u64,
+    /// Allocations made by the lock manager (request nodes, lock heads).
+    pub allocs: u64,
+}
+
+impl Counts {
+    /// The counts since `base` (an earlier reading of the same thread).
+    pub fn since(&self, base: &Counts) -> Counts {
+        Counts {
+            writes: self.writes - base.writes,
+            shared_writes: self.shared_writes - base.shared_writes,
+            pins: self.pins - base.pins,
+            defers: self.defers - base.defers,
+            flushes: self.flushes - base.flushes,
+            allocs: self.allocs - base.allocs,
+        }
+    }
+}
+
+impl std::ops::AddAssign for Counts {
+    fn add_assign(&mut self, o: Counts) {
+        self.writes += o.writes;
+        self.shared_writes += o.shared_writes;
+        self.pins += o.pins;
+        self.defers += o.defers;
+        self.flushes += o.flushes;
+        self.allocs += o.allocs;
+    }
+}
+
+/// The writes one source line made (see [`take_sites`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Site {
+    /// The source file, as the compiler names it.
+    pub file: &'static str,
+    /// The line.
+    pub line: u32,
+    /// Lines it wrote.
+    pub writes: u64,
+    /// Of those, lines another thread wrote last.
+    pub shared_writes: u64,
+}
+
+/// What the lock manager did that is not a write of its own atomics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "sharing"), allow(dead_code))]
+pub(crate) enum Op {
+    Pin,
+    Defer,
+    Flush,
+    Alloc,
+}
+
+/// This thread's counts so far (all zero without the feature).
+pub fn thread_counts() -> Counts {
+    #[cfg(feature = "sharing")]
+    {
+        imp::THREAD.with(|t| t.counts.get())
+    }
+    #[cfg(not(feature = "sharing"))]
+    Counts::default()
+}
+
+/// This thread's writes by source line since the last call, most shared
+/// first, and forgets them (empty without the feature).
+pub fn take_sites() -> Vec<Site> {
+    #[cfg(feature = "sharing")]
+    {
+        imp::take_sites()
+    }
+    #[cfg(not(feature = "sharing"))]
+    Vec::new()
+}
+
+/// Counts a write of the line at `addr` by this thread, made at the
+/// caller's source line.
+#[inline(always)]
+#[track_caller]
+pub(crate) fn note(addr: usize) {
+    #[cfg(feature = "sharing")]
+    imp::note(addr, Location::caller());
+    #[cfg(not(feature = "sharing"))]
+    let _ = addr;
+}
+
+/// Counts a write of every line of `len` bytes from `addr`.
+#[inline(always)]
+#[track_caller]
+pub(crate) fn note_range(addr: usize, len: usize) {
+    #[cfg(feature = "sharing")]
+    {
+        let at = Location::caller();
+        let mut line = addr & !(imp::LINE - 1);
+        while line < addr + len.max(1) {
+            imp::note(line, at);
+            line += imp::LINE;
+        }
+    }
+    #[cfg(not(feature = "sharing"))]
+    let _ = (addr, len);
+}
+
+/// Counts one of the operations of [`Op`].
+#[inline(always)]
+pub(crate) fn op(o: Op) {
+    #[cfg(feature = "sharing")]
+    imp::op(o);
+    #[cfg(not(feature = "sharing"))]
+    let _ = o;
+}
+
+#[cfg(feature = "sharing")]
+mod imp {
+    use std::cell::{Cell, RefCell};
+    use std::collections::HashMap;
+    use std::panic::Location;
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+    use super::{Counts, Op, Site};
+
+    pub(super) const LINE: usize = 64;
+    /// Slots of the last-writer table (32 MiB of `AtomicU64`).
+    const SLOTS: usize = 1 << 22;
+    /// Bits of a slot that name the thread; the line's number is above.
+    const TAG_BITS: u32 = 22;
+
+    /// Per slot: the line's number and its last writer's tag (0: empty).
+    static TABLE: OnceLock<Box<[AtomicU64]>> = OnceLock::new();
+    static NEXT_TAG: AtomicU32 = AtomicU32::new(1);
+
+    pub(super) struct Thread {
+        tag: u64,
+        pub(super) counts: Cell<Counts>,
+        sites: RefCell<HashMap<&'static Location<'static>, (u64, u64)>>,
+    }
+
+    std::thread_local! {
+        pub(super) static THREAD: Thread = Thread {
+            tag: u64::from(NEXT_TAG.fetch_add(1, Ordering::Relaxed)) & ((1 << TAG_BITS) - 1),
+            counts: Cell::new(Counts::default()),
+            sites: RefCell::new(HashMap::new()),
+        };
+    }
+
+    fn table() -> &'static [AtomicU64] {
+        TABLE.get_or_init(|| (0..SLOTS).map(|_| AtomicU64::new(0)).collect())
+    }
+
+    pub(super) fn note(addr: usize, at: &'static Location<'static>) {
+        let line = (addr / LINE) as u64;
+        let slot = &table()[(line.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - 22)) as usize];
+        // `try_with`: a thread's last writes, made while its thread-locals
+        // are torn down (an agent dropped at thread exit), go uncounted.
+        let _ = THREAD.try_with(|t| {
+            let old = slot.swap(line << TAG_BITS | t.tag, Ordering::Relaxed);
+            let shared = old >> TAG_BITS == line && old & ((1 << TAG_BITS) - 1) != t.tag;
+            let mut c = t.counts.get();
+            c.writes += 1;
+            c.shared_writes += u64::from(shared);
+            t.counts.set(c);
+            if let Ok(mut s) = t.sites.try_borrow_mut() {
+                let e = s.entry(at).or_default();
+                e.0 += 1;
+                e.1 += u64::from(shared);
+            }
+        });
+    }
+
+    pub(super) fn op(o: Op) {
+        let _ = THREAD.try_with(|t| {
+            let mut c = t.counts.get();
+            match o {
+                Op::Pin => c.pins += 1,
+                Op::Defer => c.defers += 1,
+                Op::Flush => c.flushes += 1,
+                Op::Alloc => c.allocs += 1,
+            }
+            t.counts.set(c);
+        });
+    }
+
+    pub(super) fn take_sites() -> Vec<Site> {
+        let mut v: Vec<Site> = THREAD
+            .try_with(|t| std::mem::take(&mut *t.sites.borrow_mut()))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(at, (writes, shared_writes))| Site {
+                file: at.file(),
+                line: at.line(),
+                writes,
+                shared_writes,
+            })
+            .collect();
+        v.sort_by(|a, b| b.shared_writes.cmp(&a.shared_writes).then(b.writes.cmp(&a.writes)));
+        v
+    }
+}
+
+/// The `sync` shim's atomics in a counting build: `std`'s, with every
+/// store and read-modify-write counted by [`note`] at its caller's line.
+#[cfg(feature = "sharing")]
+pub(crate) mod atomic {
+    use std::sync::atomic as std_atomic;
+    pub(crate) use std_atomic::Ordering;
+
+    macro_rules! counted {
+        ($name:ident, $t:ty) => {
+            #[derive(Default)]
+            #[repr(transparent)]
+            pub(crate) struct $name(std_atomic::$name);
+
+            impl std::fmt::Debug for $name {
+                fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    self.0.fmt(f)
+                }
+            }
+
+            #[allow(dead_code)]
+            impl $name {
+                pub(crate) const fn new(v: $t) -> Self {
+                    $name(std_atomic::$name::new(v))
+                }
+                #[inline(always)]
+                fn at(&self) -> usize {
+                    std::ptr::from_ref(self) as usize
+                }
+                #[inline(always)]
+                pub(crate) fn load(&self, o: Ordering) -> $t {
+                    self.0.load(o)
+                }
+                #[inline(always)]
+                #[track_caller]
+                pub(crate) fn store(&self, v: $t, o: Ordering) {
+                    super::note(self.at());
+                    self.0.store(v, o)
+                }
+                #[inline(always)]
+                #[track_caller]
+                pub(crate) fn swap(&self, v: $t, o: Ordering) -> $t {
+                    super::note(self.at());
+                    self.0.swap(v, o)
+                }
+                #[inline(always)]
+                #[track_caller]
+                pub(crate) fn compare_exchange(&self, c: $t, n: $t, s: Ordering, f: Ordering) -> Result<$t, $t> {
+                    super::note(self.at());
+                    self.0.compare_exchange(c, n, s, f)
+                }
+                #[inline(always)]
+                #[track_caller]
+                pub(crate) fn compare_exchange_weak(&self, c: $t, n: $t, s: Ordering, f: Ordering) -> Result<$t, $t> {
+                    super::note(self.at());
+                    self.0.compare_exchange_weak(c, n, s, f)
+                }
+                #[inline(always)]
+                pub(crate) fn get_mut(&mut self) -> &mut $t {
+                    self.0.get_mut()
+                }
+                #[inline(always)]
+                pub(crate) fn into_inner(self) -> $t {
+                    self.0.into_inner()
+                }
+                #[inline(always)]
+                pub(crate) fn as_ptr(&self) -> *mut $t {
+                    self.0.as_ptr()
+                }
+            }
+        };
+    }
+
+    macro_rules! counted_int {
+        ($name:ident, $t:ty) => {
+            counted!($name, $t);
+
+            #[allow(dead_code)]
+            impl $name {
+                #[inline(always)]
+                #[track_caller]
+                pub(crate) fn fetch_add(&self, v: $t, o: Ordering) -> $t {
+                    super::note(self.at());
+                    self.0.fetch_add(v, o)
+                }
+                #[inline(always)]
+                #[track_caller]
+                pub(crate) fn fetch_sub(&self, v: $t, o: Ordering) -> $t {
+                    super::note(self.at());
+                    self.0.fetch_sub(v, o)
+                }
+                #[inline(always)]
+                #[track_caller]
+                pub(crate) fn fetch_or(&self, v: $t, o: Ordering) -> $t {
+                    super::note(self.at());
+                    self.0.fetch_or(v, o)
+                }
+                #[inline(always)]
+                #[track_caller]
+                pub(crate) fn fetch_and(&self, v: $t, o: Ordering) -> $t {
+                    super::note(self.at());
+                    self.0.fetch_and(v, o)
+                }
+                #[inline(always)]
+                #[track_caller]
+                pub(crate) fn fetch_max(&self, v: $t, o: Ordering) -> $t {
+                    super::note(self.at());
+                    self.0.fetch_max(v, o)
+                }
+                #[inline(always)]
+                #[track_caller]
+                pub(crate) fn fetch_min(&self, v: $t, o: Ordering) -> $t {
+                    super::note(self.at());
+                    self.0.fetch_min(v, o)
+                }
+            }
+        };
+    }
+
+    counted_int!(AtomicU8, u8);
+    counted_int!(AtomicU32, u32);
+    counted_int!(AtomicU64, u64);
+    counted_int!(AtomicUsize, usize);
+    counted!(AtomicBool, bool);
+
+    #[allow(dead_code)]
+    impl AtomicBool {
+        #[inline(always)]
+        #[track_caller]
+        pub(crate) fn fetch_or(&self, v: bool, o: Ordering) -> bool {
+            super::note(self.at());
+            self.0.fetch_or(v, o)
+        }
+        #[inline(always)]
+        #[track_caller]
+        pub(crate) fn fetch_and(&self, v: bool, o: Ordering) -> bool {
+            super::note(self.at());
+            self.0.fetch_and(v, o)
+        }
+    }
+
+    /// `AtomicPtr`, counted as the others.
+    #[repr(transparent)]
+    pub(crate) struct AtomicPtr<T>(std_atomic::AtomicPtr<T>);
+
+    impl<T> std::fmt::Debug for AtomicPtr<T> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            self.0.fmt(f)
+        }
+    }
+
+    impl<T> Default for AtomicPtr<T> {
+        fn default() -> Self {
+            AtomicPtr(std_atomic::AtomicPtr::default())
+        }
+    }
+
+    #[allow(dead_code)]
+    impl<T> AtomicPtr<T> {
+        pub(crate) const fn new(p: *mut T) -> Self {
+            AtomicPtr(std_atomic::AtomicPtr::new(p))
+        }
+        #[inline(always)]
+        fn at(&self) -> usize {
+            std::ptr::from_ref(self) as usize
+        }
+        #[inline(always)]
+        pub(crate) fn load(&self, o: Ordering) -> *mut T {
+            self.0.load(o)
+        }
+        #[inline(always)]
+        #[track_caller]
+        pub(crate) fn store(&self, p: *mut T, o: Ordering) {
+            super::note(self.at());
+            self.0.store(p, o)
+        }
+        #[inline(always)]
+        #[track_caller]
+        pub(crate) fn swap(&self, p: *mut T, o: Ordering) -> *mut T {
+            super::note(self.at());
+            self.0.swap(p, o)
+        }
+        #[inline(always)]
+        #[track_caller]
+        pub(crate) fn compare_exchange(
+            &self,
+            c: *mut T,
+            n: *mut T,
+            s: Ordering,
+            f: Ordering,
+        ) -> Result<*mut T, *mut T> {
+            super::note(self.at());
+            self.0.compare_exchange(c, n, s, f)
+        }
+        #[inline(always)]
+        #[track_caller]
+        pub(crate) fn compare_exchange_weak(
+            &self,
+            c: *mut T,
+            n: *mut T,
+            s: Ordering,
+            f: Ordering,
+        ) -> Result<*mut T, *mut T> {
+            super::note(self.at());
+            self.0.compare_exchange_weak(c, n, s, f)
+        }
+        #[inline(always)]
+        pub(crate) fn get_mut(&mut self) -> &mut *mut T {
+            self.0.get_mut()
+        }
+    }
+}
+
+#[cfg(all(test, not(heirloom_loom)))]
+mod tests {
+    use super::*;
+
+    /// Only this test writes it, so its line's history is the test's.
+    static WORD: crate::sync::AtomicU64 = crate::sync::AtomicU64::new(0);
+
+    #[test]
+    fn a_line_another_thread_wrote_last_counts_shared() {
+        use crate::sync::Ordering::Relaxed;
+        let before = thread_counts();
+        WORD.store(1, Relaxed);
+        WORD.fetch_add(1, Relaxed);
+        let mine = thread_counts().since(&before);
+        let theirs = std::thread::spawn(|| {
+            let before = thread_counts();
+            WORD.store(3, Relaxed);
+            let _ = WORD.compare_exchange(0, 1, Relaxed, Relaxed); // fails, counts
+            thread_counts().since(&before)
+        })
+        .join()
+        .unwrap();
+        let again = thread_counts();
+        WORD.swap(4, Relaxed);
+        let back = thread_counts().since(&again);
+        if ENABLED {
+            assert_eq!((mine.writes, mine.shared_writes), (2, 0), "its own line twice");
+            assert_eq!(
+                (theirs.writes, theirs.shared_writes),
+                (2, 1),
+                "taken from the other thread once"
+            );
+            assert_eq!((back.writes, back.shared_writes), (1, 1), "and back");
+            let sites = take_sites();
+            assert!(
+                sites
+                    .iter()
+                    .any(|s| s.file.ends_with("sharing.rs") && s.shared_writes == 1),
+                "{sites:?}"
+            );
+        } else {
+            assert_eq!(
+                (mine, theirs, back),
+                Default::default(),
+                "counts nothing without the feature"
+            );
+            assert!(take_sites().is_empty());
+        }
+    }
+}
