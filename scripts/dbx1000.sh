@@ -54,14 +54,18 @@ set -euo pipefail
 # rounds of several runs pool).
 summary() {
     python3 - "$@" <<'PY'
-import collections, math, statistics, sys
+import collections, math, re, statistics, sys
 names = {"y9": "YCSB theta 0.9", "y6": "YCSB theta 0.6", "tp": "TPC-C pay+new"}
+# `tpN`: TPC-C with N warehouses (scripts/scale.sh's cells).
+def name(w):
+    m = re.fullmatch(r"tp(\d+)", w)
+    return names.get(w) or (m and f"TPC-C pay+new, {m.group(1)} warehouses")
 runs = collections.defaultdict(dict)  # (cell, threads) -> config -> {(file, round): txn/s or None}
 for n, path in enumerate(sys.argv[1:]):
     for line in open(path):
         # A run's line; anything else (an earlier summary) is passed over.
         p = line.split()
-        if len(p) < 5 or not p[0].isdigit() or p[1] not in names or not p[2].isdigit():
+        if len(p) < 5 or not p[0].isdigit() or not name(p[1]) or not p[2].isdigit():
             continue
         r, w, t, config, tps = p[:5]
         runs[(w, int(t))].setdefault(config, {})[(n, int(r))] = None if tps == "DNF" else float(tps)
@@ -73,7 +77,7 @@ def k(x):
 def order(config):
     return (config == "none", not config.startswith("dbx"), config)
 for (w, t), configs in runs.items():
-    print(f"\n{names[w]}, {t} threads: median txn/s of {max(len(v) for v in configs.values())} rounds")
+    print(f"\n{name(w)}, {t} threads: median txn/s of {max(len(v) for v in configs.values())} rounds")
     for config, v in sorted(configs.items(), key=lambda e: order(e[0])):
         print(f"  {config:<36} {k(med(v)):>8}")
     def best(prefix, rounds=None):

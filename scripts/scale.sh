@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# The many-core measurement in one command: build a kit of static binaries
+# here, carry it to the many-core machine, run it there.
+#
+#   scripts/scale.sh build DBX [KIT]   # KIT (default kit/, ignored by git): static
+#                                      # binaries, DBx1000 side by side, this script
+#   scripts/scale.sh run [KIT]         # the measurement, at most RUN_BUDGET seconds
+#                                      # (default 470); files to $OUT (else /tmp/scale-out)
+#   scripts/scale.sh dry [KIT]         # the same on a small machine: T=1,2 TT=2, short
+#
+# DBX is DBx1000 (https://github.com/yxymit/DBx1000): a checkout, or a git
+# directory (a bare mirror), from which commit DBX_COMMIT (default 5f172a9)
+# is taken. `build` makes, with RUSTFLAGS="-C target-feature=+crt-static"
+# so that they run on a machine with another distribution: bin/heirloom
+# (the kit), bin/index (the index bench), bin/t-rtm and bin/t-btree (the
+# RTM and B+tree test binaries, for a machine with RTM); and DBx1000's
+# three 2PL variants and CC_ALG HEIRLOOM (scripts/dbx1000.sh build, TXNS
+# transactions a thread, default 50000) linked -static through a g++
+# wrapper, their clock divisor read at run time from DBX_CPU_FREQ (the run
+# measures the TSC with dbx/tsc). jemalloc: `apt-get install
+# libjemalloc-dev` (without it DBx1000 links glibc's malloc). About 32 MB.
+#
+# `run` measures, each section time-boxed (T: the thread counts of the
+# scaling runs, default 1,2,4,8,16; TT: the thread count of the DBx1000
+# cells, default 16; DUR: seconds a run, default 0.5):
+#   1. the machine: CPU model, cores, sockets, RTM, the TSC rate;
+#   2. TM1 over T on Shore-MT's configuration (latched, no fast path, no
+#      SLI), the SLI paper's (latched + SLI), the fast path (latched and
+#      latch-free swap), with lock-table operations per transaction;
+#   3. read-only YCSB, 1M rows, theta 0 and 0.9, over T on the latched,
+#      latch-free and latch-free swap tables against `none` (the "of none"
+#      column);
+#   4. TPC-C, one warehouse a thread, at 1 and the largest of T threads,
+#      with --breakdown (the lock manager's share of worker time);
+#   5. DBx1000 at TT threads, TPC-C with TT and 4 warehouses and YCSB theta
+#      0.9: its NO_WAIT, WAIT_DIE and DL_DETECT, heirloom inside it under its
+#      four policies on the latched and latch-free tables (no intention
+#      locks, as DBx1000 locks), the latch-free no-wait with them and with
+#      HEIRLOOM_BUCKETS=65536, and `none`; two rounds, the order reversed
+#      in the second (one line a run: round, cell, threads, configuration,
+#      txn/s, aborted attempts per commit);
+#   6. where the CPU has RTM: the RTM and B+tree tests, the index bench's
+#      elided rows and `heirloom figures --only tsx-index`.
+# Files in $OUT: log.txt (everything printed), tm1.json, ycsb-ro-0.json,
+# ycsb-ro-0.9.json, tpcc.json, dbx.txt (scripts/dbx1000.sh summary reads
+# it), and on RTM machines index.json and tsx-index/.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+usage() {
+    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+build() {
+    local src=${1:-}; local kit=${2:-kit}
+    # Kit paths are the caller's; the build runs at the project's root.
+    mkdir -p "$kit"
+    kit=$(cd "$kit" && pwd)
+    src=$(cd "$src" 2> /dev/null && pwd || echo "$src")
+    cd "$here/.."
+    [ -n "$src" ] || { echo "scale.sh build: which DBx1000? (a checkout or a git directory)" >&2; exit 2; }
+    [ -d "$src" ] || { echo "scale.sh build: $src is not a directory" >&2; exit 2; }
+    mkdir -p "$kit/bin" "$kit/dbx"
+    local t=x86_64-unknown-linux-gnu tgt=${CARGO_TARGET_DIR:-target}/static
+    local flags="-C target-feature=+crt-static"
+    CARGO_TARGET_DIR=$tgt RUSTFLAGS=$flags cargo build --release --target $t -p heirloom-bench
+    cp "$tgt/$t/release/heirloom" "$kit/bin/"
+    # Test and bench binaries: the last executable cargo names.
+    exe() { grep -oE '\(([^)]*/deps/[^)]+)\)' | tr -d '()' | tail -1; }
+    CARGO_TARGET_DIR=$tgt RUSTFLAGS=$flags cargo bench --no-run -p heirloom-btree --bench index --target $t 2>&1 | exe \
+        | xargs -I{} cp {} "$kit/bin/index"
+    CARGO_TARGET_DIR=$tgt RUSTFLAGS=$flags cargo test --release --no-run -p heirloom-rtm --lib --target $t 2>&1 | exe \
+        | xargs -I{} cp {} "$kit/bin/t-rtm"
+    CARGO_TARGET_DIR=$tgt RUSTFLAGS=$flags cargo test --release --no-run -p heirloom-btree --lib --target $t 2>&1 | exe \
+        | xargs -I{} cp {} "$kit/bin/t-btree"
+    # DBx1000 at DBX_COMMIT, its clock divisor read at run time, linked static.
+    local d; d=$(mktemp -d)
+    if [ -d "$src/.git" ] || [ ! -d "$src/system" ]; then
+        git --git-dir="$( [ -d "$src/.git" ] && echo "$src/.git" || echo "$src")" archive "${DBX_COMMIT:-5f172a9}" \
+            | { mkdir -p "$d/src" && tar -x -C "$d/src"; }
+    else
+        cp -r "$src" "$d/src"
+    fi
+    sed -i 's|(double)ret / CPU_FREQ|(double)ret / g_dbx_cpu_freq|' "$d/src/system/helper.h" "$d/src/system/helper.cpp"
+    sed -i 's|^extern timespec \* res;|#include <stdlib.h>\nextern double g_dbx_cpu_freq; // GHz: DBX_CPU_FREQ, else CPU_FREQ\nextern timespec * res;|' \
+        "$d/src/system/helper.h"
+    sed -i '0,/#include "helper.h"/s||#include "helper.h"\ndouble g_dbx_cpu_freq = getenv("DBX_CPU_FREQ") ? atof(getenv("DBX_CPU_FREQ")) : CPU_FREQ;|' \
+        "$d/src/system/helper.cpp"
+    mkdir -p "$d/gxx"
+    printf '#!/bin/bash\nfor a in "$@"; do [ "$a" = -c ] && exec /usr/bin/g++ "$@"; done\nexec /usr/bin/g++ "$@" -static\n' > "$d/gxx/g++"
+    chmod +x "$d/gxx/g++"
+    PATH="$d/gxx:$PATH" TXNS=${TXNS:-50000} bash scripts/dbx1000.sh build "$d/src" "$kit/dbx"
+    rm -rf "$kit/dbx/heirloom-ffi" "$kit/dbx/tsc.cpp" "$d"
+    strip "$kit"/bin/* "$kit"/dbx/rundb-* "$kit/dbx/tsc"
+    cp scripts/scale.sh scripts/dbx1000.sh "$kit/"
+    du -sh "$kit"
+}
+
+# One DBx1000 run: configuration, binary suffix, DBx1000's arguments.
+dbx_one() {
+    local c=$1 b=$2; shift 2
+    local env=(HEIRLOOM_INTENTION=0) exe=./rundb-$b-HEIRLOOM log
+    case $c in
+        dbx-*) env=() exe=./rundb-$b-${c#dbx-} ;;
+        none) env+=(HEIRLOOM_TABLE=none HEIRLOOM_POLICY=nowait) ;;
+        *-buckets64k) env+=(HEIRLOOM_TABLE=latchfree HEIRLOOM_POLICY=nowait HEIRLOOM_BUCKETS=65536) ;;
+        *)
+            local _ tb po rest
+            IFS=- read -r _ tb po rest <<< "$c"
+            env+=(HEIRLOOM_TABLE=$tb HEIRLOOM_POLICY=$po)
+            [ "$rest" = intention ] && env+=(HEIRLOOM_INTENTION=1)
+            ;;
+    esac
+    log=$(env "${env[@]}" timeout "${DNF:-15}" "$exe" "$@" 2>&1) || true
+    awk '/^PASS! SimTime/ { split($0, a, "= "); sim = a[2] + 0 }
+         /^\[summary\]/ { gsub(/,/, ""); for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+         END { if (!sim || !v["txn_cnt"]) { print "DNF"; exit }
+               n = v["txn_cnt"]; printf "%.0f %.3f\n", n / (sim / 1e9), v["abort_cnt"] / n }' <<< "$log"
+}
+
+run() {
+    local kit=${1:-kit}
+    [ -x "$kit/bin/heirloom" ] || { echo "scale.sh run: no kit in $kit (scripts/scale.sh build DBX $kit first)" >&2; exit 2; }
+    local out=${OUT:-/tmp/scale-out}
+    mkdir -p "$out"
+    out=$(cd "$out" && pwd)
+    cd "$kit"
+    local T=${T:-1,2,4,8,16} TT=${TT:-16} DUR=${DUR:-0.5} H=bin/heirloom
+    local top=${T##*,}
+    exec > >(tee -a "$out/log.txt") 2>&1
+    sec() { echo; echo "=== $* ($(date +%T), ${SECONDS}s)"; }
+    sec machine
+    nproc
+    grep -m1 'model name' /proc/cpuinfo || true
+    lscpu | grep -iE 'socket|core|thread|numa|mhz|cache' | head -12 || true
+    local rtm; rtm=$(grep -cw rtm /proc/cpuinfo || true)
+    echo "cpus with the rtm flag: $rtm"
+    local ghz; ghz=$(dbx/tsc 2>/dev/null || echo 2.1)
+    echo "TSC GHz: $ghz"
+    export DBX_CPU_FREQ=$ghz
+
+    sec "TM1 over $T threads: Shore-MT (latched, no fast path, no SLI), SLI, the fast path"
+    timeout 120 $H bench --workload tm1 --threads "$T" --table latched,latchfree-swap --sli off,on --fast-path off,on \
+        --duration "$DUR" --warmup 0.2 --json "$out/tm1.json" | grep -vE '^\s*$' | tail -40 || echo "TM1: timed out"
+
+    for theta in 0 0.9; do
+        sec "read-only YCSB theta $theta over $T threads against none"
+        timeout 90 $H bench --workload ycsb --scale 1000000 --opt read-share=1 --opt theta=$theta --threads "$T" \
+            --table none,latched,latchfree,latchfree-swap --sli off --duration "$DUR" --warmup 0.2 \
+            --json "$out/ycsb-ro-$theta.json" | tail -24 || echo "YCSB: timed out"
+    done
+
+    sec "TPC-C, one warehouse a thread, 1 and $top threads, --breakdown"
+    timeout 90 $H bench --workload tpcc --scale 1/thread --threads "1,$top" --table latched,latchfree --sli off \
+        --duration "$DUR" --warmup 0.2 --breakdown --json "$out/tpcc.json" | tail -16 || echo "TPC-C: timed out"
+
+    sec "DBx1000 side by side at $TT threads"
+    (
+        cd dbx
+        local configs=(dbx-NO_WAIT dbx-WAIT_DIE dbx-DL_DETECT
+            heirloom-latched-nowait heirloom-latched-waitdie heirloom-latched-detect heirloom-latched-woundwait
+            heirloom-latchfree-nowait heirloom-latchfree-waitdie heirloom-latchfree-detect heirloom-latchfree-woundwait
+            heirloom-latchfree-nowait-intention heirloom-latchfree-nowait-buckets64k none)
+        for r in 1 2; do
+            for cell in "tp$TT TPCC -n$TT" "tp4 TPCC -n4" "y9 YCSB -z0.9"; do
+                local w b a args list c
+                read -r w b a <<< "$cell"
+                args=("-t$TT" "$a")
+                [ "$b" = YCSB ] && args+=(-s1048576 -R16 -r0.5 -w0.5)
+                list=("${configs[@]}")
+                [ $r = 2 ] && mapfile -t list < <(printf '%s\n' "${configs[@]}" | tac)
+                for c in "${list[@]}"; do
+                    [ $SECONDS -gt "${RUN_BUDGET:-470}" ] && { echo "budget reached"; exit 0; }
+                    echo "$r $w $TT $c $(dbx_one "$c" "$b" "${args[@]}")" | tee -a "$out/dbx.txt"
+                done
+            done
+        done
+    )
+    bash "$here/scale.sh" summary "$out/dbx.txt" || true
+
+    if [ "$rtm" -gt 0 ]; then
+        sec "RTM: the tests, the index bench's elided rows, the TSX paper's index figure"
+        timeout 60 bin/t-rtm -q 2>&1 | tail -3 || true
+        timeout 60 bin/t-btree -q 2>&1 | tail -3 || true
+        timeout 60 bin/index --keys 1000000 --seconds 0.3 --threads 1,8,"$top" --inserts 0,50 --repeat 1 \
+            --json "$out/index.json" 2>&1 | tail -40 || true
+        timeout 90 $H figures --only tsx-index --out "$out/tsx-index" 2>&1 | tail -10 || true
+    fi
+    sec done
+}
+
+case "${1:-}" in
+    build) shift; build "$@" ;;
+    run) shift; run "$@" ;;
+    dry) shift; T=${T:-1,2} TT=${TT:-2} DUR=${DUR:-0.2} DNF=${DNF:-30} RUN_BUDGET=${RUN_BUDGET:-600} run "$@" ;;
+    summary)
+        # The DBx1000 cells' medians: scripts/dbx1000.sh's summary, kept
+        # beside this script in a kit.
+        shift
+        [ $# -gt 0 ] || { echo "scale.sh summary: which dbx.txt?" >&2; exit 2; }
+        bash "$here/dbx1000.sh" summary "$@"
+        ;;
+    *) usage ;;
+esac
