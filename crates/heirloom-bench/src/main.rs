@@ -123,6 +123,9 @@ struct BenchArgs {
     /// (`heirloom::DEFAULT_SPIN_BEFORE_PARK`)
     #[arg(long = "spin", value_name = "US", value_delimiter = ',')]
     spin: Option<Vec<String>>,
+    /// Hash buckets of the latched and latch-free tables, one run each (rounded up to a power of two, 1 to 16777216; default: the lock manager's, `heirloom::DEFAULT_BUCKETS`). A run with a count of its own shows it in its table label (`latched/b4096`).
+    #[arg(long, value_name = "N", value_delimiter = ',')]
+    buckets: Option<Vec<String>>,
     /// The benchmark's size (TM1 subscribers, TPC-C warehouses...; see
     /// `heirloom list`): N for every run, or N/thread (a run with 8 threads
     /// gets 8N).
@@ -307,6 +310,19 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
                     Ok(n) if n <= 1_000_000 => Ok(Duration::from_micros(u64::from(n))),
                     _ => Err(usage(format!(
                         "--spin {us:?}: must be a number of microseconds from 0 to 1000000"
+                    ))),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        },
+        buckets: match &a.buckets {
+            None => vec![None],
+            Some(v) => v
+                .iter()
+                .map(|n| match n.trim().parse::<usize>() {
+                    Ok(b) if (1..=heirloom::MAX_BUCKETS).contains(&b) => Ok(Some(b)),
+                    _ => Err(usage(format!(
+                        "--buckets {n:?}: must be a number of buckets from 1 to {}",
+                        heirloom::MAX_BUCKETS
                     ))),
                 })
                 .collect::<Result<Vec<_>, _>>()?,

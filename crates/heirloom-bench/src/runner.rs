@@ -87,6 +87,9 @@ pub struct RunConfig {
     /// The most a blocked request spins before it parks
     /// (`heirloom::Builder::spin_before_park`).
     pub spin: Duration,
+    /// Hash buckets of the latched and latch-free tables (`None`: the
+    /// lock manager's default).
+    pub buckets: Option<usize>,
     /// Restarts after which `Agent::run` runs a transaction in exclusive
     /// mode (`u32::MAX`: never).
     pub exclusive_after: u32,
@@ -188,6 +191,7 @@ pub fn lock_manager(cfg: &RunConfig) -> LockManager {
         .inheritance(if cfg.sli { Inheritance::On } else { Inheritance::Off })
         .keep_inherited(cfg.sli_keep)
         .fast_path(cfg.fast_path)
+        .buckets(cfg.buckets.unwrap_or(heirloom::DEFAULT_BUCKETS))
         .build()
 }
 
@@ -325,7 +329,10 @@ pub fn run<W: Workload>(
     Ok(RunResult {
         workload: workload.name().to_string(),
         mix: mix.name.clone(),
-        table: cfg.table.to_string(),
+        table: match cfg.buckets {
+            Some(b) => format!("{}/b{b}", cfg.table),
+            None => cfg.table.to_string(),
+        },
         sli: cfg.sli,
         sli_keep: if cfg.sli { cfg.sli_keep } else { 0 },
         fast_path: cfg.fast_path,

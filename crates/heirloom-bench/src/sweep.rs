@@ -176,6 +176,9 @@ pub struct Spec {
     /// The most a blocked request spins before it parks, one sweep
     /// dimension (`heirloom::Builder::spin_before_park`).
     pub spin: Vec<Duration>,
+    /// Hash buckets of the latched and latch-free tables, one run each
+    /// (`None`: the lock manager's default).
+    pub buckets: Vec<Option<usize>>,
     /// Restarts before exclusive mode, one sweep dimension (`u32::MAX`:
     /// never).
     pub exclusive_after: Vec<u32>,
@@ -221,6 +224,7 @@ impl Default for Spec {
             policies: vec![ConflictPolicy::Detect],
             deadlock_timeout: heirloom::DEFAULT_DEADLOCK_TIMEOUT,
             spin: vec![heirloom::DEFAULT_SPIN_BEFORE_PARK],
+            buckets: vec![None],
             exclusive_after: vec![crate::runner::EXCLUSIVE_AFTER],
             scale: None,
             duration: Duration::from_secs(2),
@@ -398,9 +402,13 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
             for &exclusive_after in &spec.exclusive_after {
                 for &spin in &spec.spin {
                     for (sli, sli_keep, fast_path) in sli_settings(spec, table) {
-                        for &threads in &spec.threads {
+                        for (&buckets, &threads) in buckets_of(spec, table)
+                            .iter()
+                            .flat_map(|b| spec.threads.iter().map(move |t| (b, t)))
+                        {
                             let c = RunConfig {
                                 table,
+                                buckets,
                                 sli,
                                 sli_keep,
                                 fast_path,
@@ -429,6 +437,19 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
         }
     }
     v
+}
+
+/// The bucket counts of a sweep on `table`: all of them on the tables
+/// that have buckets, the default once on the others.
+fn buckets_of(spec: &Spec, table: TableKind) -> Vec<Option<usize>> {
+    if matches!(
+        table,
+        TableKind::Latched | TableKind::LatchedHtm | TableKind::LatchFree | TableKind::LatchFreeSwap
+    ) {
+        spec.buckets.clone()
+    } else {
+        vec![None]
+    }
 }
 
 /// The SLI and fast-path settings of a sweep on `table`: off once, on

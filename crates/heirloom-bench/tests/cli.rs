@@ -37,6 +37,9 @@ fn bad_arguments_exit_2_with_one_line() {
         &["bench", "--table", "hashed"],
         &["bench", "--sli", "maybe"],
         &["bench", "--fast-path", "maybe"],
+        &["bench", "--buckets", "0"],
+        &["bench", "--buckets", "16777217"],
+        &["bench", "--buckets", "many"],
         &["bench", "--policy", "wait-forever"],
         &[
             "bench",

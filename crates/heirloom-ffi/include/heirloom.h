@@ -191,7 +191,8 @@ typedef struct heirloom_options {
   uint32_t table;
   // Server table: partitions, one thread each (1-64; default 1).
   uint32_t partitions;
-  // Hash buckets of the latched and latch-free tables (default 256).
+  // Hash buckets of the latched and latch-free tables, rounded up to a
+  // power of two (1 to 2^24; default 256).
   uint64_t buckets;
   // `HEIRLOOM_POLICY_*` (default detect).
   uint32_t policy;

@@ -113,8 +113,8 @@ pub(crate) fn builder_of(o: &heirloom_options) -> Result<heirloom::Builder, Stri
     }
     let buckets = usize::try_from(o.buckets)
         .ok()
-        .filter(|&b| (1..=1 << 30).contains(&b))
-        .ok_or_else(|| format!("buckets {} out of 1..=2^30", o.buckets))?;
+        .filter(|&b| (1..=heirloom::MAX_BUCKETS).contains(&b))
+        .ok_or_else(|| format!("buckets {} out of 1..=2^24", o.buckets))?;
     let max_locks = usize::try_from(o.max_locks).map_err(|_| format!("max_locks {} too large", o.max_locks))?;
     Ok(LockManager::builder()
         .table(table)

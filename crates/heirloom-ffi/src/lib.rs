@@ -65,7 +65,8 @@ pub struct heirloom_options {
     pub table: u32,
     /// Server table: partitions, one thread each (1-64; default 1).
     pub partitions: u32,
-    /// Hash buckets of the latched and latch-free tables (default 256).
+    /// Hash buckets of the latched and latch-free tables, rounded up to a
+    /// power of two (1 to 2^24; default 256).
     pub buckets: u64,
     /// `HEIRLOOM_POLICY_*` (default detect).
     pub policy: u32,
@@ -337,7 +338,7 @@ pub unsafe extern "C" fn heirloom_options_init(opts: *mut heirloom_options) {
     let d = heirloom_options {
         table: HEIRLOOM_TABLE_LATCHED,
         partitions: 1,
-        buckets: 256,
+        buckets: heirloom::DEFAULT_BUCKETS as u64,
         policy: HEIRLOOM_POLICY_DETECT,
         policy_timeout_us: 1000,
         inheritance: 0,

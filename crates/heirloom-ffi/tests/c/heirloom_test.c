@@ -151,6 +151,12 @@ static void misuse(void) {
     o.partitions = 0;
     CHECK(heirloom_manager_new(&o, &m) == HEIRLOOM_EINVAL, "zero partitions");
     heirloom_options_init(&o);
+    CHECK(o.buckets == 256, "default buckets %llu", (unsigned long long)o.buckets);
+    o.buckets = (1ull << 24) + 1;
+    CHECK(heirloom_manager_new(&o, &m) == HEIRLOOM_EINVAL && m == NULL, "buckets beyond 2^24");
+    o.buckets = 0;
+    CHECK(heirloom_manager_new(&o, &m) == HEIRLOOM_EINVAL && m == NULL, "zero buckets");
+    heirloom_options_init(&o);
     o.intention_locks = 2;
     CHECK(heirloom_manager_new(&o, &m) == HEIRLOOM_EINVAL, "intention_locks 2");
     heirloom_options_init(&o);

@@ -786,10 +786,14 @@ impl<T> TryLatch for Mutex<T> {
 
     #[inline]
     fn try_latch(&self) -> Option<MutexGuard<'_, T>> {
+        // The sharing instrument (`sharing.rs`): parking_lot's word and
+        // the value beside it are written, not through the shim's atomics.
+        crate::sharing::note_range(std::ptr::from_ref(self) as usize, std::mem::size_of::<Self>());
         self.try_lock()
     }
 
     fn latch_waiting(&self) -> MutexGuard<'_, T> {
+        crate::sharing::note_range(std::ptr::from_ref(self) as usize, std::mem::size_of::<Self>());
         self.lock()
     }
 }
