@@ -262,208 +262,94 @@ pub(crate) mod atomic {
     use std::sync::atomic as std_atomic;
     pub(crate) use std_atomic::Ordering;
 
+    /// Read-modify-writes of a value of type `$t`, each counted.
+    macro_rules! counted_rmw {
+        ($t:ty; $($f:ident),*) => {$(
+            #[inline(always)]
+            #[track_caller]
+            pub(crate) fn $f(&self, v: $t, o: Ordering) -> $t {
+                super::note(std::ptr::from_ref(self) as usize);
+                self.0.$f(v, o)
+            }
+        )*};
+    }
+
+    /// What every atomic has: loads, and counted stores, swaps and
+    /// compare-and-swaps of a value of type `$t`.
+    macro_rules! counted_common {
+        ($t:ty) => {
+            #[inline(always)]
+            pub(crate) fn load(&self, o: Ordering) -> $t {
+                self.0.load(o)
+            }
+            #[inline(always)]
+            #[track_caller]
+            pub(crate) fn store(&self, v: $t, o: Ordering) {
+                super::note(std::ptr::from_ref(self) as usize);
+                self.0.store(v, o)
+            }
+            counted_rmw!($t; swap);
+            #[inline(always)]
+            #[track_caller]
+            pub(crate) fn compare_exchange(&self, c: $t, n: $t, s: Ordering, f: Ordering) -> Result<$t, $t> {
+                super::note(std::ptr::from_ref(self) as usize);
+                self.0.compare_exchange(c, n, s, f)
+            }
+            #[inline(always)]
+            #[track_caller]
+            pub(crate) fn compare_exchange_weak(&self, c: $t, n: $t, s: Ordering, f: Ordering) -> Result<$t, $t> {
+                super::note(std::ptr::from_ref(self) as usize);
+                self.0.compare_exchange_weak(c, n, s, f)
+            }
+            #[inline(always)]
+            pub(crate) fn get_mut(&mut self) -> &mut $t {
+                self.0.get_mut()
+            }
+        };
+    }
+
+    /// A counted atomic over `std`'s `$name` of `$t`, with the listed
+    /// read-modify-writes.
     macro_rules! counted {
-        ($name:ident, $t:ty) => {
-            #[derive(Default)]
+        ($name:ident, $t:ty; $($f:ident),*) => {
+            #[derive(Debug, Default)]
             #[repr(transparent)]
             pub(crate) struct $name(std_atomic::$name);
-
-            impl std::fmt::Debug for $name {
-                fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    self.0.fmt(f)
-                }
-            }
 
             #[allow(dead_code)]
             impl $name {
                 pub(crate) const fn new(v: $t) -> Self {
                     $name(std_atomic::$name::new(v))
                 }
-                #[inline(always)]
-                fn at(&self) -> usize {
-                    std::ptr::from_ref(self) as usize
-                }
-                #[inline(always)]
-                pub(crate) fn load(&self, o: Ordering) -> $t {
-                    self.0.load(o)
-                }
-                #[inline(always)]
-                #[track_caller]
-                pub(crate) fn store(&self, v: $t, o: Ordering) {
-                    super::note(self.at());
-                    self.0.store(v, o)
-                }
-                #[inline(always)]
-                #[track_caller]
-                pub(crate) fn swap(&self, v: $t, o: Ordering) -> $t {
-                    super::note(self.at());
-                    self.0.swap(v, o)
-                }
-                #[inline(always)]
-                #[track_caller]
-                pub(crate) fn compare_exchange(&self, c: $t, n: $t, s: Ordering, f: Ordering) -> Result<$t, $t> {
-                    super::note(self.at());
-                    self.0.compare_exchange(c, n, s, f)
-                }
-                #[inline(always)]
-                #[track_caller]
-                pub(crate) fn compare_exchange_weak(&self, c: $t, n: $t, s: Ordering, f: Ordering) -> Result<$t, $t> {
-                    super::note(self.at());
-                    self.0.compare_exchange_weak(c, n, s, f)
-                }
-                #[inline(always)]
-                pub(crate) fn get_mut(&mut self) -> &mut $t {
-                    self.0.get_mut()
-                }
-                #[inline(always)]
                 pub(crate) fn into_inner(self) -> $t {
                     self.0.into_inner()
                 }
-                #[inline(always)]
                 pub(crate) fn as_ptr(&self) -> *mut $t {
                     self.0.as_ptr()
                 }
+                counted_common!($t);
+                counted_rmw!($t; $($f),*);
             }
         };
     }
 
-    macro_rules! counted_int {
-        ($name:ident, $t:ty) => {
-            counted!($name, $t);
-
-            #[allow(dead_code)]
-            impl $name {
-                #[inline(always)]
-                #[track_caller]
-                pub(crate) fn fetch_add(&self, v: $t, o: Ordering) -> $t {
-                    super::note(self.at());
-                    self.0.fetch_add(v, o)
-                }
-                #[inline(always)]
-                #[track_caller]
-                pub(crate) fn fetch_sub(&self, v: $t, o: Ordering) -> $t {
-                    super::note(self.at());
-                    self.0.fetch_sub(v, o)
-                }
-                #[inline(always)]
-                #[track_caller]
-                pub(crate) fn fetch_or(&self, v: $t, o: Ordering) -> $t {
-                    super::note(self.at());
-                    self.0.fetch_or(v, o)
-                }
-                #[inline(always)]
-                #[track_caller]
-                pub(crate) fn fetch_and(&self, v: $t, o: Ordering) -> $t {
-                    super::note(self.at());
-                    self.0.fetch_and(v, o)
-                }
-                #[inline(always)]
-                #[track_caller]
-                pub(crate) fn fetch_max(&self, v: $t, o: Ordering) -> $t {
-                    super::note(self.at());
-                    self.0.fetch_max(v, o)
-                }
-                #[inline(always)]
-                #[track_caller]
-                pub(crate) fn fetch_min(&self, v: $t, o: Ordering) -> $t {
-                    super::note(self.at());
-                    self.0.fetch_min(v, o)
-                }
-            }
-        };
-    }
-
-    counted_int!(AtomicU8, u8);
-    counted_int!(AtomicU32, u32);
-    counted_int!(AtomicU64, u64);
-    counted_int!(AtomicUsize, usize);
-    counted!(AtomicBool, bool);
-
-    #[allow(dead_code)]
-    impl AtomicBool {
-        #[inline(always)]
-        #[track_caller]
-        pub(crate) fn fetch_or(&self, v: bool, o: Ordering) -> bool {
-            super::note(self.at());
-            self.0.fetch_or(v, o)
-        }
-        #[inline(always)]
-        #[track_caller]
-        pub(crate) fn fetch_and(&self, v: bool, o: Ordering) -> bool {
-            super::note(self.at());
-            self.0.fetch_and(v, o)
-        }
-    }
+    counted!(AtomicU8, u8; fetch_add, fetch_sub, fetch_or, fetch_and, fetch_max, fetch_min);
+    counted!(AtomicU32, u32; fetch_add, fetch_sub, fetch_or, fetch_and, fetch_max, fetch_min);
+    counted!(AtomicU64, u64; fetch_add, fetch_sub, fetch_or, fetch_and, fetch_max, fetch_min);
+    counted!(AtomicUsize, usize; fetch_add, fetch_sub, fetch_or, fetch_and, fetch_max, fetch_min);
+    counted!(AtomicBool, bool; fetch_or, fetch_and);
 
     /// `AtomicPtr`, counted as the others.
+    #[derive(Debug, Default)]
     #[repr(transparent)]
     pub(crate) struct AtomicPtr<T>(std_atomic::AtomicPtr<T>);
-
-    impl<T> std::fmt::Debug for AtomicPtr<T> {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            self.0.fmt(f)
-        }
-    }
-
-    impl<T> Default for AtomicPtr<T> {
-        fn default() -> Self {
-            AtomicPtr(std_atomic::AtomicPtr::default())
-        }
-    }
 
     #[allow(dead_code)]
     impl<T> AtomicPtr<T> {
         pub(crate) const fn new(p: *mut T) -> Self {
             AtomicPtr(std_atomic::AtomicPtr::new(p))
         }
-        #[inline(always)]
-        fn at(&self) -> usize {
-            std::ptr::from_ref(self) as usize
-        }
-        #[inline(always)]
-        pub(crate) fn load(&self, o: Ordering) -> *mut T {
-            self.0.load(o)
-        }
-        #[inline(always)]
-        #[track_caller]
-        pub(crate) fn store(&self, p: *mut T, o: Ordering) {
-            super::note(self.at());
-            self.0.store(p, o)
-        }
-        #[inline(always)]
-        #[track_caller]
-        pub(crate) fn swap(&self, p: *mut T, o: Ordering) -> *mut T {
-            super::note(self.at());
-            self.0.swap(p, o)
-        }
-        #[inline(always)]
-        #[track_caller]
-        pub(crate) fn compare_exchange(
-            &self,
-            c: *mut T,
-            n: *mut T,
-            s: Ordering,
-            f: Ordering,
-        ) -> Result<*mut T, *mut T> {
-            super::note(self.at());
-            self.0.compare_exchange(c, n, s, f)
-        }
-        #[inline(always)]
-        #[track_caller]
-        pub(crate) fn compare_exchange_weak(
-            &self,
-            c: *mut T,
-            n: *mut T,
-            s: Ordering,
-            f: Ordering,
-        ) -> Result<*mut T, *mut T> {
-            super::note(self.at());
-            self.0.compare_exchange_weak(c, n, s, f)
-        }
-        #[inline(always)]
-        pub(crate) fn get_mut(&mut self) -> &mut *mut T {
-            self.0.get_mut()
-        }
+        counted_common!(*mut T);
     }
 }
 
