@@ -258,8 +258,8 @@ fn counters_count_the_measured_interval_or_refuse_in_one_line() {
 
 /// `--sharing`: in a build with heirloom's instrument, every run reports
 /// the lock manager's line writes per transaction and where the shared
-/// ones are; one worker shares no line with another; without the
-/// instrument, one line and status 2.
+/// ones are; one worker shares next to nothing; without the instrument,
+/// one line and status 2.
 #[test]
 fn sharing_counts_lines_or_refuses_in_one_line() {
     let dir = std::env::temp_dir().join(format!("heirloom-cli-shr-{}", std::process::id()));
@@ -307,7 +307,12 @@ fn sharing_counts_lines_or_refuses_in_one_line() {
         let n = |k: &str| s[k].as_f64().unwrap_or_else(|| panic!("sharing.{k} in {r}"));
         assert!(n("line_writes") > 0.0, "{s}");
         if r["threads"].as_u64() == Some(1) {
-            assert!(n("shared_line_writes") < 0.05, "one worker shares with nobody: {s}");
+            // Only memory the allocator had given another thread before
+            // (a request node newly allocated) can count.
+            assert!(
+                n("shared_line_writes") < 0.01 * n("line_writes"),
+                "one worker shares next to nothing: {s}"
+            );
         }
         if r["table"] == "latchfree" {
             assert!(n("pins") > 0.0, "{s}");
