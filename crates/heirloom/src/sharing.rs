@@ -179,7 +179,8 @@ mod imp {
 
     pub(super) const LINE: usize = 64;
     /// Slots of the last-writer table (32 MiB of `AtomicU64`).
-    const SLOTS: usize = 1 << 22;
+    const SLOT_BITS: u32 = 22;
+    const SLOTS: usize = 1 << SLOT_BITS;
     /// Bits of a slot that name the thread; the line's number is above.
     const TAG_BITS: u32 = 22;
 
@@ -207,7 +208,7 @@ mod imp {
 
     pub(super) fn note(addr: usize, at: &'static Location<'static>) {
         let line = (addr / LINE) as u64;
-        let slot = &table()[(line.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - 22)) as usize];
+        let slot = &table()[(line.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SLOT_BITS)) as usize];
         // `try_with`: a thread's last writes, made while its thread-locals
         // are torn down (an agent dropped at thread exit), go uncounted.
         let _ = THREAD.try_with(|t| {

@@ -132,6 +132,8 @@ use crate::sync::{AsymmetricFence, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, 
 
 /// Slots per table (a database and its tables fit many times over).
 pub(crate) const SLOTS: usize = if cfg!(heirloom_loom) { 2 } else { 64 };
+// A slot is a bit of a word: the records' masks, the monitor's `done`.
+const _: () = assert!(SLOTS <= 64);
 /// Slots a lock may take, from its hash on.
 const PROBES: usize = if cfg!(heirloom_loom) { 2 } else { 4 };
 /// Agents with a record (registry indices below this use the fast path).
@@ -603,19 +605,14 @@ impl Fast {
     /// monitor, for the locks it did not fold with [`Fast::fold_into`]).
     /// The same rule as there applies to entries that `out` has.
     pub(crate) fn snapshot_into(&self, out: &mut Vec<LockInfo>, done: u64) {
-        for (s, slot) in self.slots.iter().enumerate() {
-            if done >> s & 1 != 0 || slot.meta.state.load(Ordering::Acquire) != READY {
-                continue;
+        self.each_slot(|s, id| {
+            if done >> s & 1 == 0 {
+                self.scan(s, |_, txn, _, mode| {
+                    let i = info_of(out, 0, id);
+                    fold(&mut out[i], txn, mode);
+                });
             }
-            let id = LockId::from_words(
-                slot.meta.key.load(Ordering::Relaxed),
-                slot.meta.hi.load(Ordering::Relaxed),
-            );
-            self.scan(s, |_, txn, _, mode| {
-                let i = info_of(out, 0, id);
-                fold(&mut out[i], txn, mode);
-            });
-        }
+        });
     }
 
     /// The slot of the lock with `words`, if it has one (the monitor).
@@ -625,15 +622,20 @@ impl Fast {
 
     /// Calls `f(lock, txn, mode)` for every fast hold (the monitor).
     pub(crate) fn each_hold(&self, mut f: impl FnMut(LockId, TxnId, Mode)) {
+        self.each_slot(|s, id| self.scan(s, |_, txn, _, m| f(id, txn, m)));
+    }
+
+    /// Calls `f(slot, lock)` for every slot that names a lock.
+    fn each_slot(&self, mut f: impl FnMut(usize, LockId)) {
         for (s, slot) in self.slots.iter().enumerate() {
-            if slot.meta.state.load(Ordering::Acquire) != READY {
-                continue;
+            // Acquire: pairs with the claimer's Release store of READY.
+            if slot.meta.state.load(Ordering::Acquire) == READY {
+                let id = LockId::from_words(
+                    slot.meta.key.load(Ordering::Relaxed),
+                    slot.meta.hi.load(Ordering::Relaxed),
+                );
+                f(s, id);
             }
-            let id = LockId::from_words(
-                slot.meta.key.load(Ordering::Relaxed),
-                slot.meta.hi.load(Ordering::Relaxed),
-            );
-            self.scan(s, |_, txn, _, m| f(id, txn, m));
         }
     }
 }
