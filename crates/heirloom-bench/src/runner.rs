@@ -180,8 +180,13 @@ struct Deferred<I> {
 
 /// Builds the lock manager of `cfg`.
 pub fn lock_manager(cfg: &RunConfig) -> LockManager {
-    LockManager::builder()
-        .table(cfg.table)
+    let b = LockManager::builder();
+    // Unset: the table kind's own default.
+    let b = match cfg.buckets {
+        Some(n) => b.buckets(n),
+        None => b,
+    };
+    b.table(cfg.table)
         .conflicts(cfg.policy)
         .deadlock_timeout(cfg.deadlock_timeout)
         .spin_before_park(cfg.spin)
@@ -191,7 +196,6 @@ pub fn lock_manager(cfg: &RunConfig) -> LockManager {
         .inheritance(if cfg.sli { Inheritance::On } else { Inheritance::Off })
         .keep_inherited(cfg.sli_keep)
         .fast_path(cfg.fast_path)
-        .buckets(cfg.buckets.unwrap_or(heirloom::DEFAULT_BUCKETS))
         .build()
 }
 

@@ -1,5 +1,7 @@
 #include "heirloom.h"
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 int main(void) {
     heirloom_manager *m;
@@ -7,14 +9,16 @@ int main(void) {
     if (heirloom_manager_new(NULL, &m) != HEIRLOOM_OK) return 2; /* latched table, detect */
     if (heirloom_agent_new(m, &a) != HEIRLOOM_OK) return 2;
     heirloom_lock_id account = {HEIRLOOM_ROW, 0, /* table */ 1, /* key */ 42};
-    for (;;) {
-        heirloom_begin(a);
+    for (int attempt = 0;; attempt++) {
+        /* A retry keeps the transaction's age (wait-die, wound-wait). */
+        if (attempt == 0) heirloom_begin(a); else heirloom_retry(a);
         int rc = heirloom_lock(a, &account, HEIRLOOM_X); /* IX on table and database first */
         if (rc == HEIRLOOM_OK) rc = heirloom_commit(a); /* ... update the row, then commit */
         else heirloom_abort(a);
         if (rc == HEIRLOOM_OK) break;
         fprintf(stderr, "%s: %s\n", heirloom_code_name(rc), heirloom_message(a));
         if (!heirloom_is_restartable(rc)) return 1;
+        usleep(rand() % (50 << (attempt < 6 ? attempt : 6))); /* back off: up to 50 us, doubling */
     }
     heirloom_agent_free(a);
     heirloom_manager_free(m);

@@ -192,11 +192,14 @@ typedef struct heirloom_options {
   // Server table: partitions, one thread each (1-64; default 1).
   uint32_t partitions;
   // Hash buckets of the latched and latch-free tables, rounded up to a
-  // power of two (1 to 2^24; default 256).
+  // power of two (1 to 2^24), or 0 (the default) for the table kind's
+  // own: the latched table starts with 256 and grows, the latch-free
+  // tables have 4,096.
   uint64_t buckets;
   // `HEIRLOOM_POLICY_*` (default detect).
   uint32_t policy;
-  // `HEIRLOOM_POLICY_TIMEOUT`: how long a request may wait, in µs.
+  // `HEIRLOOM_POLICY_TIMEOUT`: how long a request may wait, in µs
+  // (default 1000).
   uint64_t policy_timeout_us;
   // Speculative lock inheritance: 0 off (default), 1 on, 2 always.
   uint32_t inheritance;
@@ -204,11 +207,15 @@ typedef struct heirloom_options {
   uint32_t keep_inherited;
   // The intention-lock fast path: 1 on (default), 0 off.
   uint32_t fast_path;
-  // Detect: how long a request waits before the first search, in µs.
+  // Detect: how long a request waits before the first search, in µs
+  // (default 0: at once).
   uint64_t deadlock_timeout_us;
   // Row locks per table after which they escalate (0: never, default).
   uint32_t escalate_after;
-  // Cap on lock requests held at once (0: none, default).
+  // Cap on lock requests held at once (0: none, default). A request
+  // that would pass it first escalates its transaction's largest group
+  // of row locks under one table; if that frees nothing it fails with
+  // `HEIRLOOM_ENOLOCKMEM`.
   uint64_t max_locks;
   // Intention locks: 1 (default) a request takes IS or IX on the
   // lock's ancestors first; 0 every lock stands alone, for an engine
@@ -298,6 +305,20 @@ bool heirloom_is_restartable(int32_t code);
 // `a` is null or was returned by `heirloom_agent_new`.
 int32_t heirloom_begin(struct heirloom_agent *a);
 
+// Begins a transaction on `a` as a retry of the agent's last one, as
+// `heirloom_begin` does otherwise: under wait-die and wound-wait it keeps
+// that transaction's age (`heirloom_txn_age`), so a transaction aborted
+// as the younger one runs again as old as it was and cannot starve. Call
+// it after `heirloom_abort` for a retry of the same work (the engine
+// decides what that is: DBx1000 keeps a thread's timestamp until it takes
+// a new query); call `heirloom_begin` for new work. Counted in the
+// agent's restarts. The caller backs off as it sees fit: retrying at once
+// under no-wait can spin against the same holder.
+//
+// # Safety
+// `a` is null or was returned by `heirloom_agent_new`.
+int32_t heirloom_retry(struct heirloom_agent *a);
+
 // Locks `id` in `mode` (`HEIRLOOM_IS` ... `HEIRLOOM_U`), taking intention
 // locks on its ancestors first (unless the manager's `intention_locks` is
 // 0), waiting as the manager's policy says.
@@ -330,7 +351,9 @@ int32_t heirloom_lock_all(struct heirloom_agent *a,
                           const uint32_t *modes,
                           size_t n);
 
-// Releases `id` before commit (early release; its descendants first).
+// Releases `id` before commit (early release). A lock with a descendant
+// still held is refused with `HEIRLOOM_ENOTHELD`: release the descendants
+// first.
 //
 // # Safety
 // As `heirloom_lock`.
@@ -364,6 +387,14 @@ int32_t heirloom_abort(struct heirloom_agent *a);
 // # Safety
 // `a` is null or an agent handle; `out` points to a writable `uint64_t`.
 int32_t heirloom_txn_id(struct heirloom_agent *a, uint64_t *out);
+
+// The open transaction's age into `*out`: the order wait-die and
+// wound-wait decide by (smaller is older; 0 under the other policies). A
+// transaction begun by `heirloom_retry` has its predecessor's.
+//
+// # Safety
+// `a` is null or an agent handle; `out` points to a writable `uint64_t`.
+int32_t heirloom_txn_age(struct heirloom_agent *a, uint64_t *out);
 
 // Publishes the open transaction's own lock (X on its id), so that others
 // can wait for it to end (`heirloom_wait_for_txn`).

@@ -111,15 +111,17 @@ pub(crate) fn builder_of(o: &heirloom_options) -> Result<heirloom::Builder, Stri
     if o.intention_locks == 0 && o.escalate_after > 0 {
         return Err("escalate_after needs intention locks (a table lock covers no row without them)".into());
     }
+    // 0: the table kind's own default.
     let buckets = usize::try_from(o.buckets)
         .ok()
-        .filter(|&b| (1..=heirloom::MAX_BUCKETS).contains(&b))
-        .ok_or_else(|| format!("buckets {} out of 1..=2^24", o.buckets))?;
+        .filter(|&b| b <= heirloom::MAX_BUCKETS)
+        .ok_or_else(|| format!("buckets {} out of 0..=2^24", o.buckets))?;
     let max_locks = usize::try_from(o.max_locks).map_err(|_| format!("max_locks {} too large", o.max_locks))?;
-    Ok(LockManager::builder()
-        .table(table)
-        .conflicts(policy)
-        .buckets(buckets)
+    let mut b = LockManager::builder().table(table);
+    if buckets > 0 {
+        b = b.buckets(buckets);
+    }
+    Ok(b.conflicts(policy)
         .inheritance(inheritance)
         .keep_inherited(o.keep_inherited)
         .fast_path(o.fast_path == 1)

@@ -37,8 +37,10 @@ use heirloom::{Agent, LockError, LockManager, Transaction, TxnId};
 
 mod codes;
 mod convert;
+mod json;
 pub use codes::*;
 use convert::{builder_of, code_of, lock_of, mode_code, mode_of, wait_of};
+pub use json::*;
 
 /// A lock: a level and where it is. Locking a row or page also takes the
 /// intention locks on its ancestors (unless the manager's
@@ -66,11 +68,14 @@ pub struct heirloom_options {
     /// Server table: partitions, one thread each (1-64; default 1).
     pub partitions: u32,
     /// Hash buckets of the latched and latch-free tables, rounded up to a
-    /// power of two (1 to 2^24; default 256).
+    /// power of two (1 to 2^24), or 0 (the default) for the table kind's
+    /// own: the latched table starts with 256 and grows, the latch-free
+    /// tables have 4,096.
     pub buckets: u64,
     /// `HEIRLOOM_POLICY_*` (default detect).
     pub policy: u32,
-    /// `HEIRLOOM_POLICY_TIMEOUT`: how long a request may wait, in µs.
+    /// `HEIRLOOM_POLICY_TIMEOUT`: how long a request may wait, in µs
+    /// (default 1000).
     pub policy_timeout_us: u64,
     /// Speculative lock inheritance: 0 off (default), 1 on, 2 always.
     pub inheritance: u32,
@@ -78,11 +83,15 @@ pub struct heirloom_options {
     pub keep_inherited: u32,
     /// The intention-lock fast path: 1 on (default), 0 off.
     pub fast_path: u32,
-    /// Detect: how long a request waits before the first search, in µs.
+    /// Detect: how long a request waits before the first search, in µs
+    /// (default 0: at once).
     pub deadlock_timeout_us: u64,
     /// Row locks per table after which they escalate (0: never, default).
     pub escalate_after: u32,
-    /// Cap on lock requests held at once (0: none, default).
+    /// Cap on lock requests held at once (0: none, default). A request
+    /// that would pass it first escalates its transaction's largest group
+    /// of row locks under one table; if that frees nothing it fails with
+    /// `HEIRLOOM_ENOLOCKMEM`.
     pub max_locks: u64,
     /// Intention locks: 1 (default) a request takes IS or IX on the
     /// lock's ancestors first; 0 every lock stands alone, for an engine
@@ -338,7 +347,7 @@ pub unsafe extern "C" fn heirloom_options_init(opts: *mut heirloom_options) {
     let d = heirloom_options {
         table: HEIRLOOM_TABLE_LATCHED,
         partitions: 1,
-        buckets: heirloom::DEFAULT_BUCKETS as u64,
+        buckets: 0,
         policy: HEIRLOOM_POLICY_DETECT,
         policy_timeout_us: 1000,
         inheritance: 0,
@@ -565,6 +574,33 @@ pub extern "C" fn heirloom_is_restartable(code: i32) -> bool {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn heirloom_begin(a: *mut heirloom_agent) -> i32 {
     // SAFETY: the caller's promise.
+    unsafe { begin(a, false) }
+}
+
+/// Begins a transaction on `a` as a retry of the agent's last one, as
+/// `heirloom_begin` does otherwise: under wait-die and wound-wait it keeps
+/// that transaction's age (`heirloom_txn_age`), so a transaction aborted
+/// as the younger one runs again as old as it was and cannot starve. Call
+/// it after `heirloom_abort` for a retry of the same work (the engine
+/// decides what that is: DBx1000 keeps a thread's timestamp until it takes
+/// a new query); call `heirloom_begin` for new work. Counted in the
+/// agent's restarts. The caller backs off as it sees fit: retrying at once
+/// under no-wait can spin against the same holder.
+///
+/// # Safety
+/// `a` is null or was returned by `heirloom_agent_new`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_retry(a: *mut heirloom_agent) -> i32 {
+    // SAFETY: the caller's promise.
+    unsafe { begin(a, true) }
+}
+
+/// `heirloom_begin` (`retry` false) or `heirloom_retry`.
+///
+/// # Safety
+/// `a` is null or was returned by `heirloom_agent_new`.
+unsafe fn begin(a: *mut heirloom_agent, retry: bool) -> i32 {
+    // SAFETY: the caller's promise.
     unsafe {
         with_agent(a, |st| {
             if st.txn.is_some() {
@@ -579,7 +615,7 @@ pub unsafe extern "C" fn heirloom_begin(a: *mut heirloom_agent) -> i32 {
             // `heirloom_agent_free`, which drops the transaction first (so
             // does the panic path), and nothing else reaches the agent
             // while a transaction is open.
-            let txn: Transaction<'static> = (*agent).begin();
+            let txn: Transaction<'static> = if retry { (*agent).retry() } else { (*agent).begin() };
             st.txn = Some(txn);
             st.thread = this_thread();
             HEIRLOOM_OK
@@ -680,7 +716,9 @@ pub unsafe extern "C" fn heirloom_lock_all(
     }
 }
 
-/// Releases `id` before commit (early release; its descendants first).
+/// Releases `id` before commit (early release). A lock with a descendant
+/// still held is refused with `HEIRLOOM_ENOTHELD`: release the descendants
+/// first.
 ///
 /// # Safety
 /// As `heirloom_lock`.
@@ -711,9 +749,11 @@ pub unsafe extern "C" fn heirloom_held_mode(a: *mut heirloom_agent, id: *const h
         with_agent(a, |st| {
             // SAFETY: the caller's promise (null checked).
             let Some(id) = id.as_ref().and_then(lock_of) else {
+                set_message(st, "heirloom: heirloom_held_mode with a null or invalid lock id");
                 return HEIRLOOM_EINVAL;
             };
             if out.is_null() {
+                set_message(st, "heirloom: heirloom_held_mode with a null out pointer");
                 return HEIRLOOM_EINVAL;
             }
             let mut m = HEIRLOOM_NL;
@@ -766,11 +806,38 @@ pub unsafe extern "C" fn heirloom_txn_id(a: *mut heirloom_agent, out: *mut u64) 
     unsafe {
         with_agent(a, |st| {
             if out.is_null() {
+                set_message(st, "heirloom: heirloom_txn_id with a null out pointer");
                 return HEIRLOOM_EINVAL;
             }
             let mut v = 0;
             let code = with_txn(st, |t| {
                 v = t.id().as_u64();
+                Ok(())
+            });
+            out.write(v);
+            code
+        })
+    }
+}
+
+/// The open transaction's age into `*out`: the order wait-die and
+/// wound-wait decide by (smaller is older; 0 under the other policies). A
+/// transaction begun by `heirloom_retry` has its predecessor's.
+///
+/// # Safety
+/// `a` is null or an agent handle; `out` points to a writable `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_txn_age(a: *mut heirloom_agent, out: *mut u64) -> i32 {
+    // SAFETY: the caller's promise.
+    unsafe {
+        with_agent(a, |st| {
+            if out.is_null() {
+                set_message(st, "heirloom: heirloom_txn_age with a null out pointer");
+                return HEIRLOOM_EINVAL;
+            }
+            let mut v = 0;
+            let code = with_txn(st, |t| {
+                v = t.age();
                 Ok(())
             });
             out.write(v);
@@ -802,6 +869,10 @@ pub unsafe extern "C" fn heirloom_wait_for_txn(a: *mut heirloom_agent, other: u6
     unsafe {
         with_agent(a, |st| {
             let Some(wait) = wait_of(wait, timeout_us) else {
+                set_message(
+                    st,
+                    &format!("heirloom: heirloom_wait_for_txn with an invalid wait {wait}"),
+                );
                 return HEIRLOOM_EINVAL;
             };
             with_txn(st, |t| t.wait_for_txn(TxnId::from_u64(other), wait))
@@ -823,105 +894,6 @@ pub unsafe extern "C" fn heirloom_agent_inject_panic(a: *mut heirloom_agent) -> 
             st.inject_panic = true;
             HEIRLOOM_OK
         })
-    }
-}
-
-fn json_string(v: serde_json::Value) -> *mut c_char {
-    CString::new(v.to_string()).map_or(std::ptr::null_mut(), CString::into_raw)
-}
-
-fn stats_json(s: &heirloom::Stats) -> serde_json::Value {
-    serde_json::Value::Object(s.fields().into_iter().map(|(k, v)| (k.to_string(), v.into())).collect())
-}
-
-/// Statistics of every agent of `m`, merged now, as a JSON object of
-/// counters (`{"table_ops": ..., "committed": ..., ...}`); free it with
-/// `heirloom_string_free`. Null for a null or freed handle.
-///
-/// # Safety
-/// `m` is null or a manager handle.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn heirloom_manager_stats_json(m: *const heirloom_manager) -> *mut c_char {
-    // SAFETY: the caller's promise.
-    let Some(lm) = (unsafe { manager(m) }) else {
-        return std::ptr::null_mut();
-    };
-    catch_unwind(AssertUnwindSafe(|| json_string(stats_json(&lm.stats())))).unwrap_or(std::ptr::null_mut())
-}
-
-/// Every lock with live requests now, as JSON: `{"locks": [{"lock":
-/// "db0.t1.r7", "group": "X", "holders": [{"txn": "...", "mode": "X",
-/// "inherited": false}], "waiters": [{"txn": "...", "mode": "S",
-/// "converting_from": null, "waited_us": 12}]}]}`; free it with
-/// `heirloom_string_free`. Null for a null or freed handle.
-///
-/// # Safety
-/// `m` is null or a manager handle.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn heirloom_manager_snapshot_json(m: *const heirloom_manager) -> *mut c_char {
-    // SAFETY: the caller's promise.
-    let Some(lm) = (unsafe { manager(m) }) else {
-        return std::ptr::null_mut();
-    };
-    catch_unwind(AssertUnwindSafe(|| {
-        let locks: Vec<serde_json::Value> = lm
-            .snapshot()
-            .locks
-            .iter()
-            .map(|l| {
-                serde_json::json!({
-                    "lock": l.lock.to_string(),
-                    "group": l.group.to_string(),
-                    "holders": l.holders.iter().map(|h| serde_json::json!({
-                        "txn": h.txn.to_string(), "mode": h.mode.to_string(), "inherited": h.inherited,
-                    })).collect::<Vec<_>>(),
-                    "waiters": l.waiters.iter().map(|w| serde_json::json!({
-                        "txn": w.txn.to_string(), "mode": w.mode.to_string(),
-                        "converting_from": w.converting_from.map(|m| m.to_string()),
-                        "waited_us": w.waited.as_micros() as u64,
-                    })).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
-        json_string(serde_json::json!({ "locks": locks }))
-    }))
-    .unwrap_or(std::ptr::null_mut())
-}
-
-/// The agent's own statistics, as `heirloom_manager_stats_json`'s; null if
-/// the call is refused (as `heirloom_begin` would refuse it).
-///
-/// # Safety
-/// `a` is null or an agent handle.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn heirloom_agent_stats_json(a: *mut heirloom_agent) -> *mut c_char {
-    let mut out = std::ptr::null_mut();
-    // SAFETY: the caller's promise.
-    unsafe {
-        with_agent(a, |st| {
-            let stats = match st.txn.as_ref() {
-                Some(t) => t.agent_stats(),
-                // SAFETY: no transaction borrows the agent; live (non-null
-                // until freed, and the handle was checked live).
-                None if !st.agent.is_null() => (*st.agent).stats(),
-                None => return HEIRLOOM_EINVAL,
-            };
-            out = json_string(stats_json(&stats));
-            HEIRLOOM_OK
-        });
-    }
-    out
-}
-
-/// Frees a string this library returned. Null: nothing happens.
-///
-/// # Safety
-/// `s` is null or a string from a `heirloom_*_json` call, not freed yet.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn heirloom_string_free(s: *mut c_char) {
-    if !s.is_null() {
-        // SAFETY: made by `CString::into_raw` (the caller's promise).
-        drop(unsafe { CString::from_raw(s) });
     }
 }
 

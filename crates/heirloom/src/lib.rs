@@ -62,12 +62,11 @@ pub use heirloom_rtm::{self as rtm, ElisionStats};
 pub use id::{Level, LockId, MAX_DEPTH, Path, TableId};
 pub use inherit::Inheritance;
 pub use manager::{
-    Builder, DEFAULT_BUCKETS, DEFAULT_DEADLOCK_TIMEOUT, DEFAULT_SPIN_BEFORE_PARK, LockManager, MAX_BUCKETS,
-    RECOMMENDED_KEEP_INHERITED,
+    Builder, DEFAULT_DEADLOCK_TIMEOUT, DEFAULT_SPIN_BEFORE_PARK, LockManager, RECOMMENDED_KEEP_INHERITED,
 };
 pub use mode::{ALL_MODES, COMPATIBLE, MODE_COUNT, Mode, SUPREMUM};
 pub use monitor::{Holder, LockInfo, Snapshot, Waiter};
 pub use policy::{ConflictPolicy, Wait};
 pub use stats::Stats;
-pub use table::TableKind;
+pub use table::{DEFAULT_BUCKETS, DEFAULT_LATCHFREE_BUCKETS, MAX_BUCKETS, TableKind};
 pub use txn::Transaction;

@@ -14,7 +14,7 @@ use crate::policy::ConflictPolicy;
 use crate::shared::{Inner, LockMemory, Registry, Route};
 use crate::stats::Stats;
 use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
-use crate::table::{Table, TableKind};
+use crate::table::{MAX_BUCKETS, Table, TableKind};
 use heirloom_rtm::ElisionStats;
 
 /// Builds a [`LockManager`].
@@ -22,7 +22,8 @@ use heirloom_rtm::ElisionStats;
 pub struct Builder {
     table: TableKind,
     policy: ConflictPolicy,
-    buckets: usize,
+    /// `None`: the table kind's default.
+    buckets: Option<usize>,
     max_restarts: u32,
     inheritance: Inheritance,
     hot_threshold: u32,
@@ -62,27 +63,12 @@ pub const DEFAULT_DEADLOCK_TIMEOUT: Duration = Duration::ZERO;
 /// through most of them (figures in the crate's MEASUREMENTS.md).
 pub const DEFAULT_SPIN_BEFORE_PARK: Duration = Duration::from_micros(50);
 
-/// The default of [`Builder::buckets`]: 256 hash buckets in the latched
-/// and latch-free tables, few enough that the buckets and the heads in use
-/// stay in cache. The table does not grow: a bucket's chain or list is
-/// walked by every acquisition of a lock that is not at its front, so a
-/// transaction that holds hundreds of thousands of locks pays for each
-/// more than for the one before (300,000 X row locks: 27 s on the latched
-/// table, 16 s latch-free; 0.3 s and 0.2 s with 65,536 buckets, which make
-/// short transactions 2.5x slower on the latched table and 10-20% on the
-/// latch-free one: the crate's MEASUREMENTS.md). Set more buckets for such
-/// transactions.
-pub const DEFAULT_BUCKETS: usize = 1 << 8;
-
-/// The most buckets [`Builder::buckets`] takes (2^24).
-pub const MAX_BUCKETS: usize = 1 << 24;
-
 impl Default for Builder {
     fn default() -> Self {
         Builder {
             table: TableKind::Latched,
             policy: ConflictPolicy::Detect,
-            buckets: DEFAULT_BUCKETS,
+            buckets: None,
             max_restarts: 10,
             inheritance: Inheritance::Off,
             hot_threshold: 2,
@@ -114,10 +100,12 @@ impl Builder {
     }
 
     /// Hash buckets of the latched and latch-free tables, rounded up to a
-    /// power of two and kept within 1..=[`MAX_BUCKETS`] (default
-    /// [`DEFAULT_BUCKETS`]).
+    /// power of two and kept within 1..=[`MAX_BUCKETS`]: the latched
+    /// table's first size (it grows; default
+    /// [`DEFAULT_BUCKETS`](crate::DEFAULT_BUCKETS)), the latch-free tables'
+    /// size (default [`DEFAULT_LATCHFREE_BUCKETS`](crate::DEFAULT_LATCHFREE_BUCKETS)).
     pub fn buckets(mut self, n: usize) -> Self {
-        self.buckets = n.clamp(1, MAX_BUCKETS);
+        self.buckets = Some(n.clamp(1, MAX_BUCKETS));
         self
     }
 

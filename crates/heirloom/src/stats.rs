@@ -149,7 +149,8 @@ stats! {
     died,
     /// Wound-wait: transactions of this agent that were wounded.
     wounded,
-    /// Restarts performed by `Agent::run`.
+    /// Restarts performed by `Agent::run`, and retries begun by
+    /// `Agent::retry`.
     restarts,
     /// Transactions `Agent::run` ran in exclusive mode.
     exclusive_runs,

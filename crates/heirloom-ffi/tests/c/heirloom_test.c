@@ -151,11 +151,14 @@ static void misuse(void) {
     o.partitions = 0;
     CHECK(heirloom_manager_new(&o, &m) == HEIRLOOM_EINVAL, "zero partitions");
     heirloom_options_init(&o);
-    CHECK(o.buckets == 256, "default buckets %llu", (unsigned long long)o.buckets);
+    CHECK(o.buckets == 0, "default buckets %llu", (unsigned long long)o.buckets);
     o.buckets = (1ull << 24) + 1;
     CHECK(heirloom_manager_new(&o, &m) == HEIRLOOM_EINVAL && m == NULL, "buckets beyond 2^24");
-    o.buckets = 0;
-    CHECK(heirloom_manager_new(&o, &m) == HEIRLOOM_EINVAL && m == NULL, "zero buckets");
+    o.buckets = 0; /* the table kind's own */
+    o.table = HEIRLOOM_TABLE_LATCHFREE;
+    CHECK(heirloom_manager_new(&o, &m) == HEIRLOOM_OK && m != NULL, "zero buckets: the kind's default");
+    heirloom_manager_free(m);
+    m = NULL;
     heirloom_options_init(&o);
     o.intention_locks = 2;
     CHECK(heirloom_manager_new(&o, &m) == HEIRLOOM_EINVAL, "intention_locks 2");
@@ -188,6 +191,15 @@ static void misuse(void) {
     CHECK(heirloom_lock_with(a, &r, HEIRLOOM_S, 9, 0) == HEIRLOOM_EINVAL, "bad wait");
     CHECK(heirloom_lock_all(a, NULL, NULL, 2) == HEIRLOOM_EINVAL, "null batch");
     CHECK(heirloom_held_mode(a, &r, NULL) == HEIRLOOM_EINVAL, "null out");
+    CHECK(strstr(heirloom_message(a), "null out pointer") != NULL, "held_mode's message: %s", heirloom_message(a));
+    CHECK(heirloom_held_mode(a, NULL, &mode) == HEIRLOOM_EINVAL, "null id");
+    CHECK(strstr(heirloom_message(a), "lock id") != NULL, "held_mode's message: %s", heirloom_message(a));
+    uint64_t txn_id;
+    CHECK(heirloom_txn_id(a, NULL) == HEIRLOOM_EINVAL, "null out");
+    CHECK(strstr(heirloom_message(a), "null out pointer") != NULL, "txn_id's message: %s", heirloom_message(a));
+    CHECK(heirloom_wait_for_txn(a, 1, 9, 0) == HEIRLOOM_EINVAL, "bad wait");
+    CHECK(strstr(heirloom_message(a), "invalid wait 9") != NULL, "wait_for_txn's message: %s", heirloom_message(a));
+    OK(heirloom_txn_id(a, &txn_id));
     OK(heirloom_lock(a, &r, HEIRLOOM_S));
     OK(heirloom_held_mode(a, &r, &mode));
     CHECK(mode == HEIRLOOM_S, "the transaction goes on after refused calls");
@@ -425,8 +437,50 @@ static void no_lock_table(void) {
     heirloom_manager_free(m);
 }
 
+/* A retry keeps its age under wait-die: B, aborted and retried, is still
+ * older than D, which began after B's first attempt, so D dies against it
+ * (with heirloom_begin B would be the younger one and D would wait). */
+static void a_retry_keeps_its_age(void) {
+    heirloom_manager *m = new_manager(HEIRLOOM_TABLE_LATCHED, HEIRLOOM_POLICY_WAITDIE);
+    heirloom_agent *b = new_agent(m), *d = new_agent(m);
+    heirloom_lock_id r1 = row(1, 1);
+    uint64_t first = 0, again = 0, young = 0, fresh = 0;
+
+    CHECK(heirloom_txn_age(b, &first) == HEIRLOOM_EMISUSE, "no age without a transaction");
+    OK(heirloom_retry(b)); /* the agent's first: a new age */
+    OK(heirloom_txn_age(b, &first));
+    CHECK(first > 0, "a wait-die age: %llu", (unsigned long long)first);
+    OK(heirloom_lock(b, &r1, HEIRLOOM_X));
+    CHECK(heirloom_retry(b) == HEIRLOOM_EMISUSE, "retry with a transaction open");
+    OK(heirloom_begin(d));
+    OK(heirloom_txn_age(d, &young));
+    CHECK(young > first, "D is younger: %llu after %llu", (unsigned long long)young, (unsigned long long)first);
+    OK(heirloom_abort(b));
+    OK(heirloom_retry(b));
+    OK(heirloom_txn_age(b, &again));
+    CHECK(again == first, "the retry's age %llu, the first attempt's %llu", (unsigned long long)again,
+          (unsigned long long)first);
+    OK(heirloom_lock(b, &r1, HEIRLOOM_X));
+    CHECK(heirloom_lock(d, &r1, HEIRLOOM_S) == HEIRLOOM_EDIED, "the younger D dies: %s", heirloom_message(d));
+    OK(heirloom_abort(d));
+    OK(heirloom_commit(b));
+    OK(heirloom_begin(b)); /* new work: a new age */
+    OK(heirloom_txn_age(b, &fresh));
+    CHECK(fresh > young, "new work is younger than D: %llu", (unsigned long long)fresh);
+    OK(heirloom_commit(b));
+    CHECK(heirloom_txn_age(b, NULL) == HEIRLOOM_EINVAL && strlen(heirloom_message(b)) > 0,
+          "a null out pointer, with a message");
+    char *stats = heirloom_manager_stats_json(m);
+    CHECK(stats && strstr(stats, "\"restarts\":2"), "two retries counted: %s", stats);
+    heirloom_string_free(stats);
+    OK(heirloom_agent_free(b));
+    OK(heirloom_agent_free(d));
+    heirloom_manager_free(m);
+}
+
 int main(void) {
     each_call();
+    a_retry_keeps_its_age();
     no_lock_table();
     without_intention_locks(HEIRLOOM_TABLE_LATCHED);
     without_intention_locks(HEIRLOOM_TABLE_LATCHFREE);

@@ -2,9 +2,10 @@
 //!
 //! ## Structure and latches
 //!
-//! * A fixed array of buckets. Each bucket has a latch and a singly linked,
-//!   append-only chain of heads (push-front, never unlinked while the table
-//!   lives).
+//! * An array of buckets that grows ([`Latched::grow`], below). Each bucket
+//!   has a latch and a singly linked chain of heads (push-front; a head
+//!   leaves a chain only to move to another in a growth, and is freed only
+//!   when the table drops).
 //! * A head is a latch over one [`Queue`] plus a copy of the queue's lock id
 //!   in two atomic words, for latch-free lookup.
 //! * A head is *bound* to a lock id. Rebinding an empty head to another id
@@ -12,7 +13,8 @@
 //!   latch (`Queue::id`) is exact, and under the bucket latch the id words
 //!   are exact too.
 //!
-//! Latch order: bucket before head; never two heads, never two buckets.
+//! Latch order: bucket before head; never two heads, never two buckets
+//! (except a growth, which takes every bucket latch and no head latch).
 //!
 //! ## Paths
 //!
@@ -50,13 +52,39 @@
 //! hot lock finds it again at once) until an acquisition of another id in
 //! the same bucket rebinds it. Memory is bounded by the peak number of
 //! simultaneously live locks per bucket, not by the number of ids ever used.
+//!
+//! ## Growth
+//!
+//! A bucket keeps [`KEEP_HEADS`] heads before it rebinds empty ones, and
+//! adds a head whenever all of its heads are in use. Heads beyond
+//! `KEEP_HEADS` are counted table-wide (`Latched::excess`, written only
+//! when such a head is added); once there are as many as buckets (the
+//! chains average more than `KEEP_HEADS + 1`), the next acquisition that
+//! would add one doubles the buckets first ([`Latched::grow`]): under every
+//! bucket latch it moves each head to its chain in the new array and
+//! publishes that, keeping the old array (smaller than the new one) until
+//! the table drops, since walks and latch waiters may still be on it. A
+//! head never moves in memory, so the handles transactions keep stay good.
+//! So a transaction that takes 300,000 locks pays about as much for the
+//! last as for the first (`examples/manylocks.rs`), while short
+//! transactions, whose live locks fit the buckets they started with, keep
+//! the small array and its few hot heads.
+//!
+//! A walk without the bucket latch may meet a growth relinking its chain:
+//! it may then miss a head that is there (never find one that is not
+//! bound to its id), and every [`RECHECK_AFTER`] heads it checks whether
+//! the array changed, so that it does not go round a chain in circles. A
+//! miss of the fast walk goes to the bucket latch, where the chains are
+//! exact; the one walk that must not miss, the wake-up after a fast
+//! release ([`Latched::fast_wake`]), walks again under it
+//! ([`Latched::find_exact`]). A snapshot holds off growths while it walks.
 
 use std::ptr;
 
 use crossbeam_utils::CachePadded;
 
 use super::fast::{self, Fast};
-use super::{Caller, Converting, HeadRef, latch, latch_heat};
+use super::{Caller, Converting, HeadRef, MAX_BUCKETS, latch, latch_heat};
 use crate::id::{Level, LockId};
 use crate::latch::{Latch, LatchGuard};
 use crate::mode::Mode;
@@ -66,8 +94,12 @@ use crate::nodes::Nodes;
 use crate::queue::{Blocker, Cancel, Outcome, Outside, Queue};
 use crate::request::{INHERITED, ReqPtr, Request};
 use crate::stats::AgentCounters;
-use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Ordering, fence};
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence};
 use heirloom_rtm::Elision;
+
+mod buckets;
+
+use buckets::{Bucket, Dir, Retired};
 
 /// A lock head: 128 bytes, `repr(C)`, laid out so that the first cache
 /// line holds what a bucket walk reads and what changes rarely (the id
@@ -157,19 +189,21 @@ impl Head {
     }
 }
 
-/// Heads a bucket keeps bound before it starts rebinding empty ones.
-const KEEP_HEADS: usize = 4;
-
-struct Bucket {
-    /// Guards binding and the chain's growth.
-    latch: Latch<()>,
-    /// The chain, newest first.
-    first: AtomicPtr<CachePadded<Head>>,
-}
+/// Heads a bucket keeps bound before it starts rebinding empty ones (one
+/// under loom, so that the models see the table grow after three locks).
+const KEEP_HEADS: usize = if cfg!(heirloom_loom) { 1 } else { 4 };
 
 pub(crate) struct Latched {
-    buckets: Box<[CachePadded<Bucket>]>,
-    mask: u64,
+    /// The buckets now (`Dir`); replaced only by [`Latched::grow`], under
+    /// every bucket latch of the one it replaces.
+    dir: AtomicPtr<Dir>,
+    /// Serialises growths and snapshots; holds the arrays grown out of
+    /// (freed when the table drops).
+    grown: Latch<Vec<Retired>>,
+    /// Heads beyond [`KEEP_HEADS`] in their bucket, summed over the
+    /// buckets: written when such a head is allocated (the rare path), and
+    /// set anew by each growth. Past one per bucket the table grows.
+    excess: CachePadded<AtomicUsize>,
     /// The manager passes locks on (speculative lock inheritance): only
     /// then may an owner turn a request INHERITED without the latch.
     sli: bool,
@@ -201,21 +235,30 @@ impl Latched {
     /// releases it at commit, `HeadRef::is_fast`).
     /// `elide`: the head latches are elided by RTM (`TableKind::LatchedHtm`).
     pub(crate) fn new(buckets: usize, sli: bool, fast_path: bool, elide: bool) -> Self {
-        let n = buckets.max(1).next_power_of_two();
+        let n = buckets.clamp(1, MAX_BUCKETS).next_power_of_two();
         Latched {
-            buckets: (0..n)
-                .map(|_| {
-                    CachePadded::new(Bucket {
-                        latch: Latch::new(()),
-                        first: AtomicPtr::new(ptr::null_mut()),
-                    })
-                })
-                .collect(),
-            mask: n as u64 - 1,
+            dir: AtomicPtr::new(Box::into_raw(Dir::new(n))),
+            grown: Latch::new(Vec::new()),
+            excess: CachePadded::new(AtomicUsize::new(0)),
             sli,
             fast: fast_path.then(|| Box::new(Fast::new())),
             elision: elide.then(Elision::default),
         }
+    }
+
+    /// The buckets now.
+    #[inline]
+    fn dir(&self) -> &Dir {
+        // Acquire: pairs with the Release publication in `grow`, so the
+        // chains the new array starts are seen relinked.
+        // SAFETY: every array the table had lives until it drops (`grown`).
+        unsafe { &*self.dir.load(Ordering::Acquire) }
+    }
+
+    /// The number of buckets now.
+    #[cfg(test)]
+    pub(crate) fn buckets(&self) -> usize {
+        self.dir().buckets.len()
     }
 
     /// The elision's counters (`TableKind::LatchedHtm`).
@@ -334,31 +377,16 @@ impl Latched {
         unsafe { &*(h.0 as *const CachePadded<Head>) }
     }
 
-    /// Walks a bucket's chain for a head whose id words match.
-    #[inline]
-    fn find(bucket: &Bucket, words: (u64, u64)) -> *mut CachePadded<Head> {
-        // Acquire: pairs with the Release publication in `bind_slow`.
-        let mut p = bucket.first.load(Ordering::Acquire);
-        while !p.is_null() {
-            // SAFETY: chain heads live as long as the table.
-            let h = unsafe { &*p };
-            if h.bound_to(words) {
-                return p;
-            }
-            p = h.next.load(Ordering::Acquire);
-        }
-        ptr::null_mut()
-    }
-
     /// Takes and drops the latch of `id`'s head, or of its bucket if no
     /// head is bound to it (see [`Table::null_section`](super::Table::null_section)).
     pub(crate) fn null_section(&self, c: &AgentCounters, id: LockId) {
-        let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
-        let p = Self::find(bucket, id.words());
+        let d = self.dir();
+        let bucket = d.bucket(id);
+        let p = self.find(d, bucket, id.words());
         if p.is_null() {
             drop(latch(&bucket.latch, c));
         } else {
-            // SAFETY: chain heads live as long as the table.
+            // SAFETY: heads live as long as the table.
             drop(latch(&unsafe { &*p }.queue, c));
         }
     }
@@ -381,8 +409,7 @@ impl Latched {
         if let Some(e) = &self.elision {
             // Elided when the lock has a head already; binding one takes
             // the latches.
-            let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
-            let p = Self::find(bucket, id.words());
+            let p = self.find_now(id);
             if !p.is_null() {
                 // SAFETY: chain heads live as long as the table.
                 let head = unsafe { &*p };
@@ -438,8 +465,8 @@ impl Latched {
     /// under the head latch (see `fast.rs`, "On the latched table").
     #[cold]
     fn fast_wake(&self, c: &AgentCounters, id: LockId, wake: &mut Vec<ReqPtr>) {
-        let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
-        let p = Self::find(bucket, id.words());
+        // Exact: a waiter missed for a growth would wait for ever.
+        let p = self.find_exact(c, id);
         if p.is_null() {
             // No head: nobody waits for the lock.
             return;
@@ -458,14 +485,15 @@ impl Latched {
     /// address, and whether a latch on the way was found held.
     #[inline]
     fn latched_head(&self, c: &AgentCounters, id: LockId) -> (LatchGuard<'_, Queue>, *mut CachePadded<Head>, bool) {
-        let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
         let words = id.words();
+        let d = self.dir();
+        let bucket = d.bucket(id);
         loop {
-            let p = Self::find(bucket, words);
+            let p = self.find(d, bucket, words);
             if p.is_null() {
-                return self.latched_head_slow(c, bucket, id);
+                return self.latched_head_slow(c, id, d, bucket);
             }
-            // SAFETY: chain heads live as long as the table.
+            // SAFETY: heads live as long as the table.
             let head = unsafe { &*p };
             let (q, contended) = latch_heat(&head.queue, c);
             if head.bound_to(words) {
@@ -475,22 +503,31 @@ impl Latched {
         }
     }
 
-    /// The lock has no head (or looked so): bind one under the bucket latch.
+    /// The lock has no head (or looked so in `bucket`, `id`'s in `d`): bind
+    /// one under the bucket latch, growing the table first when its chains
+    /// have grown long.
     #[cold]
     fn latched_head_slow<'a>(
         &'a self,
         c: &AgentCounters,
-        bucket: &'a Bucket,
         id: LockId,
+        d: &'a Dir,
+        bucket: &'a Bucket,
     ) -> (LatchGuard<'a, Queue>, *mut CachePadded<Head>, bool) {
-        let (_b, contended) = latch_heat(&bucket.latch, c);
         let words = id.words();
+        let (b, contended) = latch_heat(&bucket.latch, c);
+        if !ptr::eq(self.dir(), d) {
+            // Grown while we waited for the latch (or before): a head
+            // bound in the old array would not be found in the new one.
+            drop(b);
+            return self.latched_head_again(c, id);
+        }
         // Exact under the bucket latch: somebody may have bound it
         // meanwhile. The same walk counts the chain for `bind_slow`.
         let mut p = bucket.first.load(Ordering::Acquire);
         let mut len = 0;
         while !p.is_null() {
-            // SAFETY: chain heads live as long as the table.
+            // SAFETY: heads live as long as the table.
             let h = unsafe { &*p };
             if h.bound_to(words) {
                 break;
@@ -499,34 +536,58 @@ impl Latched {
             p = h.next.load(Ordering::Acquire);
         }
         if !p.is_null() {
-            // SAFETY: chain heads live as long as the table.
+            // SAFETY: heads live as long as the table.
             let head = unsafe { &*p };
             let (q, held) = latch_heat(&head.queue, c);
             debug_assert!(head.bound_to(words));
             return (q, p, contended || held);
         }
-        let (q, p) = Self::bind_slow(bucket, id, len, self.outside_of(id));
-        (q, p, contended)
+        match Self::bind_slow(bucket, id, len, self.outside_of(id), &self.excess, d.buckets.len()) {
+            Some((q, p)) => (q, p, contended),
+            None => {
+                drop(b);
+                self.grow(d);
+                self.latched_head_again(c, id)
+            }
+        }
+    }
+
+    /// [`Latched::latched_head_slow`] again in the buckets now, after a
+    /// growth.
+    #[cold]
+    #[inline(never)]
+    fn latched_head_again(
+        &self,
+        c: &AgentCounters,
+        id: LockId,
+    ) -> (LatchGuard<'_, Queue>, *mut CachePadded<Head>, bool) {
+        let d = self.dir();
+        self.latched_head_slow(c, id, d, d.bucket(id))
     }
 
     /// Binds a head of `bucket` to `id`: a new one while the chain is
     /// shorter than [`KEEP_HEADS`] (so that a few colliding hot locks do not
     /// steal each other's heads), else an empty one if there is one, else a
-    /// new one. Caller holds the bucket latch and has counted the chain
-    /// (`len` heads). Returns the head latched.
-    fn bind_slow(
-        bucket: &Bucket,
+    /// new one, unless that would be a head beyond [`KEEP_HEADS`] while
+    /// such heads (`excess`) number as many as the `buckets`: then `None`,
+    /// for the caller to grow the table first. Caller holds the bucket
+    /// latch and has counted the chain (`len` heads). Returns the head
+    /// latched.
+    fn bind_slow<'a>(
+        bucket: &'a Bucket,
         id: LockId,
         len: usize,
         outside: Option<Outside>,
-    ) -> (LatchGuard<'_, Queue>, *mut CachePadded<Head>) {
+        excess: &AtomicUsize,
+        buckets: usize,
+    ) -> Option<(LatchGuard<'a, Queue>, *mut CachePadded<Head>)> {
         let mut p = if len < KEEP_HEADS {
             ptr::null_mut()
         } else {
             bucket.first.load(Ordering::Acquire)
         };
         while !p.is_null() {
-            // SAFETY: chain heads live as long as the table.
+            // SAFETY: heads live as long as the table.
             let h = unsafe { &*p };
             // try_lock: bucket-then-head is the legal order, but a head that
             // is latched right now is in use, so it is not worth waiting for.
@@ -534,9 +595,17 @@ impl Latched {
                 && q.is_empty()
             {
                 h.bind(&mut q, id, outside);
-                return (q, p);
+                return Some((q, p));
             }
             p = h.next.load(Ordering::Acquire);
+        }
+        if len >= KEEP_HEADS {
+            // A head beyond KEEP_HEADS: grow first once they number as
+            // many as the buckets.
+            if excess.load(Ordering::Relaxed) >= buckets {
+                return None;
+            }
+            excess.fetch_add(1, Ordering::Relaxed);
         }
         let (key, hi) = id.words();
         let mut queue = Queue::new();
@@ -560,7 +629,7 @@ impl Latched {
         bucket.first.store(node, Ordering::Release);
         // SAFETY: just allocated; freed only when the table drops.
         let q = unsafe { &*node }.queue.lock();
-        (q, node)
+        Some((q, node))
     }
 
     /// Runs `f` on the queue of `h` under its head latch (read-only uses).
@@ -759,7 +828,9 @@ impl Latched {
         let fast = self.fast.as_deref();
         // The slots whose fast holds were folded under a head latch.
         let mut done = 0u64;
-        for b in self.buckets.iter() {
+        // No growth meanwhile: it would relink the chains under the walk.
+        let _grown = self.grown.lock();
+        for b in self.dir().buckets.iter() {
             let mut p = b.first.load(Ordering::Acquire);
             while !p.is_null() {
                 // SAFETY: chain heads live as long as the table.
@@ -789,7 +860,8 @@ impl Latched {
 
 impl Drop for Latched {
     fn drop(&mut self) {
-        for b in self.buckets.iter() {
+        // Every head is on a chain of the array now.
+        for b in self.dir().buckets.iter() {
             let mut p = b.first.load(Ordering::Relaxed);
             while !p.is_null() {
                 // SAFETY: allocated with `Box` in `bind_slow`; the table is
@@ -798,6 +870,12 @@ impl Drop for Latched {
                 p = h.next.load(Ordering::Relaxed);
             }
         }
+        let now = self.dir.load(Ordering::Relaxed);
+        let mut grown = self.grown.lock();
+        for Retired(d) in grown.drain(..).chain([Retired(now)]) {
+            // SAFETY: from `Box::into_raw` (`new` or `grow`), each once.
+            drop(unsafe { Box::from_raw(d) });
+        }
     }
 }
 
@@ -805,8 +883,12 @@ impl Drop for Latched {
 mod tests {
     #[cfg(not(heirloom_loom))]
     mod calm;
+    #[cfg(not(heirloom_loom))]
+    mod grow;
     #[cfg(heirloom_loom)]
     mod loom_fast;
+    #[cfg(heirloom_loom)]
+    mod loom_grow;
     #[cfg(heirloom_loom)]
     mod loom_reinherit;
 }

@@ -32,6 +32,26 @@ use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
 use crate::sync::{Ordering, fence};
 
+/// The latched table's first size (its default [`Builder::buckets`](crate::Builder::buckets)): 256
+/// hash buckets, few enough that the buckets and the heads in use stay in
+/// cache. The table grows from there, doubling its buckets when its
+/// chains average more than a few heads that are all in use, so a
+/// transaction that holds hundreds of thousands of locks costs each about
+/// what the first cost (300,000 X row locks: 0.3 s, against 27 s before
+/// the table grew; the crate's MEASUREMENTS.md).
+pub const DEFAULT_BUCKETS: usize = 1 << 8;
+
+/// The latch-free tables' size (their default [`Builder::buckets`](crate::Builder::buckets)):
+/// 4,096 buckets, which short transactions run as fast on as on 256. These
+/// tables do not grow: a new lock walks its bucket's list, so a
+/// transaction's cost per lock grows with the locks it holds (300,000 X
+/// row locks: about 1 s; 16 s with 256 buckets). Set more for such
+/// transactions.
+pub const DEFAULT_LATCHFREE_BUCKETS: usize = 1 << 12;
+
+/// The most buckets [`Builder::buckets`](crate::Builder::buckets) takes (2^24).
+pub const MAX_BUCKETS: usize = 1 << 24;
+
 /// Which lock table a [`LockManager`](crate::LockManager) uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
@@ -287,13 +307,17 @@ impl Table {
     /// A table of `kind`; `sli`: the manager passes locks on by inheritance
     /// (the latched table then pays a barrier when such a lock gets its
     /// first waiter); `fast_path`: the latched and the latch-free table
-    /// take intention locks on their fast path (`table/fast.rs`).
-    pub(crate) fn new(kind: TableKind, buckets: usize, sli: bool, fast_path: bool) -> Self {
+    /// take intention locks on their fast path (`table/fast.rs`);
+    /// `buckets`: of the latched and latch-free tables (`None`: the kind's
+    /// default, [`DEFAULT_BUCKETS`] or [`DEFAULT_LATCHFREE_BUCKETS`]).
+    pub(crate) fn new(kind: TableKind, buckets: Option<usize>, sli: bool, fast_path: bool) -> Self {
+        let first = buckets.unwrap_or(DEFAULT_BUCKETS);
+        let buckets = buckets.unwrap_or(DEFAULT_LATCHFREE_BUCKETS);
         match kind {
             TableKind::Global => Table::Global(global::Global::new(false)),
             TableKind::GlobalHtm => Table::Global(global::Global::new(true)),
-            TableKind::Latched => Table::Latched(latched::Latched::new(buckets, sli, fast_path, false)),
-            TableKind::LatchedHtm => Table::Latched(latched::Latched::new(buckets, sli, fast_path, true)),
+            TableKind::Latched => Table::Latched(latched::Latched::new(first, sli, fast_path, false)),
+            TableKind::LatchedHtm => Table::Latched(latched::Latched::new(first, sli, fast_path, true)),
             TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(buckets, fast_path)),
             TableKind::LatchFreeSwap => Table::LatchFreeSwap(latchfree::LatchFree::new(buckets, fast_path)),
             TableKind::Server { partitions } => Table::Server(server::Server::new(partitions)),

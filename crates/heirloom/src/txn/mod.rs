@@ -55,6 +55,27 @@ impl Agent {
         Transaction::begin(self, false, None)
     }
 
+    /// Begins a transaction as a retry of the agent's last one: under
+    /// wait-die and wound-wait it takes that transaction's age instead of a
+    /// new one, so a transaction the policy aborted runs again as old as it
+    /// was and cannot starve ([`Agent::run`] does this for its restarts).
+    /// Which transaction is a retry is the engine's to say: DBx1000, for
+    /// one, keeps a thread's timestamp until the thread takes a new query,
+    /// and gives it to every retry of an aborted query meanwhile. Two
+    /// transactions never share an age: the last one has ended, and only
+    /// this agent's next transaction can take its age. Counted in
+    /// [`Stats::restarts`](crate::Stats::restarts). The agent's first
+    /// transaction, and any under the other policies, gets its age as
+    /// [`Agent::begin`] would.
+    #[inline]
+    pub fn retry(&mut self) -> Transaction<'_> {
+        // 0: no transaction yet, or a policy without ages (the clock
+        // starts at 1).
+        let age = Some(self.txn.age).filter(|&a| a != 0);
+        self.shared.counters.restarts.bump();
+        Transaction::begin(self, false, age)
+    }
+
     /// Runs `f` as a transaction and commits it; after a concurrency abort
     /// (deadlock, timeout, would-block, died, wounded) the transaction is
     /// rolled back and `f` runs again after a randomised backoff. After

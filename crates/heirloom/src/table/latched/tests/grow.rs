@@ -1,0 +1,135 @@
+//! The latched table grows when its chains grow long, and a lock keeps
+//! exactly one head through growths: requests granted before a growth are
+//! found after it, and two incompatible requests are never both granted
+//! while other threads make it grow.
+
+use std::sync::atomic::AtomicU32;
+use std::thread;
+
+use super::super::Latched;
+use crate::id::{LockId, TableId};
+use crate::mode::Mode;
+use crate::queue::Outcome;
+use crate::request::{ReqPtr, Request};
+use crate::stats::AgentCounters;
+use crate::sync::Ordering;
+use crate::table::HeadRef;
+
+const T: TableId = TableId::new(0, 1);
+
+fn node(r: &ReqPtr) -> &Request {
+    // SAFETY: the test's own node, freed at its end.
+    unsafe { r.get() }
+}
+
+/// A request node of transaction `txn` on agent `agent`.
+fn request(agent: u32, txn: u64) -> ReqPtr {
+    let r = ReqPtr::alloc(agent);
+    node(&r).txn.store(txn, Ordering::Relaxed);
+    r
+}
+
+fn acquire(t: &Latched, r: ReqPtr, id: LockId, mode: Mode) -> (Outcome, HeadRef) {
+    let (c, mut wake) = (AgentCounters::default(), Vec::new());
+    // SAFETY: the test's own node, linked nowhere (released or refused).
+    let out = unsafe { t.acquire(&c, id, r, mode, false, &mut wake) };
+    assert!(wake.is_empty());
+    out
+}
+
+fn release(t: &Latched, r: ReqPtr, h: HeadRef) {
+    let (c, mut wake) = (AgentCounters::default(), Vec::new());
+    // SAFETY: the granted request and the handle its acquisition returned.
+    unsafe { t.release(&c, h, r, &mut wake) };
+    assert!(wake.is_empty());
+}
+
+#[test]
+fn one_bucket_grows_with_the_locks_held_and_every_lock_keeps_its_head() {
+    let t = Latched::new(1, false, false, false);
+    let n = 20_000u64;
+    let held: Vec<(ReqPtr, HeadRef)> = (0..n)
+        .map(|i| {
+            let r = request(0, 1);
+            let (out, h) = acquire(&t, r, LockId::row(T, i), Mode::X);
+            assert!(matches!(out, Outcome::Granted));
+            (r, h)
+        })
+        .collect();
+    // At most about KEEP_HEADS + 1 heads a bucket on average.
+    assert!(t.buckets() >= 2048, "{} buckets for {n} locks", t.buckets());
+    // Every lock is found again at the head it was granted on, by another
+    // transaction, which is refused.
+    let other = request(1, 2);
+    for (i, &(_, h)) in held.iter().enumerate() {
+        let (out, h2) = acquire(&t, other, LockId::row(T, i as u64), Mode::S);
+        assert!(matches!(out, Outcome::Refused(_)), "row {i}: {out:?}");
+        assert_eq!(h, h2, "row {i} has two heads");
+    }
+    let mut snap = Vec::new();
+    t.snapshot(0, &mut snap);
+    assert_eq!(snap.len(), n as usize);
+    for (r, h) in held {
+        release(&t, r, h);
+        // SAFETY: released, linked nowhere.
+        unsafe { r.free() };
+    }
+    snap.clear();
+    t.snapshot(0, &mut snap);
+    assert!(snap.is_empty());
+    // SAFETY: refused, linked nowhere.
+    unsafe { other.free() };
+}
+
+#[test]
+fn x_excludes_x_while_the_table_grows() {
+    const HOT: u64 = 8;
+    const THREADS: u32 = 3;
+    const ROUNDS: u64 = if cfg!(debug_assertions) { 3_000 } else { 30_000 };
+    let t = Latched::new(1, false, false, false);
+    let holders: Vec<AtomicU32> = (0..HOT).map(|_| AtomicU32::new(0)).collect();
+    thread::scope(|s| {
+        // One transaction takes ever more locks: the table grows under
+        // the others.
+        s.spawn(|| {
+            let mut held = Vec::new();
+            for i in 0..ROUNDS {
+                let r = request(THREADS, 1);
+                let (out, h) = acquire(&t, r, LockId::row(T, 1_000_000 + i), Mode::X);
+                assert!(matches!(out, Outcome::Granted));
+                held.push((r, h));
+            }
+            for (r, h) in held {
+                release(&t, r, h);
+                // SAFETY: released, linked nowhere.
+                unsafe { r.free() };
+            }
+        });
+        for a in 0..THREADS {
+            let holders = &holders;
+            let t = &t;
+            s.spawn(move || {
+                let r = request(a, 2 + a as u64);
+                for i in 0..ROUNDS {
+                    let row = (i * 7 + a as u64) % HOT;
+                    let (out, h) = acquire(t, r, LockId::row(T, row), Mode::X);
+                    if matches!(out, Outcome::Granted) {
+                        assert_eq!(
+                            holders[row as usize].fetch_add(1, Ordering::SeqCst),
+                            0,
+                            "two X on {row}"
+                        );
+                        holders[row as usize].fetch_sub(1, Ordering::SeqCst);
+                        release(t, r, h);
+                    }
+                }
+                // SAFETY: released or refused, linked nowhere.
+                unsafe { r.free() };
+            });
+        }
+    });
+    assert!(t.buckets() as u64 >= ROUNDS / 8, "{} buckets", t.buckets());
+    let mut snap = Vec::new();
+    t.snapshot(0, &mut snap);
+    assert!(snap.is_empty(), "{snap:?}");
+}

@@ -1,0 +1,130 @@
+//! loom model of the latched table's growth (`Latched::grow`), running the
+//! table's own code: one transaction takes three row locks in a table of
+//! one bucket (`KEEP_HEADS` is 1 under loom, so the third doubles the
+//! buckets) while another asks for two of the same rows. A lock keeps
+//! exactly one head through the growth: no row is granted to both, and
+//! every granted row is found at its head afterwards.
+//!
+//! Run: `RUSTFLAGS="--cfg heirloom_loom --cfg crossbeam_loom"
+//! CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 cargo test --release
+//! -p heirloom --lib loom_grow`
+
+use super::super::Latched;
+use crate::id::{LockId, TableId};
+use crate::mode::Mode;
+use crate::queue::Outcome;
+use crate::request::{ReqPtr, Request};
+use crate::stats::AgentCounters;
+use crate::sync::{Arc, Ordering};
+use crate::table::HeadRef;
+
+const T: TableId = TableId::new(0, 1);
+
+// Every node is the model's own, allocated by `request` and freed at the
+// model's end, after both threads are done with it.
+
+fn node(r: &ReqPtr) -> &Request {
+    // SAFETY: a model's own node (see above).
+    unsafe { r.get() }
+}
+
+fn request(agent: u32) -> ReqPtr {
+    let r = ReqPtr::alloc(agent);
+    node(&r).txn.store(agent as u64 + 1, Ordering::Relaxed);
+    r
+}
+
+/// X on row `row` without waiting: the handle if granted.
+fn take(t: &Latched, row: u64, r: ReqPtr) -> Option<HeadRef> {
+    let mut wake = Vec::new();
+    // SAFETY: a model's own node, linked nowhere yet (see above).
+    let (out, h) = unsafe {
+        t.acquire(
+            &AgentCounters::default(),
+            LockId::row(T, row),
+            r,
+            Mode::X,
+            false,
+            &mut wake,
+        )
+    };
+    assert!(wake.is_empty());
+    matches!(out, Outcome::Granted).then_some(h)
+}
+
+fn release(t: &Latched, h: HeadRef, r: ReqPtr) {
+    let mut wake = Vec::new();
+    // SAFETY: a model's own granted node, with its handle.
+    unsafe { t.release(&AgentCounters::default(), h, r, &mut wake) };
+    assert!(wake.is_empty());
+}
+
+#[test]
+fn a_lock_keeps_one_head_while_the_table_grows() {
+    loom::model(|| {
+        let t = Arc::new(Latched::new(1, false, false, false));
+        let mine: Vec<ReqPtr> = (0..3).map(|_| request(0)).collect();
+        let theirs: Vec<ReqPtr> = (0..2).map(|_| request(1)).collect();
+        let other = {
+            let (t, theirs) = (t.clone(), theirs.clone());
+            loom::thread::spawn(move || {
+                // Rows 2 and 0, the last ones the first thread takes.
+                [2u64, 0]
+                    .iter()
+                    .zip(&theirs)
+                    .map(|(&row, &r)| take(&t, row, r))
+                    .collect::<Vec<_>>()
+            })
+        };
+        let got: Vec<Option<HeadRef>> = (0..3u64).zip(&mine).map(|(row, &r)| take(&t, row, r)).collect();
+        let their = other.join().unwrap();
+        for (k, row) in [2usize, 0].into_iter().enumerate() {
+            assert!(
+                got[row].is_none() || their[k].is_none(),
+                "row {row} granted to both transactions"
+            );
+        }
+        // Whoever holds a row, the head it was granted on is the one a
+        // third transaction finds now.
+        let probe = request(2);
+        for (row, h) in got.iter().enumerate() {
+            let held = h.or_else(|| match row {
+                2 => their[0],
+                0 => their[1],
+                _ => None,
+            });
+            if let Some(h) = held {
+                let mut wake = Vec::new();
+                // SAFETY: a model's own node, linked nowhere.
+                let (out, h2) = unsafe {
+                    t.acquire(
+                        &AgentCounters::default(),
+                        LockId::row(T, row as u64),
+                        probe,
+                        Mode::S,
+                        false,
+                        &mut wake,
+                    )
+                };
+                assert!(matches!(out, Outcome::Refused(_)), "row {row} found without its holder");
+                assert_eq!(h, h2, "row {row} has two heads");
+            }
+        }
+        assert!(got[1].is_some(), "row 1 is only ever asked for once");
+        assert!(t.buckets() >= 2, "three locks in one bucket did not grow the table");
+        for (h, &r) in got.iter().zip(&mine) {
+            if let Some(h) = *h {
+                release(&t, h, r);
+            }
+        }
+        for (h, &r) in their.iter().zip(&theirs) {
+            if let Some(h) = *h {
+                release(&t, h, r);
+            }
+        }
+        for r in mine.into_iter().chain(theirs).chain([probe]) {
+            // SAFETY: released or refused, linked nowhere, both threads done.
+            unsafe { r.free() };
+        }
+    });
+}
