@@ -19,11 +19,15 @@
  * - Strings from heirloom_*_json are the caller's: free them with
  *   heirloom_string_free. heirloom_message's string belongs to the agent
  *   and lives until the next call on it.
- * - A null or freed handle gets HEIRLOOM_EINVAL (freed handles stay
- *   recognisable: their few bytes are never reused).
+ * - A null or freed handle gets HEIRLOOM_EINVAL. A freed manager's few
+ *   bytes are never reused; a freed agent's are, by a later
+ *   heirloom_agent_new, and an agent handle carries a generation in its
+ *   bits, so a freed agent handle is refused until its memory has been
+ *   reused 2^23 times. Handles are opaque: never dereference them.
  * - Every call returns a code (HEIRLOOM_OK, HEIRLOOM_BUSY, or an error);
  *   heirloom_message says more. After a restartable error
- *   (heirloom_is_restartable) abort the transaction and retry it.
+ *   (heirloom_is_restartable) abort the transaction and retry it with
+ *   heirloom_retry (which keeps its age), after a backoff.
  * - No panic crosses this interface: one inside the library returns
  *   HEIRLOOM_EPANIC, aborts the agent's transaction (its locks go back) and
  *   leaves the agent unusable.

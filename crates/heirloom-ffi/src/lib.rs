@@ -11,9 +11,14 @@
 //! A manager (`heirloom_manager`) is shared by every thread; an agent
 //! (`heirloom_agent`) belongs to one worker at a time and holds at most one
 //! open transaction. Every call checks its handle: a null handle, or one
-//! already freed, is refused with `HEIRLOOM_EINVAL` (a freed handle's few
-//! bytes are kept, marked dead, and never reused, so the check is
-//! reliable). An agent entered by two threads at once, or whose open
+//! already freed, is refused with `HEIRLOOM_EINVAL`. A freed manager's few
+//! bytes are kept, marked dead, and never reused. A freed agent's shell is
+//! reused by a later `heirloom_agent_new` (so churning agents runs in
+//! constant memory), and an agent handle carries its shell's generation in
+//! the pointer's bits that the shell's address leaves free (the low 7 of
+//! its 128-byte alignment and, on 64-bit targets, the top 16): a freed
+//! handle is refused until its shell has been reused 2^23 times, and the
+//! handle is opaque (never dereference it). An agent entered by two threads at once, or whose open
 //! transaction is used from another thread than the one that began it,
 //! is refused with `HEIRLOOM_EMISUSE`, and nothing changes.
 //!
@@ -38,9 +43,11 @@ use heirloom::{Agent, LockError, LockManager, Transaction, TxnId};
 mod codes;
 mod convert;
 mod json;
+mod shells;
 pub use codes::*;
 use convert::{builder_of, code_of, lock_of, mode_code, mode_of, wait_of};
 pub use json::*;
+use shells::{FREE_SHELLS, Shell, address_mask, agent_handle, generation_bits, shell};
 
 /// A lock: a level and where it is. Locking a row or page also takes the
 /// intention locks on its ancestors (unless the manager's
@@ -118,6 +125,9 @@ pub struct heirloom_manager {
 #[repr(align(128))]
 pub struct heirloom_agent {
     magic: AtomicU32,
+    /// Bumped when the agent is freed: the handles given out before then
+    /// carry the old value (`shell`).
+    generation: AtomicU32,
     busy: AtomicBool,
     state: UnsafeCell<AgentState>,
 }
@@ -213,8 +223,8 @@ unsafe fn manager<'a>(m: *const heirloom_manager) -> Option<&'a LockManager> {
     if m.is_null() {
         return None;
     }
-    // SAFETY: a handle's memory is never returned (freed handles stay
-    // allocated, marked dead), so reading it is sound.
+    // SAFETY: a manager handle's memory is never returned (freed handles
+    // stay allocated, marked dead), so reading it is sound.
     let h = unsafe { &*m };
     if h.magic.load(Ordering::Acquire) != MAGIC_LIVE {
         return None;
@@ -232,12 +242,16 @@ unsafe fn manager<'a>(m: *const heirloom_manager) -> Option<&'a LockManager> {
 /// # Safety
 /// `a` is null or was returned by `heirloom_agent_new` (freed or not).
 unsafe fn claim(a: *const heirloom_agent) -> Result<&'static heirloom_agent, i32> {
-    if a.is_null() {
+    let (p, g) = shell(a);
+    if p.is_null() {
         return Err(HEIRLOOM_EINVAL);
     }
-    // SAFETY: an agent handle's memory is never returned (see `manager`).
-    let h = unsafe { &*a };
-    if h.magic.load(Ordering::Acquire) != MAGIC_LIVE {
+    // SAFETY: an agent shell's memory is never returned: a freed one waits
+    // in `FREE_SHELLS` for reuse.
+    let h = unsafe { &*p };
+    let live =
+        || h.magic.load(Ordering::Acquire) == MAGIC_LIVE && generation_bits(h.generation.load(Ordering::Acquire)) == g;
+    if !live() {
         return Err(HEIRLOOM_EINVAL);
     }
     // Acquire: the previous holder's changes to the state are visible.
@@ -246,6 +260,11 @@ unsafe fn claim(a: *const heirloom_agent) -> Result<&'static heirloom_agent, i32
         .is_err()
     {
         return Err(HEIRLOOM_EMISUSE);
+    }
+    // Freed (and perhaps reused) between the look and the flag: not ours.
+    if !live() {
+        h.busy.store(false, Ordering::Release);
+        return Err(HEIRLOOM_EINVAL);
     }
     Ok(h)
 }
@@ -440,20 +459,46 @@ pub unsafe extern "C" fn heirloom_agent_new(m: *const heirloom_manager, out: *mu
     }
     match catch_unwind(AssertUnwindSafe(|| Box::new(lm.agent()))) {
         Ok(agent) => {
-            let h = Box::new(heirloom_agent {
-                magic: AtomicU32::new(MAGIC_LIVE),
-                busy: AtomicBool::new(false),
-                state: UnsafeCell::new(AgentState {
-                    txn: None,
-                    agent: Box::into_raw(agent),
-                    thread: None,
-                    poisoned: false,
-                    message: Message::None,
-                    inject_panic: false,
-                }),
-            });
+            let state = AgentState {
+                txn: None,
+                agent: Box::into_raw(agent),
+                thread: None,
+                poisoned: false,
+                message: Message::None,
+                inject_panic: false,
+            };
+            let reused = FREE_SHELLS.lock().map_or(None, |mut f| f.pop_front());
+            let h = match reused {
+                Some(Shell(p)) => {
+                    // SAFETY: a dead shell from the free list: no call uses
+                    // its state (a stale handle's claim touches only the
+                    // atomics, and lets go of `busy` at once).
+                    unsafe {
+                        *(*p).state.get() = state;
+                        // Release: the state is written before anybody
+                        // can see the shell live.
+                        (*p).magic.store(MAGIC_LIVE, Ordering::Release);
+                    }
+                    p
+                }
+                None => {
+                    let p = Box::into_raw(Box::new(heirloom_agent {
+                        magic: AtomicU32::new(MAGIC_LIVE),
+                        generation: AtomicU32::new(0),
+                        busy: AtomicBool::new(false),
+                        state: UnsafeCell::new(state),
+                    }));
+                    assert!(
+                        p as usize & !address_mask() == 0,
+                        "heirloom: an agent's address uses bits its handle's generation needs"
+                    );
+                    p
+                }
+            };
+            // SAFETY: the shell is ours (just made live).
+            let g = unsafe { &*h }.generation.load(Ordering::Relaxed);
             // SAFETY: the caller's promise.
-            unsafe { out.write(Box::into_raw(h)) };
+            unsafe { out.write(agent_handle(h, g)) };
             HEIRLOOM_OK
         }
         Err(_) => HEIRLOOM_EPANIC,
@@ -489,7 +534,12 @@ pub unsafe extern "C" fn heirloom_agent_free(a: *mut heirloom_agent) -> i32 {
         }
     }));
     st.message = Message::None;
+    // Every handle given out so far is stale from now on.
+    h.generation.fetch_add(1, Ordering::Release);
     h.busy.store(false, Ordering::Release);
+    if let Ok(mut f) = FREE_SHELLS.lock() {
+        f.push_back(Shell(std::ptr::from_ref(h).cast_mut()));
+    }
     HEIRLOOM_OK
 }
 
@@ -913,12 +963,13 @@ mod tests {
             assert_eq!(heirloom_manager_new(std::ptr::null(), &mut m), HEIRLOOM_OK);
             assert_eq!(heirloom_agent_new(m, &mut a), HEIRLOOM_OK);
             // Its own pair of cache lines (see `heirloom_agent`).
-            assert_eq!(a as usize % 128, 0, "agent at {a:p}");
+            let (p, _) = shell(a);
+            assert_eq!(p as usize % 128, 0, "agent at {p:p}");
             assert_eq!(heirloom_commit(a), HEIRLOOM_EMISUSE);
-            (*a).busy.store(true, Ordering::Relaxed); // a call under way elsewhere
+            (*p).busy.store(true, Ordering::Relaxed); // a call under way elsewhere
             let text = CStr::from_ptr(heirloom_message(a)).to_str().unwrap().to_owned();
             assert!(text.contains("another thread is inside a call"), "{text}");
-            (*a).busy.store(false, Ordering::Relaxed);
+            (*p).busy.store(false, Ordering::Relaxed);
             let text = CStr::from_ptr(heirloom_message(a)).to_str().unwrap().to_owned();
             assert!(text.contains("no transaction"), "{text}");
             assert_eq!(heirloom_agent_free(a), HEIRLOOM_OK);

@@ -3,6 +3,8 @@
 //! lock escalation and the lock-memory cap. Every table kind, inheritance
 //! off and on.
 
+mod common;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread;
@@ -315,7 +317,11 @@ fn waiting_for_a_transaction_to_end() {
                 t.commit().unwrap();
                 assert_eq!(r.stats().txn_waits, 2);
             });
-            thread::sleep(Duration::from_millis(20));
+            common::until_waiting(
+                &lm,
+                LockId::transaction(id),
+                &format!("{}: nobody waited for the writer", name(&lm)),
+            );
             ended.store(true, Ordering::SeqCst);
             writer.commit().unwrap();
         });
@@ -439,7 +445,12 @@ fn escalation_deadlock_is_detected() {
                 r
             });
             rx.recv().unwrap();
-            thread::sleep(Duration::from_millis(20));
+            // A's escalation: table S waits for B's IX.
+            common::until_waiting(
+                &lm,
+                LockId::table(T),
+                &format!("{}: the escalation never waited", name(&lm)),
+            );
             // B now waits for A's row 1: a cycle.
             let rb = tb.lock(LockId::row(T, 1), Mode::X);
             drop(tb);

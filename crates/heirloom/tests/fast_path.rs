@@ -7,6 +7,8 @@
 //! table kind, inheritance off unless a test says otherwise; the last
 //! tests put inheritance beside the fast path.
 
+mod common;
+
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
@@ -98,10 +100,9 @@ fn intentions_wait_behind_a_queued_table_writer() {
                 let mut tb = b.begin();
                 tb.lock(LockId::table(T), Mode::X).unwrap();
                 tx.send("X").unwrap();
-                thread::sleep(Duration::from_millis(20));
                 tb.commit().unwrap();
             });
-            thread::sleep(Duration::from_millis(50));
+            common::until_waiting(&lm, LockId::table(T), &format!("{kind}: X on the table never waited"));
             // First come, first served: a new intention lock queues behind
             // the waiting X instead of starving it.
             let mut tc = c.begin();
@@ -141,7 +142,7 @@ fn a_conversion_from_an_intention_passes_the_writer_it_shuts_out() {
                 }
                 r
             });
-            thread::sleep(Duration::from_millis(50));
+            common::until_waiting(&lm, LockId::table(T), &format!("{kind}: X on the table never waited"));
             // IS to IX: the queued X waits for our IS anyway, so IX must
             // not wait for it (a cycle), nor be refused.
             ta.lock_with(LockId::row(T, 2), Mode::X, Wait::NoWait)

@@ -3,6 +3,8 @@
 //! message per partition, a client thread that dies mid-transaction, many
 //! more clients than cores, and the names it goes by.
 
+mod common;
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, mpsc};
@@ -168,7 +170,8 @@ fn a_client_that_dies_loses_its_locks_and_harms_nobody() {
                 t.lock(r, Mode::X).unwrap();
             }
             held.wait();
-            thread::sleep(Duration::from_millis(50));
+            // Fail once the other client waits for our rows.
+            common::until_waiting(&lm, rows[0], "the other client never waited");
             panic!("client failure (on purpose)");
         })
     };

@@ -2,6 +2,8 @@
 //! anything (Linux only: read from /proc). Alone in its test binary, so
 //! that no other test's servers are counted.
 
+mod common;
+
 #[cfg(target_os = "linux")]
 #[test]
 fn an_idle_server_burns_no_cpu() {
@@ -54,6 +56,5 @@ fn an_idle_server_burns_no_cpu() {
     );
     drop(a);
     drop(lm);
-    std::thread::sleep(Duration::from_millis(50));
-    assert_eq!(server_ticks().0, 0, "the servers stop with the manager");
+    common::until("the servers stop with the manager", || server_ticks().0 == 0);
 }

@@ -6,6 +6,7 @@
  * exits non-zero with a message on the first failed check.
  */
 #include "heirloom.h"
+#include <unistd.h>
 
 #include <pthread.h>
 #include <stdio.h>
@@ -478,8 +479,52 @@ static void a_retry_keeps_its_age(void) {
     heirloom_manager_free(m);
 }
 
+/* Resident pages of this process (/proc/self/statm), 0 where unknown. */
+static long resident_pages(void) {
+    long size = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &size, &resident) != 2) resident = 0;
+        fclose(f);
+    }
+    return resident;
+}
+
+/* A million agents made and freed one after another run in constant memory
+ * (a freed agent's shell is reused), and a handle freed long ago is still
+ * refused after its shell came back under a new handle. */
+static void agents_churn_in_constant_memory(void) {
+    heirloom_manager *m = new_manager(HEIRLOOM_TABLE_LATCHED, HEIRLOOM_POLICY_DETECT);
+    heirloom_agent *a = NULL, *stale = NULL, *live = NULL;
+    heirloom_lock_id r1 = row(1, 1);
+    OK(heirloom_agent_new(m, &stale));
+    OK(heirloom_agent_free(stale));
+    for (int i = 0; i < 1000; i++) { /* warm the allocator and the registry */
+        OK(heirloom_agent_new(m, &a));
+        OK(heirloom_agent_free(a));
+    }
+    long before = resident_pages();
+    int refused = 0;
+    for (long i = 0; i < 1000000; i++) {
+        if (heirloom_agent_new(m, &a) != HEIRLOOM_OK || heirloom_agent_free(a) != HEIRLOOM_OK) refused++;
+    }
+    long grown = (resident_pages() - before) * sysconf(_SC_PAGESIZE);
+    CHECK(refused == 0, "%d churns refused", refused);
+    CHECK(grown <= 8l << 20, "a million agent churns grew resident memory by %ld bytes", grown);
+    /* The stale handle's shell is in use again (one shell serves the churn). */
+    OK(heirloom_agent_new(m, &live));
+    CHECK(heirloom_begin(stale) == HEIRLOOM_EINVAL, "a freed handle, its shell reused");
+    CHECK(heirloom_agent_free(stale) == HEIRLOOM_EINVAL, "freed twice, its shell reused");
+    OK(heirloom_begin(live));
+    OK(heirloom_lock(live, &r1, HEIRLOOM_X));
+    OK(heirloom_commit(live));
+    OK(heirloom_agent_free(live));
+    heirloom_manager_free(m);
+}
+
 int main(void) {
     each_call();
+    agents_churn_in_constant_memory();
     a_retry_keeps_its_age();
     no_lock_table();
     without_intention_locks(HEIRLOOM_TABLE_LATCHED);

@@ -32,21 +32,21 @@ use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
 use crate::sync::{Ordering, fence};
 
-/// The latched table's first size (its default [`Builder::buckets`](crate::Builder::buckets)): 256
-/// hash buckets, few enough that the buckets and the heads in use stay in
-/// cache. The table grows from there, doubling its buckets when its
-/// chains average more than a few heads that are all in use, so a
-/// transaction that holds hundreds of thousands of locks costs each about
-/// what the first cost (300,000 X row locks: 0.3 s, against 27 s before
-/// the table grew; the crate's MEASUREMENTS.md).
+/// The latched table's first size (its default
+/// [`Builder::buckets`](crate::Builder::buckets)): 256 hash buckets, few
+/// enough that the buckets and the heads in use stay in cache. The table
+/// grows from there, doubling its buckets when its chains average more
+/// than a few heads that are all in use, so a transaction that holds
+/// hundreds of thousands of locks pays about as much for the last as for
+/// the first (the crate's MEASUREMENTS.md, "A latched table that grows").
 pub const DEFAULT_BUCKETS: usize = 1 << 8;
 
-/// The latch-free tables' size (their default [`Builder::buckets`](crate::Builder::buckets)):
-/// 4,096 buckets, which short transactions run as fast on as on 256. These
-/// tables do not grow: a new lock walks its bucket's list, so a
-/// transaction's cost per lock grows with the locks it holds (300,000 X
-/// row locks: about 1 s; 16 s with 256 buckets). Set more for such
-/// transactions.
+/// The latch-free tables' size (their default
+/// [`Builder::buckets`](crate::Builder::buckets)): 4,096 buckets, on which
+/// short transactions ran as fast as on 256. These tables do not grow: a
+/// new lock walks its bucket's list, so a transaction's cost per lock
+/// grows with the locks it holds (see the same entry); set more buckets
+/// for transactions that hold hundreds of thousands.
 pub const DEFAULT_LATCHFREE_BUCKETS: usize = 1 << 12;
 
 /// The most buckets [`Builder::buckets`](crate::Builder::buckets) takes (2^24).

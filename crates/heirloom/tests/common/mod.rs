@@ -12,6 +12,21 @@ use std::time::Duration;
 
 use heirloom::{ConflictPolicy, LockError, LockId, LockManager, Mode, TableId, TxnId};
 
+mod poll;
+#[allow(unused_imports)]
+pub use poll::{LIMIT, until};
+
+/// Waits until somebody waits for `lock` (the snapshot shows a waiter);
+/// fails with `what` after [`LIMIT`].
+pub fn until_waiting(lm: &LockManager, lock: LockId, what: &str) {
+    until(what, || {
+        lm.snapshot()
+            .locks
+            .iter()
+            .any(|l| l.lock == lock && !l.waiters.is_empty())
+    });
+}
+
 /// Every conflict policy, `Timeout` with `timeout`.
 pub fn policies(timeout: Duration) -> Vec<ConflictPolicy> {
     vec![

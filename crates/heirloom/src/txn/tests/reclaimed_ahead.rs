@@ -27,7 +27,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use super::common::{LIMIT, until_waiting};
+use super::common::{LIMIT, until, until_waiting};
 use crate::fault;
 use crate::{ConflictPolicy, Inheritance, LockId, LockManager, Mode, TableId, TableKind};
 
@@ -100,8 +100,12 @@ fn schedule(kind: TableKind) {
     // Until `older` waits on T1 (it has settled).
     until_waiting(&lm, table, &format!("{kind:?}: the older transaction never waited"));
     start_young.send(()).unwrap();
-    // Let `young` reclaim (or queue) and reach the row.
-    thread::sleep(Duration::from_millis(50));
+    // Until `young` waits: on the row (it reclaimed, or was granted, IX on
+    // T1), or on T1 behind `older`.
+    until(&format!("{kind:?}: the young transaction never waited"), || {
+        let s = lm.snapshot();
+        s.lock(row).is_some_and(|l| !l.waiters.is_empty()) || s.lock(table).is_some_and(|l| l.waiters.len() >= 2)
+    });
     first.commit().unwrap();
     let older = older_result
         .recv_timeout(LIMIT)
