@@ -24,6 +24,11 @@ pub(super) struct Bucket {
 /// replaces it with one twice as large and keeps the old one until the
 /// table drops (a walk or a latch may still be on one of its buckets; the
 /// old arrays together are smaller than the newest).
+///
+/// Aligned to two cache lines (the adjacent-line prefetch's pair): every
+/// lookup reads `buckets` and `mask`, so no other allocation may share
+/// their line and write it.
+#[repr(align(128))]
 pub(super) struct Dir {
     pub(super) buckets: Box<[CachePadded<Bucket>]>,
     mask: u64,
