@@ -853,21 +853,7 @@ pub unsafe extern "C" fn heirloom_abort(a: *mut heirloom_agent) -> i32 {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn heirloom_txn_id(a: *mut heirloom_agent, out: *mut u64) -> i32 {
     // SAFETY: the caller's promise.
-    unsafe {
-        with_agent(a, |st| {
-            if out.is_null() {
-                set_message(st, "heirloom: heirloom_txn_id with a null out pointer");
-                return HEIRLOOM_EINVAL;
-            }
-            let mut v = 0;
-            let code = with_txn(st, |t| {
-                v = t.id().as_u64();
-                Ok(())
-            });
-            out.write(v);
-            code
-        })
-    }
+    unsafe { txn_number(a, out, "heirloom_txn_id", |t| t.id().as_u64()) }
 }
 
 /// The open transaction's age into `*out`: the order wait-die and
@@ -879,15 +865,31 @@ pub unsafe extern "C" fn heirloom_txn_id(a: *mut heirloom_agent, out: *mut u64) 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn heirloom_txn_age(a: *mut heirloom_agent, out: *mut u64) -> i32 {
     // SAFETY: the caller's promise.
+    unsafe { txn_number(a, out, "heirloom_txn_age", |t| t.age()) }
+}
+
+/// `heirloom_txn_id` and `heirloom_txn_age`: `of` the open transaction
+/// into `*out` (0 with the error code when there is none).
+///
+/// # Safety
+/// `a` is null or an agent handle; `out` is null or points to a writable
+/// `uint64_t`.
+unsafe fn txn_number(
+    a: *mut heirloom_agent,
+    out: *mut u64,
+    call: &str,
+    of: impl FnOnce(&Transaction<'_>) -> u64,
+) -> i32 {
+    // SAFETY: the caller's promise.
     unsafe {
         with_agent(a, |st| {
             if out.is_null() {
-                set_message(st, "heirloom: heirloom_txn_age with a null out pointer");
+                set_message(st, &format!("heirloom: {call} with a null out pointer"));
                 return HEIRLOOM_EINVAL;
             }
             let mut v = 0;
             let code = with_txn(st, |t| {
-                v = t.age();
+                v = of(t);
                 Ok(())
             });
             out.write(v);

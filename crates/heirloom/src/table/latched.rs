@@ -891,4 +891,5 @@ mod tests {
     mod loom_grow;
     #[cfg(heirloom_loom)]
     mod loom_reinherit;
+    mod support;
 }

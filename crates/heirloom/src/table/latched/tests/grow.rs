@@ -7,27 +7,16 @@ use std::sync::atomic::AtomicU32;
 use std::thread;
 
 use super::super::Latched;
+use super::support::request;
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
 use crate::queue::Outcome;
-use crate::request::{ReqPtr, Request};
+use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
 use crate::sync::Ordering;
 use crate::table::HeadRef;
 
 const T: TableId = TableId::new(0, 1);
-
-fn node(r: &ReqPtr) -> &Request {
-    // SAFETY: the test's own node, freed at its end.
-    unsafe { r.get() }
-}
-
-/// A request node of transaction `txn` on agent `agent`.
-fn request(agent: u32, txn: u64) -> ReqPtr {
-    let r = ReqPtr::alloc(agent);
-    node(&r).txn.store(txn, Ordering::Relaxed);
-    r
-}
 
 fn acquire(t: &Latched, r: ReqPtr, id: LockId, mode: Mode) -> (Outcome, HeadRef) {
     let (c, mut wake) = (AgentCounters::default(), Vec::new());

@@ -8,29 +8,22 @@
 //! -p heirloom --lib loom_fast`
 
 use super::super::Latched;
+use super::support::{self, node};
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
 use crate::nodes::{Nodes, Reuse};
 use crate::queue::Outcome;
-use crate::request::{CONVERTING, GRANTED, ReqPtr, Request, WAITING};
+use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING};
 use crate::stats::AgentCounters;
 use crate::sync::{Arc, AtomicBool, Ordering};
 use crate::table::HeadRef;
 
 const T: TableId = TableId::new(0, 1);
 
-// Every node is the model's own, allocated by `request` and freed at the
-// model's end, after both threads are done with it.
-
-fn node(r: &ReqPtr) -> &Request {
-    // SAFETY: a model's own node (see above).
-    unsafe { r.get() }
-}
-
+/// A node of agent `agent`'s transaction (the model's own: see
+/// `support.rs`).
 fn request(agent: u32) -> ReqPtr {
-    let r = ReqPtr::alloc(agent);
-    node(&r).txn.store(agent as u64 + 1, Ordering::Relaxed);
-    r
+    support::request(agent, agent as u64 + 1)
 }
 
 fn acquire(t: &Latched, id: LockId, r: ReqPtr, mode: Mode, wake: &mut Vec<ReqPtr>) -> (Outcome, HeadRef) {

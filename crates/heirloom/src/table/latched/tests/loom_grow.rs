@@ -10,29 +10,16 @@
 //! -p heirloom --lib loom_grow`
 
 use super::super::Latched;
+use super::support::request;
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
 use crate::queue::Outcome;
-use crate::request::{ReqPtr, Request};
+use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
-use crate::sync::{Arc, Ordering};
+use crate::sync::Arc;
 use crate::table::HeadRef;
 
 const T: TableId = TableId::new(0, 1);
-
-// Every node is the model's own, allocated by `request` and freed at the
-// model's end, after both threads are done with it.
-
-fn node(r: &ReqPtr) -> &Request {
-    // SAFETY: a model's own node (see above).
-    unsafe { r.get() }
-}
-
-fn request(agent: u32) -> ReqPtr {
-    let r = ReqPtr::alloc(agent);
-    node(&r).txn.store(agent as u64 + 1, Ordering::Relaxed);
-    r
-}
 
 /// X on row `row` without waiting: the handle if granted.
 fn take(t: &Latched, row: u64, r: ReqPtr) -> Option<HeadRef> {
@@ -63,8 +50,8 @@ fn release(t: &Latched, h: HeadRef, r: ReqPtr) {
 fn a_lock_keeps_one_head_while_the_table_grows() {
     loom::model(|| {
         let t = Arc::new(Latched::new(1, false, false, false));
-        let mine: Vec<ReqPtr> = (0..3).map(|_| request(0)).collect();
-        let theirs: Vec<ReqPtr> = (0..2).map(|_| request(1)).collect();
+        let mine: Vec<ReqPtr> = (0..3).map(|_| request(0, 1)).collect();
+        let theirs: Vec<ReqPtr> = (0..2).map(|_| request(1, 2)).collect();
         let other = {
             let (t, theirs) = (t.clone(), theirs.clone());
             loom::thread::spawn(move || {
@@ -86,7 +73,7 @@ fn a_lock_keeps_one_head_while_the_table_grows() {
         }
         // Whoever holds a row, the head it was granted on is the one a
         // third transaction finds now.
-        let probe = request(2);
+        let probe = request(2, 3);
         for (row, h) in got.iter().enumerate() {
             let held = h.or_else(|| match row {
                 2 => their[0],
