@@ -20,6 +20,8 @@ pub(crate) fn code_of(e: &LockError) -> i32 {
         LockError::NotHeld { .. } | LockError::ChildrenHeld { .. } => HEIRLOOM_ENOTHELD,
         LockError::OutOfLockMemory { .. } => HEIRLOOM_ENOLOCKMEM,
         LockError::ServerFailed { .. } => HEIRLOOM_ESERVER,
+        // A wait for a transaction bound to this same thread: misuse.
+        LockError::InvalidRequest { reason, .. } if *reason == heirloom::BLOCKED_BY_OWN_THREAD => HEIRLOOM_EMISUSE,
         LockError::InvalidRequest { .. } => HEIRLOOM_EINVAL,
     }
 }

@@ -306,7 +306,15 @@ unsafe fn with_agent(a: *const heirloom_agent, f: impl FnOnce(&mut AgentState) -
                 // Abort the transaction (its locks go back); a second panic
                 // here leaves them to the agent's drop.
                 let txn = st.txn.take();
-                let _ = catch_unwind(AssertUnwindSafe(move || drop(txn)));
+                let agent = st.agent;
+                let _ = catch_unwind(AssertUnwindSafe(move || {
+                    drop(txn);
+                    // SAFETY: the transaction is gone, so nothing borrows
+                    // the agent; live until `heirloom_agent_free`.
+                    if let Some(a) = unsafe { agent.as_ref() } {
+                        a.bind_to_thread(false);
+                    }
+                }));
                 set_message(
                     st,
                     "heirloom: a panic inside the library was caught; the transaction was aborted and the agent is unusable",
@@ -345,6 +353,9 @@ fn end_txn(st: &mut AgentState, f: impl FnOnce(Transaction<'static>) -> Result<(
         Some(t) => {
             st.thread = None;
             let r = f(t);
+            // SAFETY: the transaction is over (`f` took it), so nothing
+            // borrows the agent; live until `heirloom_agent_free`.
+            unsafe { (*st.agent).bind_to_thread(false) };
             result(st, r)
         }
         None => no_txn(st),
@@ -530,7 +541,9 @@ pub unsafe extern "C" fn heirloom_agent_free(a: *mut heirloom_agent) -> i32 {
             // SAFETY: from `Box::into_raw` in `heirloom_agent_new`, freed
             // only here (the handle is dead now), and no transaction
             // borrows it any more.
-            drop(unsafe { Box::from_raw(agent) });
+            let agent = unsafe { Box::from_raw(agent) };
+            agent.bind_to_thread(false);
+            drop(agent);
         }
     }));
     st.message = Message::None;
@@ -665,6 +678,9 @@ unsafe fn begin(a: *mut heirloom_agent, retry: bool) -> i32 {
             // `heirloom_agent_free`, which drops the transaction first (so
             // does the panic path), and nothing else reaches the agent
             // while a transaction is open.
+            // A transaction stays on this thread (`with_agent`), so a wait
+            // that it blocks on this thread is refused, not a hang.
+            (*agent).bind_to_thread(true);
             let txn: Transaction<'static> = if retry { (*agent).retry() } else { (*agent).begin() };
             st.txn = Some(txn);
             st.thread = this_thread();

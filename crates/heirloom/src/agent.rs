@@ -312,6 +312,25 @@ impl Agent {
         self.lm.table.null_section(self.shared.caller(), id);
     }
 
+    /// For interfaces whose transactions cannot leave the thread that
+    /// began them (the C interface): `true` binds this agent's transactions
+    /// to the calling thread until `false`. A wait without a time limit
+    /// that such a transaction blocks, asked for on the same thread through
+    /// another agent, is then refused with
+    /// [`LockError::InvalidRequest`] (reason
+    /// `misuse::BLOCKED_BY_OWN_THREAD`, which dooms the waiter) instead of
+    /// parking for ever: only that thread could end the holder.
+    #[doc(hidden)]
+    pub fn bind_to_thread(&self, bound: bool) {
+        let token = if bound { misuse::thread_token() } else { 0 };
+        let was = self.shared.bound_to.swap(token, Ordering::Relaxed);
+        match (was != 0, bound) {
+            (false, true) => misuse::bound_here(true),
+            (true, false) => misuse::bound_here(false),
+            _ => {}
+        }
+    }
+
     /// This agent's own statistics.
     pub fn stats(&self) -> Stats {
         self.shared.counters.read()

@@ -64,6 +64,8 @@ pub use inherit::Inheritance;
 pub use manager::{
     Builder, DEFAULT_DEADLOCK_TIMEOUT, DEFAULT_SPIN_BEFORE_PARK, LockManager, RECOMMENDED_KEEP_INHERITED,
 };
+#[doc(hidden)]
+pub use misuse::BLOCKED_BY_OWN_THREAD;
 pub use mode::{ALL_MODES, COMPATIBLE, MODE_COUNT, Mode, SUPREMUM};
 pub use monitor::{Holder, LockInfo, Snapshot, Waiter};
 pub use policy::{ConflictPolicy, Wait};

@@ -17,8 +17,16 @@ pub enum ConflictPolicy {
     /// Never wait: fail at once so that the caller restarts.
     NoWait,
     /// Wait-die: an older requester waits for younger holders; a younger
-    /// one dies. Ages survive restarts in `Agent::run`, so every transaction
-    /// eventually becomes the oldest.
+    /// one dies. Ages survive restarts in `Agent::run` (and in
+    /// `Agent::retry`), so every transaction eventually becomes the oldest.
+    ///
+    /// The requester compares its age with every request in its way: the
+    /// granted ones it conflicts with and the waiting ones queued ahead of
+    /// it that it conflicts with (first come, first served), and dies if
+    /// any is older. Comparing with the holders only, as DBx1000's
+    /// WAIT_DIE does, dies less often but lets a younger transaction wait
+    /// behind an older waiter, which may then come to wait for the younger
+    /// one: a deadlock that wait-die exists to rule out.
     WaitDie,
     /// Wound-wait: an older requester wounds younger holders; a younger one
     /// waits. A wounded holder fails at its next lock call while the

@@ -51,6 +51,11 @@ pub(crate) struct AgentShared {
     pub(crate) index: u32,
     /// Inside a transaction (exclusive-mode gate; see `gate.rs`).
     pub(crate) active: AtomicBool,
+    /// The thread the agent's transactions are bound to
+    /// (`misuse::thread_token`; 0: none), for interfaces whose
+    /// transactions cannot leave the thread that began them
+    /// (`Agent::bind_to_thread`). Written by the owner, read by waiters.
+    pub(crate) bound_to: AtomicU64,
     pub(crate) counters: AgentCounters,
     /// Wound-wait's mailbox.
     pub(crate) wound: CachePadded<WoundBox>,
@@ -244,6 +249,7 @@ impl Inner {
             index,
             counters: AgentCounters::default(),
             active: AtomicBool::new(false),
+            bound_to: AtomicU64::new(0),
             wound: CachePadded::new(WoundBox {
                 wounded: AtomicU64::new(0),
                 wounded_by: AtomicU64::new(0),

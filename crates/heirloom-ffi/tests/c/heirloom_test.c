@@ -522,8 +522,41 @@ static void agents_churn_in_constant_memory(void) {
     heirloom_manager_free(m);
 }
 
+/* One thread, two agents: B asks for a row A holds on the same thread.
+ * Only this thread could end A, so a wait would hang for ever; it is
+ * refused with HEIRLOOM_EMISUSE (and B's transaction doomed) under every
+ * policy that would wait, on every table. B begins first: the older. */
+static void one_thread_two_agents_do_not_hang(uint32_t table, uint32_t policy) {
+    heirloom_manager *m = new_manager(table, policy);
+    heirloom_agent *a = new_agent(m), *b = new_agent(m);
+    heirloom_lock_id r1 = row(1, 1);
+    OK(heirloom_begin(b));
+    OK(heirloom_begin(a));
+    OK(heirloom_lock(a, &r1, HEIRLOOM_X));
+    int rc = heirloom_lock(b, &r1, HEIRLOOM_S);
+    CHECK(rc == HEIRLOOM_EMISUSE, "table %u policy %u: %s: %s", table, policy, heirloom_code_name(rc),
+          heirloom_message(b));
+    CHECK(strstr(heirloom_message(b), "same thread") != NULL, "the message says why: %s", heirloom_message(b));
+    OK(heirloom_abort(b));
+    OK(heirloom_commit(a));
+    /* Once A is over, B's retry takes the row. */
+    OK(heirloom_retry(b));
+    OK(heirloom_lock(b, &r1, HEIRLOOM_S));
+    OK(heirloom_commit(b));
+    OK(heirloom_agent_free(a));
+    OK(heirloom_agent_free(b));
+    heirloom_manager_free(m);
+}
+
 int main(void) {
     each_call();
+    {
+        uint32_t tables[] = {HEIRLOOM_TABLE_LATCHED, HEIRLOOM_TABLE_LATCHFREE, HEIRLOOM_TABLE_SERVER,
+                             HEIRLOOM_TABLE_GLOBAL};
+        uint32_t waiting[] = {HEIRLOOM_POLICY_DETECT, HEIRLOOM_POLICY_WAITDIE, HEIRLOOM_POLICY_WOUNDWAIT};
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 3; j++) one_thread_two_agents_do_not_hang(tables[i], waiting[j]);
+    }
     agents_churn_in_constant_memory();
     a_retry_keeps_its_age();
     no_lock_table();

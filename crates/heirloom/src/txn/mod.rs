@@ -56,17 +56,13 @@ impl Agent {
     }
 
     /// Begins a transaction as a retry of the agent's last one: under
-    /// wait-die and wound-wait it takes that transaction's age instead of a
-    /// new one, so a transaction the policy aborted runs again as old as it
-    /// was and cannot starve ([`Agent::run`] does this for its restarts).
-    /// Which transaction is a retry is the engine's to say: DBx1000, for
-    /// one, keeps a thread's timestamp until the thread takes a new query,
-    /// and gives it to every retry of an aborted query meanwhile. Two
-    /// transactions never share an age: the last one has ended, and only
-    /// this agent's next transaction can take its age. Counted in
-    /// [`Stats::restarts`](crate::Stats::restarts). The agent's first
-    /// transaction, and any under the other policies, gets its age as
-    /// [`Agent::begin`] would.
+    /// wait-die and wound-wait it takes that transaction's age, so a
+    /// transaction the policy aborted runs again as old as it was and
+    /// cannot starve (as [`Agent::run`] does). The engine says what is a
+    /// retry (DBx1000 keeps a thread's timestamp until it takes a new
+    /// query). No two live transactions share an age: only this agent's
+    /// next one takes it. Counted in [`Stats::restarts`](crate::Stats::restarts);
+    /// the agent's first transaction gets a new age.
     #[inline]
     pub fn retry(&mut self) -> Transaction<'_> {
         // 0: no transaction yet, or a policy without ages (the clock

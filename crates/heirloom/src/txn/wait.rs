@@ -202,6 +202,9 @@ impl Transaction<'_> {
             // builds); only an unbounded one would hang.
             if !misuse_checked && deadline.is_none() {
                 misuse_checked = true;
+                if let Err(e) = self.check_not_blocked_by_bound_thread(info) {
+                    break Err(e);
+                }
                 self.check_not_blocked_by_own_thread(info);
             }
             let still_waiting = || {
@@ -297,6 +300,44 @@ impl Transaction<'_> {
             b - (b - goal) / 8
         };
         self.agent.spin_ns = next.clamp(floor, max);
+    }
+
+    /// Refuses a wait, in every build, if a transaction in the way of this
+    /// one is bound to this thread (`Agent::bind_to_thread`, on another
+    /// agent): nothing but this thread could end it. Costs nothing unless
+    /// another agent is bound to this thread. Called only for a wait
+    /// without a time limit.
+    fn check_not_blocked_by_bound_thread(&mut self, info: WaitInfo) -> Result<(), LockError> {
+        let me_bound = self.agent.shared.bound_to.load(Ordering::Relaxed) != 0;
+        if misuse::bound_count() <= u32::from(me_bound) {
+            return Ok(());
+        }
+        let token = misuse::thread_token();
+        let me = self.agent.shared.index;
+        let mut b: Vec<Blocker> = Vec::new();
+        let inner = &*self.agent.lm;
+        // SAFETY: our own request in flight, with the handle its table gave.
+        unsafe {
+            inner
+                .table
+                .blockers(self.agent.shared.caller(), info.head, info.req, &mut b)
+        };
+        let reg = inner.registry.read();
+        let bound_here = b.iter().any(|b| {
+            b.agent != me
+                && reg
+                    .get(b.agent)
+                    .is_some_and(|a| a.bound_to.load(Ordering::Relaxed) == token)
+        });
+        drop(reg);
+        if bound_here {
+            return Err(LockError::InvalidRequest {
+                txn: self.id(),
+                lock: info.lock,
+                reason: misuse::BLOCKED_BY_OWN_THREAD,
+            });
+        }
+        Ok(())
     }
 
     /// Debug builds: panics, instead of parking for ever, if a transaction
