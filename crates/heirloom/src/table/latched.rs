@@ -204,6 +204,8 @@ pub(crate) struct Latched {
     /// buckets: written when such a head is allocated (the rare path), and
     /// set anew by each growth. Past one per bucket the table grows.
     excess: CachePadded<AtomicUsize>,
+    /// The most buckets it grows to ([`MAX_BUCKETS`]; fewer in tests).
+    most: usize,
     /// The manager passes locks on (speculative lock inheritance): only
     /// then may an owner turn a request INHERITED without the latch.
     sli: bool,
@@ -240,6 +242,7 @@ impl Latched {
             dir: AtomicPtr::new(Box::into_raw(Dir::new(n))),
             grown: Latch::new(Vec::new()),
             excess: CachePadded::new(AtomicUsize::new(0)),
+            most: MAX_BUCKETS,
             sli,
             fast: fast_path.then(|| Box::new(Fast::new())),
             elision: elide.then(Elision::default),
@@ -253,6 +256,14 @@ impl Latched {
         // chains the new array starts are seen relinked.
         // SAFETY: every array the table had lives until it drops (`grown`).
         unsafe { &*self.dir.load(Ordering::Acquire) }
+    }
+
+    /// A table that grows to `most` buckets at the most.
+    #[cfg(test)]
+    pub(crate) fn with_most(buckets: usize, most: usize) -> Self {
+        let mut t = Latched::new(buckets, false, false, false);
+        t.most = most;
+        t
     }
 
     /// The number of buckets now.
@@ -542,7 +553,13 @@ impl Latched {
             debug_assert!(head.bound_to(words));
             return (q, p, contended || held);
         }
-        match Self::bind_slow(bucket, id, len, self.outside_of(id), &self.excess, d.buckets.len()) {
+        // At the most buckets the table stops growing and chains lengthen.
+        let grow_at = if d.buckets.len() < self.most {
+            d.buckets.len()
+        } else {
+            usize::MAX
+        };
+        match Self::bind_slow(bucket, id, len, self.outside_of(id), &self.excess, grow_at) {
             Some((q, p)) => (q, p, contended),
             None => {
                 drop(b);
@@ -569,8 +586,9 @@ impl Latched {
     /// shorter than [`KEEP_HEADS`] (so that a few colliding hot locks do not
     /// steal each other's heads), else an empty one if there is one, else a
     /// new one, unless that would be a head beyond [`KEEP_HEADS`] while
-    /// such heads (`excess`) number as many as the `buckets`: then `None`,
-    /// for the caller to grow the table first. Caller holds the bucket
+    /// such heads (`excess`) number `grow_at` (the buckets, below the most
+    /// the table takes): then `None`, for the caller to grow the table
+    /// first. Caller holds the bucket
     /// latch and has counted the chain (`len` heads). Returns the head
     /// latched.
     fn bind_slow<'a>(
@@ -579,7 +597,7 @@ impl Latched {
         len: usize,
         outside: Option<Outside>,
         excess: &AtomicUsize,
-        buckets: usize,
+        grow_at: usize,
     ) -> Option<(LatchGuard<'a, Queue>, *mut CachePadded<Head>)> {
         let mut p = if len < KEEP_HEADS {
             ptr::null_mut()
@@ -602,7 +620,7 @@ impl Latched {
         if len >= KEEP_HEADS {
             // A head beyond KEEP_HEADS: grow first once they number as
             // many as the buckets.
-            if excess.load(Ordering::Relaxed) >= buckets {
+            if excess.load(Ordering::Relaxed) >= grow_at {
                 return None;
             }
             excess.fetch_add(1, Ordering::Relaxed);

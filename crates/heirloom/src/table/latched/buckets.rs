@@ -6,7 +6,7 @@ use std::ptr;
 
 use crossbeam_utils::CachePadded;
 
-use super::{Head, KEEP_HEADS, Latched, MAX_BUCKETS};
+use super::{Head, KEEP_HEADS, Latched};
 use crate::id::LockId;
 use crate::latch::Latch;
 use crate::stats::AgentCounters;
@@ -138,7 +138,7 @@ impl Latched {
     #[inline(never)]
     pub(super) fn grow(&self, from: &Dir) {
         let mut grown = self.grown.lock();
-        if !ptr::eq(self.dir(), from) || from.buckets.len() >= MAX_BUCKETS {
+        if !ptr::eq(self.dir(), from) || from.buckets.len() >= self.most {
             return;
         }
         let held: Vec<_> = from.buckets.iter().map(|b| b.latch.lock()).collect();

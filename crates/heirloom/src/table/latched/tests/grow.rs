@@ -122,3 +122,22 @@ fn x_excludes_x_while_the_table_grows() {
     t.snapshot(0, &mut snap);
     assert!(snap.is_empty(), "{snap:?}");
 }
+
+#[test]
+fn at_its_most_buckets_the_table_stops_growing_and_still_binds() {
+    let t = Latched::with_most(1, 4);
+    let held: Vec<(ReqPtr, HeadRef)> = (0..200u64)
+        .map(|i| {
+            let r = request(0, 1);
+            let (out, h) = acquire(&t, r, LockId::row(T, i), Mode::X);
+            assert!(matches!(out, Outcome::Granted));
+            (r, h)
+        })
+        .collect();
+    assert_eq!(t.buckets(), 4, "grew past its most");
+    for (r, h) in held {
+        release(&t, r, h);
+        // SAFETY: released, linked nowhere.
+        unsafe { r.free() };
+    }
+}
