@@ -47,7 +47,7 @@ mod shells;
 pub use codes::*;
 use convert::{builder_of, code_of, lock_of, mode_code, mode_of, wait_of};
 pub use json::*;
-use shells::{FREE_SHELLS, Shell, address_mask, agent_handle, generation_bits, shell};
+use shells::{agent_handle, generation_bits, shell};
 
 /// A lock: a level and where it is. Locking a row or page also takes the
 /// intention locks on its ancestors (unless the manager's
@@ -478,33 +478,8 @@ pub unsafe extern "C" fn heirloom_agent_new(m: *const heirloom_manager, out: *mu
                 message: Message::None,
                 inject_panic: false,
             };
-            let reused = FREE_SHELLS.lock().map_or(None, |mut f| f.pop_front());
-            let h = match reused {
-                Some(Shell(p)) => {
-                    // SAFETY: a dead shell from the free list: no call uses
-                    // its state (a stale handle's claim touches only the
-                    // atomics, and lets go of `busy` at once).
-                    unsafe {
-                        *(*p).state.get() = state;
-                        // Release: the state is written before anybody
-                        // can see the shell live.
-                        (*p).magic.store(MAGIC_LIVE, Ordering::Release);
-                    }
-                    p
-                }
-                None => {
-                    let p = Box::into_raw(Box::new(heirloom_agent {
-                        magic: AtomicU32::new(MAGIC_LIVE),
-                        generation: AtomicU32::new(0),
-                        busy: AtomicBool::new(false),
-                        state: UnsafeCell::new(state),
-                    }));
-                    assert!(
-                        p as usize & !address_mask() == 0,
-                        "heirloom: an agent's address uses bits its handle's generation needs"
-                    );
-                    p
-                }
+            let Some(h) = shells::live(state) else {
+                return HEIRLOOM_EPANIC;
             };
             // SAFETY: the shell is ours (just made live).
             let g = unsafe { &*h }.generation.load(Ordering::Relaxed);
@@ -550,9 +525,7 @@ pub unsafe extern "C" fn heirloom_agent_free(a: *mut heirloom_agent) -> i32 {
     // Every handle given out so far is stale from now on.
     h.generation.fetch_add(1, Ordering::Release);
     h.busy.store(false, Ordering::Release);
-    if let Ok(mut f) = FREE_SHELLS.lock() {
-        f.push_back(Shell(std::ptr::from_ref(h).cast_mut()));
-    }
+    shells::free(h);
     HEIRLOOM_OK
 }
 

@@ -3,25 +3,59 @@
 //! generation in the pointer bits the shell's address leaves free; the
 //! crate docs, "Handles").
 
-use super::heirloom_agent;
+use std::cell::UnsafeCell;
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use super::{AgentState, MAGIC_LIVE, heirloom_agent};
 
 /// Bits of a shell's generation an agent handle carries: the low bits its
 /// 128-byte alignment leaves zero, and on 64-bit targets the top 16 bits of
-/// a user-space address (below 2^48).
-pub(crate) const LOW_BITS: u32 = 7;
-const HIGH_SHIFT: u32 = if usize::BITS == 64 { 48 } else { usize::BITS };
-const HIGH_BITS: u32 = usize::BITS - HIGH_SHIFT;
-const GENERATION_BITS: u32 = LOW_BITS + HIGH_BITS;
+/// a user-space address (below 2^48; `high`).
+const LOW_BITS: u32 = 7;
+const GENERATION_BITS: u32 = LOW_BITS + high::BITS;
 const LOW_MASK: usize = (1 << LOW_BITS) - 1;
 const _: () = assert!(std::mem::align_of::<heirloom_agent>() == 1 << LOW_BITS);
 
-/// The address bits of a shell handle: neither tag part.
-pub(crate) const fn address_mask() -> usize {
-    if HIGH_BITS == 0 {
-        !LOW_MASK
-    } else {
-        !LOW_MASK & ((1 << HIGH_SHIFT) - 1)
+/// The top bits of a 64-bit handle: the generation's bits above the low
+/// ones.
+#[cfg(target_pointer_width = "64")]
+mod high {
+    use super::LOW_BITS;
+
+    pub(super) const BITS: u32 = 16;
+    const SHIFT: u32 = 64 - BITS;
+    /// The address bits a handle's top bits leave.
+    pub(super) const ADDRESS: usize = (1 << SHIFT) - 1;
+
+    pub(super) fn put(g: usize) -> usize {
+        (g >> LOW_BITS) << SHIFT
     }
+
+    pub(super) fn take(v: usize) -> usize {
+        (v >> SHIFT) << LOW_BITS
+    }
+}
+
+/// Elsewhere an address has no bits to spare at the top.
+#[cfg(not(target_pointer_width = "64"))]
+mod high {
+    pub(super) const BITS: u32 = 0;
+    pub(super) const ADDRESS: usize = usize::MAX;
+
+    pub(super) fn put(_: usize) -> usize {
+        0
+    }
+
+    pub(super) fn take(_: usize) -> usize {
+        0
+    }
+}
+
+/// The address bits of a shell handle: neither tag part.
+const fn address_mask() -> usize {
+    !LOW_MASK & high::ADDRESS
 }
 
 /// A shell's generation as a handle carries it.
@@ -32,30 +66,61 @@ pub(crate) fn generation_bits(g: u32) -> usize {
 /// The handle of the shell at `shell` in generation `g`.
 pub(crate) fn agent_handle(shell: *mut heirloom_agent, g: u32) -> *mut heirloom_agent {
     let g = generation_bits(g);
-    let high = if HIGH_BITS == 0 {
-        0
-    } else {
-        (g >> LOW_BITS) << HIGH_SHIFT
-    };
-    (shell as usize | (g & LOW_MASK) | high) as *mut heirloom_agent
+    (shell as usize | (g & LOW_MASK) | high::put(g)) as *mut heirloom_agent
 }
 
 /// The shell a handle names, and the generation it carries.
 pub(crate) fn shell(a: *const heirloom_agent) -> (*const heirloom_agent, usize) {
     let v = a as usize;
-    let high = if HIGH_BITS == 0 {
-        0
-    } else {
-        (v >> HIGH_SHIFT) << LOW_BITS
-    };
-    ((v & address_mask()) as *const heirloom_agent, (v & LOW_MASK) | high)
+    (
+        (v & address_mask()) as *const heirloom_agent,
+        (v & LOW_MASK) | high::take(v),
+    )
 }
 
 /// Freed agent shells, oldest first, for `heirloom_agent_new` to reuse.
-pub(crate) static FREE_SHELLS: std::sync::Mutex<std::collections::VecDeque<Shell>> =
-    std::sync::Mutex::new(std::collections::VecDeque::new());
+static FREE_SHELLS: Mutex<VecDeque<Shell>> = Mutex::new(VecDeque::new());
 
 /// A freed shell's address, kept for reuse.
-pub(crate) struct Shell(pub(crate) *mut heirloom_agent);
+struct Shell(*mut heirloom_agent);
 // SAFETY: a dead shell, owned by the free list until it is reused.
 unsafe impl Send for Shell {}
+
+/// A live shell holding `state`: the oldest freed one, or a new one.
+/// `None` (and `state`'s agent freed) if a new shell's address has bits
+/// its handle needs for the generation (above 2^48).
+pub(crate) fn live(state: AgentState) -> Option<*mut heirloom_agent> {
+    let reused = FREE_SHELLS.lock().map_or(None, |mut f| f.pop_front());
+    if let Some(Shell(p)) = reused {
+        // SAFETY: a dead shell from the free list: no call uses its state
+        // (a stale handle's claim touches only the atomics, and lets go of
+        // `busy` at once).
+        unsafe {
+            *(*p).state.get() = state;
+            // Release: the state is written before anybody can see the
+            // shell live.
+            (*p).magic.store(MAGIC_LIVE, Ordering::Release);
+        }
+        return Some(p);
+    }
+    let b = Box::new(heirloom_agent {
+        magic: AtomicU32::new(MAGIC_LIVE),
+        generation: AtomicU32::new(0),
+        busy: AtomicBool::new(false),
+        state: UnsafeCell::new(state),
+    });
+    if std::ptr::from_ref(&*b) as usize & !address_mask() != 0 {
+        let st = b.state.into_inner();
+        // SAFETY: from `Box::into_raw` in `heirloom_agent_new`; never shared.
+        drop(unsafe { Box::from_raw(st.agent) });
+        return None;
+    }
+    Some(Box::into_raw(b))
+}
+
+/// Keeps the freed (dead, generation bumped) shell `h` for reuse.
+pub(crate) fn free(h: &heirloom_agent) {
+    if let Ok(mut f) = FREE_SHELLS.lock() {
+        f.push_back(Shell(std::ptr::from_ref(h).cast_mut()));
+    }
+}
