@@ -302,6 +302,20 @@ impl Transaction<'_> {
         self.agent.spin_ns = next.clamp(floor, max);
     }
 
+    /// The transactions in the way of our waiting request now (a fresh
+    /// list: for the misuse checks, not the policies' hot loop).
+    fn blockers_now(&self, info: WaitInfo) -> Vec<Blocker> {
+        let mut b: Vec<Blocker> = Vec::new();
+        // SAFETY: our own request in flight, with the handle its table gave.
+        unsafe {
+            self.agent
+                .lm
+                .table
+                .blockers(self.agent.shared.caller(), info.head, info.req, &mut b)
+        };
+        b
+    }
+
     /// Refuses a wait, in every build, if a transaction in the way of this
     /// one is bound to this thread (`Agent::bind_to_thread`, on another
     /// agent): nothing but this thread could end it. Costs nothing unless
@@ -314,15 +328,8 @@ impl Transaction<'_> {
         }
         let token = misuse::thread_token();
         let me = self.agent.shared.index;
-        let mut b: Vec<Blocker> = Vec::new();
-        let inner = &*self.agent.lm;
-        // SAFETY: our own request in flight, with the handle its table gave.
-        unsafe {
-            inner
-                .table
-                .blockers(self.agent.shared.caller(), info.head, info.req, &mut b)
-        };
-        let reg = inner.registry.read();
+        let b = self.blockers_now(info);
+        let reg = self.agent.lm.registry.read();
         let bound_here = b.iter().any(|b| {
             b.agent != me
                 && reg
@@ -349,14 +356,7 @@ impl Transaction<'_> {
         if !misuse::others_open(lm, self.id()) {
             return;
         }
-        let mut b: Vec<Blocker> = Vec::new();
-        let inner = &*self.agent.lm;
-        // SAFETY: our own request in flight, with the handle its table gave.
-        unsafe {
-            inner
-                .table
-                .blockers(self.agent.shared.caller(), info.head, info.req, &mut b)
-        };
+        let b = self.blockers_now(info);
         if let Some(t) = misuse::blocked_by_own_thread(lm, b.iter().map(|b| b.txn)) {
             panic!(
                 "heirloom: transaction {} would wait for {} on lock {} in mode {}, but {t} is open on \

@@ -33,18 +33,24 @@ fn release(t: &Latched, r: ReqPtr, h: HeadRef) {
     assert!(wake.is_empty());
 }
 
+/// X on rows `0..n` for one transaction, each granted: the nodes and
+/// handles.
+fn take_rows(t: &Latched, n: u64) -> Vec<(ReqPtr, HeadRef)> {
+    (0..n)
+        .map(|i| {
+            let r = request(0, 1);
+            let (out, h) = acquire(t, r, LockId::row(T, i), Mode::X);
+            assert!(matches!(out, Outcome::Granted));
+            (r, h)
+        })
+        .collect()
+}
+
 #[test]
 fn one_bucket_grows_with_the_locks_held_and_every_lock_keeps_its_head() {
     let t = Latched::new(1, false, false, false);
     let n = 20_000u64;
-    let held: Vec<(ReqPtr, HeadRef)> = (0..n)
-        .map(|i| {
-            let r = request(0, 1);
-            let (out, h) = acquire(&t, r, LockId::row(T, i), Mode::X);
-            assert!(matches!(out, Outcome::Granted));
-            (r, h)
-        })
-        .collect();
+    let held = take_rows(&t, n);
     // At most about KEEP_HEADS + 1 heads a bucket on average.
     assert!(t.buckets() >= 2048, "{} buckets for {n} locks", t.buckets());
     // Every lock is found again at the head it was granted on, by another
@@ -126,14 +132,7 @@ fn x_excludes_x_while_the_table_grows() {
 #[test]
 fn at_its_most_buckets_the_table_stops_growing_and_still_binds() {
     let t = Latched::with_most(1, 4);
-    let held: Vec<(ReqPtr, HeadRef)> = (0..200u64)
-        .map(|i| {
-            let r = request(0, 1);
-            let (out, h) = acquire(&t, r, LockId::row(T, i), Mode::X);
-            assert!(matches!(out, Outcome::Granted));
-            (r, h)
-        })
-        .collect();
+    let held = take_rows(&t, 200);
     assert_eq!(t.buckets(), 4, "grew past its most");
     for (r, h) in held {
         release(&t, r, h);
