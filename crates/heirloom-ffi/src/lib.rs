@@ -306,15 +306,7 @@ unsafe fn with_agent(a: *const heirloom_agent, f: impl FnOnce(&mut AgentState) -
                 // Abort the transaction (its locks go back); a second panic
                 // here leaves them to the agent's drop.
                 let txn = st.txn.take();
-                let agent = st.agent;
-                let _ = catch_unwind(AssertUnwindSafe(move || {
-                    drop(txn);
-                    // SAFETY: the transaction is gone, so nothing borrows
-                    // the agent; live until `heirloom_agent_free`.
-                    if let Some(a) = unsafe { agent.as_ref() } {
-                        a.bind_to_thread(false);
-                    }
-                }));
+                let _ = catch_unwind(AssertUnwindSafe(move || drop(txn)));
                 set_message(
                     st,
                     "heirloom: a panic inside the library was caught; the transaction was aborted and the agent is unusable",
@@ -353,9 +345,6 @@ fn end_txn(st: &mut AgentState, f: impl FnOnce(Transaction<'static>) -> Result<(
         Some(t) => {
             st.thread = None;
             let r = f(t);
-            // SAFETY: the transaction is over (`f` took it), so nothing
-            // borrows the agent; live until `heirloom_agent_free`.
-            unsafe { (*st.agent).bind_to_thread(false) };
             result(st, r)
         }
         None => no_txn(st),
@@ -652,7 +641,9 @@ unsafe fn begin(a: *mut heirloom_agent, retry: bool) -> i32 {
             // does the panic path), and nothing else reaches the agent
             // while a transaction is open.
             // A transaction stays on this thread (`with_agent`), so a wait
-            // that it blocks on this thread is refused, not a hang.
+            // that it blocks on this thread is refused, not a hang. (The
+            // agent stays bound after the transaction: nothing to write
+            // while it keeps to one thread.)
             (*agent).bind_to_thread(true);
             let txn: Transaction<'static> = if retry { (*agent).retry() } else { (*agent).begin() };
             st.txn = Some(txn);

@@ -314,21 +314,27 @@ impl Agent {
 
     /// For interfaces whose transactions cannot leave the thread that
     /// began them (the C interface): `true` binds this agent's transactions
-    /// to the calling thread until `false`. A wait without a time limit
-    /// that such a transaction blocks, asked for on the same thread through
-    /// another agent, is then refused with
+    /// to the calling thread until `false` or a bind on another thread
+    /// (an agent with no transaction open holds nothing anyone waits for,
+    /// so it may stay bound between transactions). A wait without a time
+    /// limit that such a transaction blocks, asked for on the same thread
+    /// through another agent, is then refused with
     /// [`LockError::InvalidRequest`] (reason
     /// `misuse::BLOCKED_BY_OWN_THREAD`, which dooms the waiter) instead of
-    /// parking for ever: only that thread could end the holder.
+    /// parking for ever: only that thread could end the holder. Binding
+    /// again on the same thread writes nothing.
     #[doc(hidden)]
     pub fn bind_to_thread(&self, bound: bool) {
         let token = if bound { misuse::thread_token() } else { 0 };
-        let was = self.shared.bound_to.swap(token, Ordering::Relaxed);
-        match (was != 0, bound) {
-            (false, true) => misuse::bound_here(true),
-            (true, false) => misuse::bound_here(false),
-            _ => {}
+        // Only the owner writes it: a load, and a store only on a change.
+        let was = self.shared.bound_to.load(Ordering::Relaxed);
+        if was == token {
+            return;
         }
+        self.shared.bound_to.store(token, Ordering::Relaxed);
+        // Counted on the thread it is bound to now (a move leaves the old
+        // thread's count high, which only costs it a look at its blockers).
+        misuse::bound_here(bound);
     }
 
     /// This agent's own statistics.
