@@ -105,6 +105,12 @@ struct BenchArgs {
     /// on, off (a list runs each) [default: on].
     #[arg(long = "fast-path", value_delimiter = ',', value_name = "ON|OFF")]
     fast_path: Option<Vec<String>>,
+    /// Row S locks on the fast path of the latched and latch-free tables
+    /// (read-biased rows, `heirloom::Builder::fast_rows`; with the fast
+    /// path on): on, off (a list runs each; a run with them off shows
+    /// `/rows-off` in its table label) [default: on].
+    #[arg(long = "fast-rows", value_delimiter = ',', value_name = "ON|OFF")]
+    fast_rows: Option<Vec<String>>,
     /// Conflict policies: detect, timeout[=MS], nowait, waitdie, woundwait
     /// [default: detect].
     #[arg(long = "policy", value_delimiter = ',')]
@@ -291,6 +297,10 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
         fast_path: match &a.fast_path {
             None => vec![true],
             Some(v) => on_off("--fast-path", v)?,
+        },
+        fast_rows: match &a.fast_rows {
+            None => vec![true],
+            Some(v) => on_off("--fast-rows", v)?,
         },
         policies,
         deadlock_timeout: match a.deadlock_timeout {

@@ -80,6 +80,8 @@ pub struct RunConfig {
     pub sli_keep: u32,
     /// The intention-lock fast path (`heirloom::Builder::fast_path`).
     pub fast_path: bool,
+    /// Row S locks on it (`heirloom::Builder::fast_rows`).
+    pub fast_rows: bool,
     /// Conflict policy.
     pub policy: ConflictPolicy,
     /// Wait before the first deadlock search (`Detect`).
@@ -196,6 +198,7 @@ pub fn lock_manager(cfg: &RunConfig) -> LockManager {
         .inheritance(if cfg.sli { Inheritance::On } else { Inheritance::Off })
         .keep_inherited(cfg.sli_keep)
         .fast_path(cfg.fast_path)
+        .fast_rows(cfg.fast_rows)
         .build()
 }
 
@@ -333,9 +336,15 @@ pub fn run<W: Workload>(
     Ok(RunResult {
         workload: workload.name().to_string(),
         mix: mix.name.clone(),
-        table: match cfg.buckets {
-            Some(b) => format!("{}/b{b}", cfg.table),
-            None => cfg.table.to_string(),
+        table: {
+            let mut t = match cfg.buckets {
+                Some(b) => format!("{}/b{b}", cfg.table),
+                None => cfg.table.to_string(),
+            };
+            if !cfg.fast_rows {
+                t.push_str("/rows-off");
+            }
+            t
         },
         sli: cfg.sli,
         sli_keep: if cfg.sli { cfg.sli_keep } else { 0 },

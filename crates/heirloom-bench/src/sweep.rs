@@ -168,6 +168,10 @@ pub struct Spec {
     /// (`heirloom::Builder::fast_path`; only the latched and latch-free
     /// tables have it, the others run once).
     pub fast_path: Vec<bool>,
+    /// Row S locks on the fast path on or off, one sweep dimension
+    /// (`heirloom::Builder::fast_rows`; tables without a fast path run
+    /// once).
+    pub fast_rows: Vec<bool>,
     /// Conflict policies.
     pub policies: Vec<ConflictPolicy>,
     /// How long a blocked request waits before its first deadlock search
@@ -221,6 +225,7 @@ impl Default for Spec {
             sli: vec![false, true],
             sli_keep: vec![0],
             fast_path: vec![true],
+            fast_rows: vec![true],
             policies: vec![ConflictPolicy::Detect],
             deadlock_timeout: heirloom::DEFAULT_DEADLOCK_TIMEOUT,
             spin: vec![heirloom::DEFAULT_SPIN_BEFORE_PARK],
@@ -317,9 +322,13 @@ pub fn plan(bench: &'static dyn Benchmark, spec: &Spec) -> Result<Plan, BenchErr
         || spec.sli.is_empty()
         || spec.sli_keep.is_empty()
         || spec.fast_path.is_empty()
+        || spec.fast_rows.is_empty()
         || spec.policies.is_empty()
     {
-        return bad("--threads, --table, --sli, --sli-keep, --fast-path and --policy need at least one value".into());
+        return bad(
+            "--threads, --table, --sli, --sli-keep, --fast-path, --fast-rows and --policy need at least one value"
+                .into(),
+        );
     }
     if let Some(&k) = spec.sli_keep.iter().find(|&&k| k > 255) {
         return bad(format!("--sli-keep: {k} is not between 0 and 255"));
@@ -402,16 +411,22 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
             for &exclusive_after in &spec.exclusive_after {
                 for &spin in &spec.spin {
                     for (sli, sli_keep, fast_path) in sli_settings(spec, table) {
-                        for (&buckets, &threads) in buckets_of(spec, table)
-                            .iter()
-                            .flat_map(|b| spec.threads.iter().map(move |t| (b, t)))
-                        {
+                        let rows: &[bool] = if table.has_fast_path() && fast_path {
+                            &spec.fast_rows
+                        } else {
+                            &[true]
+                        };
+                        for (&buckets, &fast_rows, &threads) in buckets_of(spec, table).iter().flat_map(|b| {
+                            rows.iter()
+                                .flat_map(move |r| spec.threads.iter().map(move |t| (b, r, t)))
+                        }) {
                             let c = RunConfig {
                                 table,
                                 buckets,
                                 sli,
                                 sli_keep,
                                 fast_path,
+                                fast_rows,
                                 policy,
                                 deadlock_timeout: spec.deadlock_timeout,
                                 spin,

@@ -563,7 +563,8 @@ fn the_ceiling_and_kept_inheritance_are_reported() {
         }
         let fast = r["per_txn"]["fast_ops"].as_f64().unwrap();
         let above_row = levels["database"].as_f64().unwrap() + levels["table"].as_f64().unwrap();
-        assert!(fast <= above_row + 1e-9, "fast holds are database and table locks: {r}");
+        // Fast holds: intention locks on databases and tables, S on rows.
+        assert!(fast <= total + 1e-9, "fast holds are table operations: {r}");
         if r["fast_path"] == false || r["table"] == "none" {
             assert_eq!(fast, 0.0, "{r}");
         }

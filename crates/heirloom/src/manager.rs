@@ -36,6 +36,7 @@ pub struct Builder {
     escalate_after: u32,
     max_locks: usize,
     fast_path: bool,
+    fast_rows: bool,
     intention_locks: bool,
 }
 
@@ -81,6 +82,7 @@ impl Default for Builder {
             escalate_after: 0,
             max_locks: 0,
             fast_path: true,
+            fast_rows: true,
             intention_locks: true,
         }
     }
@@ -248,6 +250,21 @@ impl Builder {
         self
     }
 
+    /// Row S locks on the fast path of the `Latched` and `LatchFree`
+    /// tables, when [`Builder::fast_path`] is on (default true): an S lock
+    /// on a row is an entry in the agent's own record, writing no line
+    /// that another thread writes, while no request that conflicts with S
+    /// has come to the row's stripe since it last opened (a read-biased
+    /// lock, after BRAVO; see the crate README, "Data structures"). An
+    /// agent holds up to 32 rows so at once; more go to the table. Strong
+    /// row requests (U, X, ...) then count themselves in the stripe and,
+    /// while it may hold fast holds, look for them. `false` sends row
+    /// locks through the table as before.
+    pub fn fast_rows(mut self, on: bool) -> Self {
+        self.fast_rows = on;
+        self
+    }
+
     /// Whether a lock request takes intention locks on its ancestors
     /// first (default true: the hierarchy of the crate docs, where a table
     /// S or X lock covers or excludes the table's rows).
@@ -279,6 +296,7 @@ impl Builder {
             self.buckets,
             self.inheritance != Inheritance::Off,
             self.fast_path,
+            self.fast_rows,
         );
         LockManager {
             inner: Arc::new(Inner {

@@ -166,6 +166,8 @@ impl Nodes {
         let new = unsafe { n.get() };
         new.txn.store(old.txn.load(Ordering::Relaxed), Ordering::Relaxed);
         new.ts.store(old.ts.load(Ordering::Relaxed), Ordering::Relaxed);
+        new.key.store(old.key.load(Ordering::Relaxed), Ordering::Relaxed);
+        new.hi.store(old.hi.load(Ordering::Relaxed), Ordering::Relaxed);
         n
     }
 

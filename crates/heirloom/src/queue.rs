@@ -18,9 +18,11 @@
 //! their join.
 //!
 //! On the latched table a database or table lock may also have *fast*
-//! holds (IS, IX) that are not in the queue (`table/fast.rs`): the queue
-//! counts them as granted to their transactions through `outside`, closing
-//! the lock's word before it decides a strong request. A fast hold that
+//! holds (IS, IX), and a row lock fast S holds, that are not in the queue
+//! (`table/fast.rs`): the queue counts them as granted to their
+//! transactions through `outside`, closing the lock's word before it
+//! decides a strong request (one that conflicts with the strongest fast
+//! mode, `Outside::top`). A fast hold that
 //! must become stronger links a request served as a conversion whose old
 //! mode is NL (`Queue::convert_outside`): the fast hold is its granted part.
 //!
@@ -36,13 +38,13 @@ use crate::error::TxnId;
 
 use crate::inherit::{self, Heat};
 use crate::mode::{Mode, ModeCounts};
-use crate::request::{CONVERTING, GRANTED, INHERITED, ReqPtr, WAITING};
+use crate::request::{CONVERTING, GRANTED, INHERITED, ReqPtr, Request, WAITING};
 use crate::sync::Ordering;
 
 /// Holds of a lock granted outside its queue, which the queue's grant rules
 /// count as granted to the transactions holding them: the latched table's
 /// intention-lock fast path (`table/fast.rs`, which says why the protocol
-/// is sound). `slot` names the lock.
+/// is sound). `slot` and `words` name the lock.
 pub(crate) trait OutsideHolds: Sync {
     /// Closes the lock's word to fast acquisitions (under the queue's latch).
     fn close(&self, slot: usize);
@@ -50,19 +52,25 @@ pub(crate) trait OutsideHolds: Sync {
     fn open(&self, slot: usize);
     /// Are holds of other agents than `agent`'s in the way of `mode`?
     /// Meaningful while the word is closed.
-    fn in_way(&self, slot: usize, mode: Mode, agent: u32) -> bool;
+    fn in_way(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32) -> bool;
     /// Appends the transactions (other than `agent`'s) holding in a mode in
     /// the way of `mode`.
-    fn holders(&self, slot: usize, mode: Mode, agent: u32, out: &mut Vec<Blocker>);
+    fn holders(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32, out: &mut Vec<Blocker>);
     /// One of them, if there is one now.
-    fn blocker(&self, slot: usize, mode: Mode, agent: u32) -> Option<Blocker>;
+    fn blocker(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32) -> Option<Blocker>;
 }
 
-/// Where a queue's lock has holds outside it (see [`OutsideHolds`]).
+/// Where a queue's lock has holds outside it (see [`OutsideHolds`]). The
+/// lock's words come from the request asked about (each request the
+/// latched table links carries them), which keeps `Queue` within its
+/// bytes.
 #[derive(Clone, Copy)]
 pub(crate) struct Outside {
     holds: *const dyn OutsideHolds,
-    slot: usize,
+    slot: u32,
+    /// The strongest mode held outside: requests that conflict with it
+    /// close the word.
+    top: Mode,
 }
 
 impl std::fmt::Debug for Outside {
@@ -78,15 +86,19 @@ unsafe impl Send for Outside {}
 unsafe impl Sync for Outside {}
 
 impl Outside {
-    /// The holds of lock `slot` of `holds`.
+    /// The holds of lock `slot` of `holds`, in modes up to `top`.
     ///
     /// # Safety
     /// `holds` outlives every copy of the result (the latched table owns
     /// its `Fast` and frees its heads, whose queues keep these, first).
-    pub(crate) unsafe fn new(holds: &dyn OutsideHolds, slot: usize) -> Self {
+    pub(crate) unsafe fn new(holds: &dyn OutsideHolds, slot: usize, top: Mode) -> Self {
         // SAFETY: only the lifetime is erased; the contract keeps it alive.
         let holds: &'static dyn OutsideHolds = unsafe { std::mem::transmute(holds) };
-        Outside { holds, slot }
+        Outside {
+            holds,
+            slot: u32::try_from(slot).expect("a fast-path slot fits 32 bits"),
+            top,
+        }
     }
 
     #[inline]
@@ -97,25 +109,25 @@ impl Outside {
 
     #[inline]
     fn close(&self) {
-        self.holds().close(self.slot);
+        self.holds().close(self.slot as usize);
     }
 
     #[inline]
     fn open(&self) {
-        self.holds().open(self.slot);
+        self.holds().open(self.slot as usize);
     }
 
     #[inline]
-    fn in_way(&self, mode: Mode, agent: u32) -> bool {
-        self.holds().in_way(self.slot, mode, agent)
+    fn in_way(&self, words: (u64, u64), mode: Mode, agent: u32) -> bool {
+        self.holds().in_way(self.slot as usize, words, mode, agent)
     }
 
-    fn holders(&self, mode: Mode, agent: u32, out: &mut Vec<Blocker>) {
-        self.holds().holders(self.slot, mode, agent, out);
+    fn holders(&self, words: (u64, u64), mode: Mode, agent: u32, out: &mut Vec<Blocker>) {
+        self.holds().holders(self.slot as usize, words, mode, agent, out);
     }
 
-    fn blocker(&self, mode: Mode, agent: u32) -> Option<Blocker> {
-        self.holds().blocker(self.slot, mode, agent)
+    fn blocker(&self, words: (u64, u64), mode: Mode, agent: u32) -> Option<Blocker> {
+        self.holds().blocker(self.slot as usize, words, mode, agent)
     }
 }
 
@@ -174,8 +186,9 @@ pub(crate) enum Cancel {
 pub(crate) struct Queue {
     /// The lock's fast holds, if it can have any (the latched table).
     outside: Option<Outside>,
-    /// `outside` is set (read instead of it on every strong request).
-    has_outside: bool,
+    /// `outside`'s strongest mode, NL if it is not set (read instead of
+    /// it on every strong request).
+    outside_top: Mode,
     /// `outside`'s word is closed to fast acquisitions by this queue.
     closed: bool,
     /// Heat window: bit i is 1 if the i-th most recent acquisition found
@@ -208,7 +221,7 @@ impl Queue {
             granted: ModeCounts::default(),
             waiting: 0,
             heat: 0,
-            has_outside: false,
+            outside_top: Mode::NL,
             closed: false,
             outside: None,
         }
@@ -218,7 +231,7 @@ impl Queue {
     /// is empty, so its word is open).
     pub(crate) fn set_outside(&mut self, outside: Option<Outside>) {
         debug_assert!(self.is_empty() && !self.closed);
-        self.has_outside = outside.is_some();
+        self.outside_top = outside.map_or(Mode::NL, |o| o.top);
         self.outside = outside;
     }
 
@@ -226,7 +239,7 @@ impl Queue {
     /// decided, so that every fast hold is either seen by it or waits.
     #[inline]
     fn close_for(&mut self, mode: Mode) {
-        if self.has_outside && !self.closed && !mode.compatible(Mode::IX) {
+        if !self.closed && !mode.compatible(self.outside_top) {
             self.close_outside();
         }
     }
@@ -247,7 +260,7 @@ impl Queue {
     /// been calm for a while (`fast::REOPEN_AFTER`).
     #[inline]
     pub(crate) fn settle_outside(&mut self) {
-        if self.closed && self.waiting == 0 && self.granted.group().compatible(Mode::IX) {
+        if self.closed && self.waiting == 0 && self.granted.group().compatible(self.outside_top) {
             if let Some(o) = self.outside {
                 o.open();
             }
@@ -255,13 +268,13 @@ impl Queue {
         }
     }
 
-    /// Are fast holds of other agents than `agent`'s in the way of `mode`?
+    /// Are fast holds of other agents than `q`'s in the way of `mode`?
     #[inline]
-    fn outside_in_way(&self, mode: Mode, agent: u32) -> bool {
+    fn outside_in_way(&self, mode: Mode, q: &Request) -> bool {
         if !self.closed {
             return false;
         }
-        self.outside.is_some_and(|o| o.in_way(mode, agent))
+        self.outside.is_some_and(|o| o.in_way(q.words(), mode, q.agent))
     }
 
     /// Reuses this empty queue for another lock: its heat window belonged
@@ -318,7 +331,7 @@ impl Queue {
                 self.invalidate_conflicting(mode, None);
                 group = self.granted.group();
             }
-            if mode.compatible(group) && mode.compatible(ahead) && !self.outside_in_way(mode, q.agent) {
+            if mode.compatible(group) && mode.compatible(ahead) && !self.outside_in_way(mode, q) {
                 q.mode.store(mode as u8, Ordering::Relaxed);
                 q.status.store(GRANTED, Ordering::Relaxed);
                 self.granted.add(mode);
@@ -328,7 +341,7 @@ impl Queue {
             if may_wait {
                 break;
             }
-            if let Some(b) = self.first_blocker(mode, self.reqs.len(), None, q.agent) {
+            if let Some(b) = self.first_blocker(mode, self.reqs.len(), None, q) {
                 return Outcome::Refused(b);
             }
             // Only fast holds were in the way, and they went: look again.
@@ -365,7 +378,7 @@ impl Queue {
             if !to.compatible(self.granted.group_without(held)) {
                 self.invalidate_conflicting(to, Some(r));
             }
-            if to.compatible(self.granted.group_without(held)) && !self.outside_in_way(to, q.agent) {
+            if to.compatible(self.granted.group_without(held)) && !self.outside_in_way(to, q) {
                 self.granted.remove(held);
                 self.granted.add(to);
                 q.mode.store(to as u8, Ordering::Relaxed);
@@ -376,7 +389,7 @@ impl Queue {
                 break;
             }
             let idx = self.index_of(r);
-            if let Some(b) = self.first_blocker(to, idx, Some(r), q.agent) {
+            if let Some(b) = self.first_blocker(to, idx, Some(r), q) {
                 return Outcome::Refused(b);
             }
         }
@@ -421,7 +434,7 @@ impl Queue {
             if !to.compatible(self.granted.group()) {
                 self.invalidate_conflicting(to, None);
             }
-            if to.compatible(self.granted.group()) && !self.outside_in_way(to, q.agent) {
+            if to.compatible(self.granted.group()) && !self.outside_in_way(to, q) {
                 q.mode.store(to as u8, Ordering::Relaxed);
                 q.want.store(to as u8, Ordering::Relaxed);
                 q.status.store(GRANTED, Ordering::Relaxed);
@@ -434,7 +447,7 @@ impl Queue {
                 break;
             }
             // Waiting new requests are behind a conversion.
-            if let Some(b) = self.first_blocker(to, 0, None, q.agent) {
+            if let Some(b) = self.first_blocker(to, 0, None, q) {
                 return Outcome::Refused(b);
             }
         }
@@ -605,7 +618,7 @@ impl Queue {
         if self.closed
             && let Some(o) = self.outside
         {
-            o.holders(want, q.agent, out);
+            o.holders(q.words(), want, q.agent, out);
         }
         true
     }
@@ -643,12 +656,13 @@ impl Queue {
         j
     }
 
-    /// One request in the way of `want` of `agent` (for the no-wait error).
+    /// One request in the way of `want` of `me`'s agent (for the no-wait
+    /// error).
     /// A request its owner re-inherited without the latch since our
     /// conflict check counts too: the refusal is ordered before that
     /// hand-off. `None` if only fast holds were in the way and they have
     /// gone since (the caller looks again).
-    fn first_blocker(&self, want: Mode, upto: usize, own: Option<ReqPtr>, agent: u32) -> Option<Blocker> {
+    fn first_blocker(&self, want: Mode, upto: usize, own: Option<ReqPtr>, me: &Request) -> Option<Blocker> {
         for (i, &r) in self.reqs.iter().enumerate() {
             if Some(r) == own {
                 continue;
@@ -669,7 +683,7 @@ impl Queue {
         if self.closed
             && let Some(o) = self.outside
         {
-            return o.blocker(want, agent);
+            return o.blocker(me.words(), want, me.agent);
         }
         // Not reachable while the grant rules and this scan agree; name the
         // oldest request rather than fail.
@@ -702,7 +716,7 @@ impl Queue {
                 continue;
             }
             let (held, want) = (q.mode(), q.want());
-            if want.compatible(self.granted.group_without(held)) && !self.outside_in_way(want, q.agent) {
+            if want.compatible(self.granted.group_without(held)) && !self.outside_in_way(want, q) {
                 // NL: a fast hold's conversion (`convert_outside`).
                 if held != Mode::NL {
                     self.granted.remove(held);
@@ -740,7 +754,7 @@ impl Queue {
                 continue;
             }
             let want = q.want();
-            if want.compatible(self.granted.group()) && want.compatible(ahead) && !self.outside_in_way(want, q.agent) {
+            if want.compatible(self.granted.group()) && want.compatible(ahead) && !self.outside_in_way(want, q) {
                 self.granted.add(want);
                 q.mode.store(want as u8, Ordering::Relaxed);
                 // Release: pairs with the owner's Acquire in `Request::status`.

@@ -216,7 +216,9 @@ pub(crate) struct Request {
     /// Latch-free table: the next request of the bucket's list; tag 1 marks
     /// this request as logically deleted (its `next` is then frozen).
     pub(crate) next: Atomic<Request>,
-    /// Latch-free table: the lock id's words (see `LockId::words`).
+    /// The lock id's words (see `LockId::words`), filled in by the
+    /// latch-free and the latched table (whose queues read them for fast
+    /// row holds, `queue::Outside`).
     pub(crate) key: AtomicU64,
     pub(crate) hi: AtomicU64,
     /// Owning transaction.
@@ -242,6 +244,14 @@ pub(crate) struct Request {
 }
 
 impl Request {
+    /// The lock's words (`LockId::words`), where the table filled them
+    /// in (the latch-free table, the latched one, fast holds' nodes).
+    #[inline]
+    pub(crate) fn words(&self) -> (u64, u64) {
+        // Relaxed: written by the owner before the request was linked.
+        (self.key.load(Ordering::Relaxed), self.hi.load(Ordering::Relaxed))
+    }
+
     pub(crate) fn new(agent: u32) -> Self {
         Request {
             status: AtomicState::new(Status::Fresh),

@@ -13,7 +13,8 @@ fn some_work(lm: &LockManager) {
     for i in 0..50 {
         let mut t = a.begin();
         t.lock(LockId::row(T, i), Mode::X).unwrap();
-        t.lock(LockId::row(T, i + 1000), Mode::S).unwrap();
+        // Not S: a row S lock may be held fast, in no section.
+        t.lock(LockId::row(T, i + 1000), Mode::U).unwrap();
         t.commit().unwrap();
     }
 }

@@ -347,8 +347,9 @@ fn inheritance_beside_the_fast_path() {
         t.commit().unwrap();
         let s = lm.stats();
         if fast {
-            // IS on the database and the table, each taken and released.
-            assert_eq!((s.fast_ops, s.inherited), (4, 0), "{kind}: {s:?}");
+            // IS on the database and the table and S on the row, each
+            // taken and released.
+            assert_eq!((s.fast_ops, s.inherited), (6, 0), "{kind}: {s:?}");
             assert!(lm.snapshot().locks.is_empty(), "{kind}: {}", lm.snapshot());
         } else {
             // No fast path: the tables of `tests/inherit.rs`.

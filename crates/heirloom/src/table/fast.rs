@@ -3,6 +3,12 @@
 //! set in the agent's own record, with no read-modify-write, no request
 //! linked, no list walked, no epoch pinned and no latch taken.
 //!
+//! Row S locks take the same path through the same interface (`Fast`'s
+//! methods, the queues' `OutsideHolds`), with a row's *stripe* for its
+//! slot (`SLOTS` plus the stripe) and their own records and fences:
+//! `fast/rows.rs` (`Builder::fast_rows`). What follows is the intention
+//! locks' side.
+//!
 //! ## Why
 //!
 //! Every short transaction takes IS or IX on its database and tables, so
@@ -130,6 +136,9 @@ use crate::queue::{Blocker, OutsideHolds};
 use crate::request::Request;
 use crate::sync::{AsymmetricFence, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
+pub(crate) mod rows;
+use rows::Rows;
+
 /// Slots per table (a database and its tables fit many times over).
 pub(crate) const SLOTS: usize = if cfg!(heirloom_loom) { 2 } else { 64 };
 // A slot is a bit of a word: the records' masks, the monitor's `done`.
@@ -155,23 +164,42 @@ pub(crate) const REOPEN_AFTER: u32 = if cfg!(heirloom_loom) { 0 } else { 4096 };
 /// zero (see the module docs, "Sealed").
 const SEALED: u64 = 1 << 63;
 
-/// Does a request in `mode` count in the strong count (conflicts with IX)?
-#[inline]
-pub(crate) fn is_strong(mode: Mode) -> bool {
-    !mode.compatible(Mode::IX)
-}
-
-/// Can `mode` be held fast?
-#[inline]
-pub(crate) fn is_fast(mode: Mode) -> bool {
-    matches!(mode, Mode::IS | Mode::IX)
-}
-
 /// Locks with a slot: databases and tables (not transaction locks, which
 /// are only ever S or X).
 #[inline]
 pub(crate) fn eligible(id: LockId) -> bool {
     matches!(id.level(), Level::Database | Level::Table) && id.transaction_of().is_none()
+}
+
+/// Rows, whose S locks may be held fast in a stripe (`fast/rows.rs`).
+#[inline]
+pub(crate) fn is_row(id: LockId) -> bool {
+    id.level() == Level::Row && id.transaction_of().is_none()
+}
+
+/// Can `mode` on `id` be held fast (IS or IX on a database or table, S on
+/// a row), where the table's fast path takes it?
+#[inline]
+pub(crate) fn takes_fast(id: LockId, mode: Mode) -> bool {
+    match mode {
+        Mode::IS | Mode::IX => eligible(id),
+        Mode::S => is_row(id),
+        _ => false,
+    }
+}
+
+/// The strongest mode held fast on `slot`'s locks: IX on a database's or
+/// table's slot, S on a row stripe's. A request counts as strong there
+/// when it conflicts with it.
+#[inline]
+pub(crate) fn top(slot: usize) -> Mode {
+    if slot < SLOTS { Mode::IX } else { Mode::S }
+}
+
+/// Does a request in `mode` on a lock of `slot` count as strong?
+#[inline]
+pub(crate) fn strong_at(slot: usize, mode: Mode) -> bool {
+    !mode.compatible(top(slot))
 }
 
 /// Fills `q` as the node of a fast hold of the lock with `words` in
@@ -250,9 +278,13 @@ pub(crate) struct Fast {
     /// Between a hold's bit and the strong count (light), and between a
     /// strong count and the scan of the bits (heavy).
     fence: AsymmetricFence,
+    /// Row S locks held fast, when on (`fast/rows.rs`): their slots are
+    /// `SLOTS` plus the row's stripe.
+    rows: Option<Rows>,
 }
 
-/// Waits for a slot being claimed (a few stores by the claimer).
+/// Waits for a slot being claimed (a few stores by the claimer), or for
+/// an agent changing its row record (`rows.rs`).
 #[inline]
 fn pause() {
     #[cfg(heirloom_loom)]
@@ -262,8 +294,17 @@ fn pause() {
 }
 
 impl Fast {
+    /// The fast path for intention locks only.
+    #[cfg(test)]
     pub(crate) fn new() -> Self {
+        Self::with_rows(false)
+    }
+
+    /// The fast path for intention locks and, with `rows`, for row S
+    /// locks.
+    pub(crate) fn with_rows(rows: bool) -> Self {
         Fast {
+            rows: rows.then(|| Rows::new(AGENTS)),
             slots: (0..SLOTS)
                 .map(|_| Slot {
                     meta: CachePadded::new(Meta {
@@ -289,6 +330,29 @@ impl Fast {
                 .collect(),
             used: AtomicUsize::new(0),
             fence: AsymmetricFence::new(),
+        }
+    }
+
+    /// The slot of `id` if it can have fast holds here: a database's or
+    /// table's own (claimed with `claim`, see [`Fast::slot`]), or a row's
+    /// stripe.
+    #[inline(always)]
+    pub(crate) fn slot_for(&self, id: LockId, claim: bool) -> Option<usize> {
+        if eligible(id) {
+            self.slot(id.words(), claim)
+        } else if self.rows.is_some() && is_row(id) {
+            Some(SLOTS + Rows::stripe(id.words()))
+        } else {
+            None
+        }
+    }
+
+    /// The row side (a row stripe's slot was handed out only if it is on).
+    #[inline(always)]
+    fn rows(&self) -> &Rows {
+        match &self.rows {
+            Some(r) => r,
+            None => unreachable!("a row stripe's slot without the row side"),
         }
     }
 
@@ -347,10 +411,15 @@ impl Fast {
         if mode == Mode::IS { &r.is } else { &r.ix }
     }
 
-    /// Tries to take `slot`'s lock in `mode` (IS or IX) fast for `txn`
-    /// (age `ts`) of `agent` (see [`FastTry`]).
+    /// Tries to take `slot`'s lock, the lock of `words`, in `mode` (IS or
+    /// IX; S on a row) fast for `txn` (age `ts`) of `agent` (see
+    /// [`FastTry`]).
     #[inline(always)]
-    pub(crate) fn acquire(&self, slot: usize, agent: u32, txn: u64, ts: u64, mode: Mode) -> FastTry {
+    pub(crate) fn acquire(&self, slot: usize, words: (u64, u64), agent: u32, txn: u64, ts: u64, mode: Mode) -> FastTry {
+        if slot >= SLOTS {
+            debug_assert_eq!(mode, Mode::S);
+            return self.rows().acquire(slot - SLOTS, words, agent, txn, ts);
+        }
         let Some(r) = self.record(agent) else {
             return FastTry::Refused;
         };
@@ -379,7 +448,7 @@ impl Fast {
         if strong.load(Ordering::Acquire) == 0 {
             return FastTry::Held;
         }
-        if self.release(slot, agent, mode) {
+        if self.release(slot, words, agent, mode) {
             FastTry::BackedOff
         } else {
             FastTry::Refused
@@ -390,7 +459,10 @@ impl Fast {
     /// requests counted, or sealed: the caller's wake-up duty, see the
     /// module docs).
     #[inline(always)]
-    pub(crate) fn release(&self, slot: usize, agent: u32, mode: Mode) -> bool {
+    pub(crate) fn release(&self, slot: usize, words: (u64, u64), agent: u32, mode: Mode) -> bool {
+        if slot >= SLOTS {
+            return self.rows().release(slot - SLOTS, words, agent);
+        }
         let Some(r) = self.record(agent) else {
             unreachable!("a fast hold of an agent without a record")
         };
@@ -423,6 +495,10 @@ impl Fast {
     /// bits only (a hold with no node, `Table::upgrade_fast_hold`).
     #[inline]
     pub(crate) fn upgrade_bits(&self, slot: usize, agent: u32) -> bool {
+        debug_assert!(
+            slot < SLOTS,
+            "a row's fast hold is S, converted through its queue or list"
+        );
         let Some(r) = self.record(agent) else {
             unreachable!("a fast hold of an agent without a record")
         };
@@ -474,6 +550,9 @@ impl Fast {
     /// it sealed and need no fence.
     #[inline]
     pub(crate) fn add_strong(&self, slot: usize) {
+        if slot >= SLOTS {
+            return self.rows().add_strong(slot - SLOTS);
+        }
         let word = &self.slots[slot].word;
         word.calm.store(0, Ordering::Relaxed);
         // AcqRel: Acquire pairs with fast releases (their work happens
@@ -494,6 +573,9 @@ impl Fast {
     /// linked), or its queue takes its count back (the word stays sealed).
     #[inline]
     pub(crate) fn sub_strong(&self, slot: usize) {
+        if slot >= SLOTS {
+            return self.rows().sub_strong(slot - SLOTS);
+        }
         // Release: a fast request granted on the lower count sees our work.
         self.slots[slot].word.strong.fetch_sub(1, Ordering::Release);
     }
@@ -514,9 +596,17 @@ impl Fast {
         )
     }
 
-    /// The modes `agent` holds `slot`'s lock in fast, joined (NL: none).
+    /// The modes `agent` holds `slot`'s lock (of `words`) in fast, joined
+    /// (NL: none).
     #[inline]
-    pub(crate) fn own(&self, slot: usize, agent: u32) -> Mode {
+    pub(crate) fn own(&self, slot: usize, words: (u64, u64), agent: u32) -> Mode {
+        if slot >= SLOTS {
+            return if self.rows().own(slot - SLOTS, words, agent) {
+                Mode::S
+            } else {
+                Mode::NL
+            };
+        }
         match self.own_holds(slot, agent) {
             (0, 0) => Mode::NL,
             (_, 0) => Mode::IS,
@@ -529,7 +619,10 @@ impl Fast {
     /// before (whose heavy fence makes every hold that did not back off
     /// visible here) and, for a waiter, fenced.
     #[inline]
-    pub(crate) fn in_way(&self, slot: usize, mode: Mode, agent: u32) -> bool {
+    pub(crate) fn in_way(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32) -> bool {
+        if slot >= SLOTS {
+            return strong_at(slot, mode) && self.rows().in_way(slot - SLOTS, words, agent);
+        }
         let bit = 1 << slot;
         let (is, ix) = (!mode.compatible(Mode::IS), !mode.compatible(Mode::IX));
         let used = self.used.load(Ordering::Relaxed).min(AGENTS);
@@ -543,7 +636,13 @@ impl Fast {
 
     /// Appends the transactions (other than `agent`'s) that hold `slot`'s
     /// lock fast in a mode in the way of `mode`.
-    pub(crate) fn holders(&self, slot: usize, mode: Mode, agent: u32, out: &mut Vec<Blocker>) {
+    pub(crate) fn holders(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32, out: &mut Vec<Blocker>) {
+        if slot >= SLOTS {
+            if strong_at(slot, mode) {
+                self.rows().holders_each(slot - SLOTS, words, agent, |b| out.push(b));
+            }
+            return;
+        }
         self.scan(slot, |i, txn, ts, held| {
             if i != agent && !mode.compatible(held) {
                 out.push(Blocker { txn, agent: i, ts });
@@ -554,8 +653,16 @@ impl Fast {
     /// One transaction (not `agent`'s) holding `slot`'s lock fast in a mode
     /// in the way of `mode`, if there is one now.
     #[cold]
-    pub(crate) fn blocker(&self, slot: usize, mode: Mode, agent: u32) -> Option<Blocker> {
+    pub(crate) fn blocker(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32) -> Option<Blocker> {
         let mut found = None;
+        if slot >= SLOTS {
+            if strong_at(slot, mode) {
+                self.rows().holders_each(slot - SLOTS, words, agent, |b| {
+                    found.get_or_insert(b);
+                });
+            }
+            return found;
+        }
         self.scan(slot, |i, txn, ts, held| {
             if found.is_none() && i != agent && !mode.compatible(held) {
                 found = Some(Blocker { txn, agent: i, ts });
@@ -596,7 +703,12 @@ impl Fast {
     /// fast acquirer since has seen the word and is backing off, its bit up
     /// for a moment (`acquire`). Such bits are left out; so the holders
     /// listed are always compatible.
-    pub(crate) fn fold_into(&self, slot: usize, info: &mut LockInfo) {
+    pub(crate) fn fold_into(&self, slot: usize, words: (u64, u64), info: &mut LockInfo) {
+        if slot >= SLOTS {
+            self.rows()
+                .holders_each(slot - SLOTS, words, u32::MAX, |b| fold(info, b.txn, Mode::S));
+            return;
+        }
         self.scan(slot, |_, txn, _, mode| fold(info, txn, mode));
     }
 
@@ -604,25 +716,36 @@ impl Fast {
     /// bit per slot) into `out`, a lock's entry made if it has none (the
     /// monitor, for the locks it did not fold with [`Fast::fold_into`]).
     /// The same rule as there applies to entries that `out` has.
-    pub(crate) fn snapshot_into(&self, out: &mut Vec<LockInfo>, done: u64) {
+    pub(crate) fn snapshot_into(&self, out: &mut Vec<LockInfo>, done: &Folded) {
         self.each_slot(|s, id| {
-            if done >> s & 1 == 0 {
+            if done.slots >> s & 1 == 0 {
                 self.scan(s, |_, txn, _, mode| {
                     let i = info_of(out, 0, id);
                     fold(&mut out[i], txn, mode);
                 });
             }
         });
+        if let Some(rows) = &self.rows {
+            rows.each_hold(|id, txn| {
+                if !done.rows.contains(&id.words()) {
+                    let i = info_of(out, 0, id);
+                    fold(&mut out[i], txn, Mode::S);
+                }
+            });
+        }
     }
 
-    /// The slot of the lock with `words`, if it has one (the monitor).
-    pub(crate) fn slot_of(&self, words: (u64, u64)) -> Option<usize> {
-        self.slot(words, false)
+    /// The slot of `id`, if it has one (the monitor).
+    pub(crate) fn slot_of(&self, id: LockId) -> Option<usize> {
+        self.slot_for(id, false)
     }
 
     /// Calls `f(lock, txn, mode)` for every fast hold (the monitor).
     pub(crate) fn each_hold(&self, mut f: impl FnMut(LockId, TxnId, Mode)) {
         self.each_slot(|s, id| self.scan(s, |_, txn, _, m| f(id, txn, m)));
+        if let Some(rows) = &self.rows {
+            rows.each_hold(|id, txn| f(id, txn, Mode::S));
+        }
     }
 
     /// Calls `f(slot, lock)` for every slot that names a lock.
@@ -636,6 +759,27 @@ impl Fast {
                 );
                 f(s, id);
             }
+        }
+    }
+}
+
+/// The locks whose fast holds a snapshot folded under their latch
+/// ([`Fast::fold_into`]), which [`Fast::snapshot_into`] leaves out.
+#[derive(Default)]
+pub(crate) struct Folded {
+    /// A bit per database or table slot.
+    pub(crate) slots: u64,
+    /// Rows, by their words.
+    pub(crate) rows: std::collections::HashSet<(u64, u64)>,
+}
+
+impl Folded {
+    /// Notes that `slot`'s lock, of `words`, was folded.
+    pub(crate) fn add(&mut self, slot: usize, words: (u64, u64)) {
+        if slot < SLOTS {
+            self.slots |= 1 << slot;
+        } else {
+            self.rows.insert(words);
         }
     }
 }
@@ -669,19 +813,19 @@ impl OutsideHolds for Fast {
     }
 
     #[inline]
-    fn in_way(&self, slot: usize, mode: Mode, agent: u32) -> bool {
-        is_strong(mode) && Fast::in_way(self, slot, mode, agent)
+    fn in_way(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32) -> bool {
+        strong_at(slot, mode) && Fast::in_way(self, slot, words, mode, agent)
     }
 
-    fn holders(&self, slot: usize, mode: Mode, agent: u32, out: &mut Vec<Blocker>) {
-        if is_strong(mode) {
-            Fast::holders(self, slot, mode, agent, out);
+    fn holders(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32, out: &mut Vec<Blocker>) {
+        if strong_at(slot, mode) {
+            Fast::holders(self, slot, words, mode, agent, out);
         }
     }
 
-    fn blocker(&self, slot: usize, mode: Mode, agent: u32) -> Option<Blocker> {
-        if is_strong(mode) {
-            Fast::blocker(self, slot, mode, agent)
+    fn blocker(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32) -> Option<Blocker> {
+        if strong_at(slot, mode) {
+            Fast::blocker(self, slot, words, mode, agent)
         } else {
             None
         }
@@ -692,6 +836,8 @@ impl OutsideHolds for Fast {
 mod tests {
     #[cfg(not(heirloom_loom))]
     mod calm;
+    #[cfg(heirloom_loom)]
+    mod loom_rows;
     #[cfg(heirloom_loom)]
     mod loom_seal;
 }

@@ -234,9 +234,10 @@ impl Latched {
     /// `sli`: speculative lock inheritance is on (requests may be passed on
     /// by [`Latched::reinherit`]); `fast_path`: intention locks take the
     /// fast path (a fast hold is no request to pass on: the transaction
-    /// releases it at commit, `HeadRef::is_fast`).
+    /// releases it at commit, `HeadRef::is_fast`); `rows`: and row S
+    /// locks (`fast/rows.rs`).
     /// `elide`: the head latches are elided by RTM (`TableKind::LatchedHtm`).
-    pub(crate) fn new(buckets: usize, sli: bool, fast_path: bool, elide: bool) -> Self {
+    pub(crate) fn new(buckets: usize, sli: bool, fast_path: bool, rows: bool, elide: bool) -> Self {
         let n = buckets.clamp(1, MAX_BUCKETS).next_power_of_two();
         Latched {
             dir: AtomicPtr::new(Box::into_raw(Dir::new(n))),
@@ -244,7 +245,7 @@ impl Latched {
             excess: CachePadded::new(AtomicUsize::new(0)),
             most: MAX_BUCKETS,
             sli,
-            fast: fast_path.then(|| Box::new(Fast::new())),
+            fast: fast_path.then(|| Box::new(Fast::with_rows(rows))),
             elision: elide.then(Elision::default),
         }
     }
@@ -261,7 +262,7 @@ impl Latched {
     /// A table that grows to `most` buckets at the most.
     #[cfg(all(test, not(heirloom_loom)))]
     pub(crate) fn with_most(buckets: usize, most: usize) -> Self {
-        let mut t = Latched::new(buckets, false, false, false);
+        let mut t = Latched::new(buckets, false, false, false, false);
         t.most = most;
         t
     }
@@ -324,8 +325,8 @@ impl Latched {
         wake: &mut Vec<ReqPtr>,
     ) -> Option<HeadRef> {
         let f = self.fast.as_deref()?;
-        let s = f.slot(id.words(), true)?;
-        match f.acquire(s, a.agent, txn, ts, mode) {
+        let s = f.slot_for(id, true)?;
+        match f.acquire(s, id.words(), a.agent, txn, ts, mode) {
             fast::FastTry::Held => Some(fast_handle(s)),
             fast::FastTry::BackedOff => {
                 self.fast_wake(a.counters, id, wake);
@@ -354,7 +355,7 @@ impl Latched {
         let (Some(s), Some(f)) = (fast_slot(h), self.fast.as_deref()) else {
             unreachable!("a fast hold without its slot")
         };
-        if f.release(s, a.agent, mode) {
+        if f.release(s, id.words(), a.agent, mode) {
             self.fast_wake(a.counters, id, wake);
         }
     }
@@ -364,13 +365,10 @@ impl Latched {
     #[inline]
     fn outside_of(&self, id: LockId) -> Option<Outside> {
         let f = self.fast.as_deref()?;
-        if !fast::eligible(id) {
-            return None;
-        }
-        let s = f.slot(id.words(), true)?;
+        let s = f.slot_for(id, true)?;
         // SAFETY: the table drops its heads (and their queues) before its
         // `Fast` (`Drop for Latched`).
-        Some(unsafe { Outside::new(f, s) })
+        Some(unsafe { Outside::new(f, s, fast::top(s)) })
     }
 
     /// The head a handle of this table names.
@@ -417,6 +415,14 @@ impl Latched {
         if let Some(h) = self.try_fast(c, id, r, mode, wake) {
             return (Outcome::Granted, h);
         }
+        {
+            // SAFETY: the caller's own live request (the contract).
+            let q = unsafe { r.get() };
+            // The queue reads them for the lock's fast holds (`Outside`).
+            let (key, hi) = id.words();
+            q.key.store(key, Ordering::Relaxed);
+            q.hi.store(hi, Ordering::Relaxed);
+        }
         if let Some(e) = &self.elision {
             // Elided when the lock has a head already; binding one takes
             // the latches.
@@ -455,7 +461,7 @@ impl Latched {
         mode: Mode,
         wake: &mut Vec<ReqPtr>,
     ) -> Option<HeadRef> {
-        if !(fast::eligible(id) && fast::is_fast(mode)) {
+        if !fast::takes_fast(id, mode) {
             return None;
         }
         // SAFETY: the caller's own live request (`Table::acquire`'s contract).
@@ -844,8 +850,8 @@ impl Latched {
     /// lock's entry is consistent, its holders compatible.
     pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
         let fast = self.fast.as_deref();
-        // The slots whose fast holds were folded under a head latch.
-        let mut done = 0u64;
+        // The locks whose fast holds were folded under a head latch.
+        let mut done = fast::Folded::default();
         // No growth meanwhile: it would relink the chains under the walk.
         let _grown = self.grown.lock();
         for b in self.dir().buckets.iter() {
@@ -857,9 +863,9 @@ impl Latched {
                 if !q.is_empty() {
                     let id = h.id();
                     let mut info = describe(&q, id, now_ns);
-                    if let Some((f, s)) = fast.and_then(|f| Some((f, f.slot_of(id.words())?))) {
-                        f.fold_into(s, &mut info);
-                        done |= 1 << s;
+                    if let Some((f, s)) = fast.and_then(|f| Some((f, f.slot_of(id)?))) {
+                        f.fold_into(s, id.words(), &mut info);
+                        done.add(s, id.words());
                     }
                     out.push(info);
                 }
@@ -868,10 +874,10 @@ impl Latched {
             }
         }
         crate::fault::snapshot_between();
-        // The fast holds of locks with no queued request: IS and IX only,
-        // which conflict with nothing listed.
+        // The fast holds of locks with no queued request: IS and IX, and S
+        // on rows, which conflict with nothing listed.
         if let Some(f) = fast {
-            f.snapshot_into(out, done);
+            f.snapshot_into(out, &done);
         }
     }
 }

@@ -307,23 +307,24 @@ impl Table {
     /// A table of `kind`; `sli`: the manager passes locks on by inheritance
     /// (the latched table then pays a barrier when such a lock gets its
     /// first waiter); `fast_path`: the latched and the latch-free table
-    /// take intention locks on their fast path (`table/fast.rs`);
+    /// take intention locks on their fast path (`table/fast.rs`), and with
+    /// `fast_rows` row S locks too (`table/fast/rows.rs`);
     /// `buckets`: of the latched and latch-free tables (`None`: the kind's
     /// default, [`DEFAULT_BUCKETS`] or [`DEFAULT_LATCHFREE_BUCKETS`]).
-    pub(crate) fn new(kind: TableKind, buckets: Option<usize>, sli: bool, fast_path: bool) -> Self {
+    pub(crate) fn new(kind: TableKind, buckets: Option<usize>, sli: bool, fast_path: bool, fast_rows: bool) -> Self {
         let first = buckets.unwrap_or(DEFAULT_BUCKETS);
         let buckets = buckets.unwrap_or(DEFAULT_LATCHFREE_BUCKETS);
         match kind {
             TableKind::Global => Table::Global(global::Global::new(false)),
             TableKind::GlobalHtm => Table::Global(global::Global::new(true)),
-            TableKind::Latched => Table::Latched(latched::Latched::new(first, sli, fast_path, false)),
-            TableKind::LatchedHtm => Table::Latched(latched::Latched::new(first, sli, fast_path, true)),
-            TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(buckets, fast_path)),
-            TableKind::LatchFreeSwap => Table::LatchFreeSwap(latchfree::LatchFree::new(buckets, fast_path)),
+            TableKind::Latched => Table::Latched(latched::Latched::new(first, sli, fast_path, fast_rows, false)),
+            TableKind::LatchedHtm => Table::Latched(latched::Latched::new(first, sli, fast_path, fast_rows, true)),
+            TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(buckets, fast_path, fast_rows)),
+            TableKind::LatchFreeSwap => Table::LatchFreeSwap(latchfree::LatchFree::new(buckets, fast_path, fast_rows)),
             TableKind::Server { partitions } => Table::Server(server::Server::new(partitions)),
             // Never asked (the transaction takes no lock): the smallest
             // table, so that the interface stays total.
-            TableKind::None => Table::Latched(latched::Latched::new(1, false, false, false)),
+            TableKind::None => Table::Latched(latched::Latched::new(1, false, false, false, false)),
         }
     }
 

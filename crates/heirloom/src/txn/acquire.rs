@@ -25,7 +25,7 @@ impl Transaction<'_> {
                 self.convert(k, held.join(mode))
             };
         }
-        if self.agent.lm.fast_holds && fast::is_fast(mode) && fast::eligible(id) {
+        if self.agent.lm.fast_holds && fast::takes_fast(id, mode) {
             return self.acquire_fast(id, mode);
         }
         let (req, head) = self.link(id, mode)?;
@@ -34,7 +34,8 @@ impl Transaction<'_> {
         Ok(())
     }
 
-    /// A database or table intention lock on the table's fast path with no
+    /// A database or table intention lock, or a row S lock, on the table's
+    /// fast path with no
     /// request node (`Table::try_fast_hold`; the entry's node is
     /// `Nodes::none` until a conversion needs one, `Transaction::convert`),
     /// or, if it cannot be granted so now, a request as `acquire` makes.

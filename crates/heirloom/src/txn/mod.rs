@@ -419,7 +419,7 @@ impl<'a> Transaction<'a> {
                     }
                 }
                 None => {
-                    let r = if self.agent.lm.fast_holds && fast::is_fast(want) && fast::eligible(lid) {
+                    let r = if self.agent.lm.fast_holds && fast::takes_fast(lid, want) {
                         self.acquire_fast(lid, want)
                     } else {
                         self.acquire(lid, want)

@@ -93,13 +93,12 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // record's bit; strong requests count themselves first.
         let (mut fast_slot, mut flags) = (None, 0);
         if let Some(f) = self.fast.as_deref()
-            && fast::eligible(id)
-            && let Some(s) = f.slot(words, true)
+            && let Some(s) = f.slot_for(id, true)
         {
             fast_slot = Some((f, s));
-            if fast::is_fast(mode) {
+            if fast::takes_fast(id, mode) {
                 let (txn, ts) = (q.txn.load(Ordering::Relaxed), q.ts.load(Ordering::Relaxed));
-                match f.acquire(s, q.agent, txn, ts, mode) {
+                match f.acquire(s, words, q.agent, txn, ts, mode) {
                     fast::FastTry::Held => {
                         fast::fill_node(q, words, mode);
                         // Linked nowhere: its agent reuses it at once.
@@ -109,7 +108,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                     fast::FastTry::BackedOff => self.after_fast_release(b, c, words, mode, wake),
                     fast::FastTry::Refused => {}
                 }
-            } else if fast::is_strong(mode) {
+            } else if fast::strong_at(s, mode) {
                 f.add_strong(s);
                 flags = H_STRONG;
             }
@@ -118,7 +117,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // What the fast path lets this request pass: its own fast holds
         // (a conversion's older request), and whether fast holds of others
         // are in its way (strong requests only).
-        let own_fast = fast_slot.map_or(Mode::NL, |(f, s)| f.own(s, q.agent));
+        let own_fast = fast_slot.map_or(Mode::NL, |(f, s)| f.own(s, words, q.agent));
         let a = Append {
             b,
             id,
@@ -145,9 +144,15 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // An empty bucket (most row locks' on a table of many rows): no
         // request of the lock is linked anywhere, so nothing is in the way,
         // and appending reads nothing but the head: one CAS from null, with
-        // no pin (no other request is dereferenced). Not for a lock with a
-        // fast-path slot, whose fast holds are outside the list.
-        if fast_slot.is_none() {
+        // no pin (no other request is dereferenced). Not for a database or
+        // table lock with a fast-path slot, whose fast holds are outside the
+        // list; a row's fast holds are S, so only a strong request looks
+        // for them first (its count keeps new ones out).
+        let alone = match fast_slot {
+            None => true,
+            Some((f, s)) => s >= fast::SLOTS && (!fast::strong_at(s, mode) || !f.in_way(s, words, mode, q.agent)),
+        };
+        if alone {
             // SAFETY: the unprotected head is only compared with null,
             // never dereferenced.
             let unprotected = unsafe { epoch::unprotected() };
@@ -439,9 +444,9 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             }
         });
         if found == Clearance::Clear
-            && fast::is_strong(mode)
             && let Some((f, s)) = self.slot_of_lock(words)
-            && f.in_way(s, mode, q.agent)
+            && fast::strong_at(s, mode)
+            && f.in_way(s, words, mode, q.agent)
         {
             return Clearance::Blocked;
         }
@@ -475,7 +480,7 @@ impl Append<'_> {
         self.h.0 & H_STRONG != 0
             && self
                 .fast_slot
-                .is_some_and(|(f, s)| f.in_way(s, self.mode, self.q.agent))
+                .is_some_and(|(f, s)| f.in_way(s, self.words, self.mode, self.q.agent))
     }
 
     /// Whom a refusal names: the first request in the way, or a fast hold
@@ -485,7 +490,9 @@ impl Append<'_> {
     fn blocker(&self, first: Option<&Request>) -> Option<Blocker> {
         match first {
             Some(x) => Some(Blocker::of(x)),
-            None => self.fast_slot.and_then(|(f, s)| f.blocker(s, self.mode, self.q.agent)),
+            None => self
+                .fast_slot
+                .and_then(|(f, s)| f.blocker(s, self.words, self.mode, self.q.agent)),
         }
     }
 }

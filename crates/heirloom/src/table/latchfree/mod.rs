@@ -209,13 +209,16 @@ fn noted<T>(a: &epoch::Atomic<T>) -> &epoch::Atomic<T> {
 const MARK: usize = 1;
 
 /// A handle (`HeadRef`) of this table: the bucket in bits 0..32, the
-/// lock's fast-path slot plus one in bits 32..40 (0: none), and flags.
+/// lock's fast-path slot (a row's: its stripe's) plus one in bits 32..56
+/// (0: none), and flags.
 const H_BUCKET: usize = 0xffff_ffff;
 const H_SLOT: u32 = 32;
+const H_SLOT_MASK: usize = 0xff_ffff;
+const _: () = assert!(fast::SLOTS + fast::rows::STRIPES < H_SLOT_MASK);
 /// The request is a fast hold (`fast.rs`), linked nowhere.
 const H_FAST: usize = HeadRef::FAST;
 /// The request is strong and counted in its slot's word.
-const H_STRONG: usize = 1 << 41;
+const H_STRONG: usize = 1 << 60;
 
 #[inline]
 fn handle(bucket: usize, slot: Option<usize>, flags: usize) -> HeadRef {
@@ -225,7 +228,7 @@ fn handle(bucket: usize, slot: Option<usize>, flags: usize) -> HeadRef {
 /// The fast-path slot named in `h`.
 #[inline]
 fn slot_of(h: HeadRef) -> Option<usize> {
-    match (h.0 >> H_SLOT) & 0xff {
+    match (h.0 >> H_SLOT) & H_SLOT_MASK {
         0 => None,
         s => Some(s - 1),
     }
@@ -297,7 +300,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// intention-lock fast path if `fast_path` (see `fast.rs`; a fast
     /// hold is never passed on by inheritance, which needs a request of
     /// its own).
-    pub(crate) fn new(buckets: usize, fast_path: bool) -> Self {
+    pub(crate) fn new(buckets: usize, fast_path: bool, rows: bool) -> Self {
         let n = buckets.max(1).next_power_of_two();
         LatchFree {
             buckets: (0..n)
@@ -312,7 +315,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 })
                 .collect(),
             mask: n as u64 - 1,
-            fast: fast_path.then(|| Box::new(fast::Fast::new())),
+            fast: fast_path.then(|| Box::new(fast::Fast::with_rows(rows))),
         }
     }
 
@@ -340,14 +343,14 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         wake: &mut Vec<ReqPtr>,
     ) -> Option<HeadRef> {
         let f = self.fast.as_deref()?;
-        let hash = id.hash64();
         let words = id.words();
-        let s = f.slot(words, true)?;
-        let bi = (hash & self.mask) as usize;
-        match f.acquire(s, a.agent, txn, ts, mode) {
-            fast::FastTry::Held => Some(handle(bi, Some(s), H_FAST)),
+        let s = f.slot_for(id, true)?;
+        // The bucket only once it is needed: most refusals need none.
+        let bi = || (id.hash64() & self.mask) as usize;
+        match f.acquire(s, words, a.agent, txn, ts, mode) {
+            fast::FastTry::Held => Some(handle(bi(), Some(s), H_FAST)),
             fast::FastTry::BackedOff => {
-                self.after_fast_release(&self.buckets[bi], a.counters, words, mode, wake);
+                self.after_fast_release(&self.buckets[bi()], a.counters, words, mode, wake);
                 None
             }
             fast::FastTry::Refused => None,
@@ -373,7 +376,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         let Some((f, s)) = self.fast_of(h) else {
             unreachable!("a fast hold without its slot")
         };
-        if f.release(s, a.agent, mode) {
+        if f.release(s, id.words(), a.agent, mode) {
             self.after_fast_release(self.bucket(h), a.counters, id.words(), mode, wake);
         }
     }
@@ -401,11 +404,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     #[inline]
     fn slot_of_lock(&self, words: (u64, u64)) -> Option<(&fast::Fast, usize)> {
         let f = self.fast.as_deref()?;
-        let id = LockId::from_words(words.0, words.1);
-        if !fast::eligible(id) {
-            return None;
-        }
-        f.slot(words, false).map(|s| (f, s))
+        f.slot_for(LockId::from_words(words.0, words.1), false).map(|s| (f, s))
     }
 
     /// The modes `agent` holds the lock of `words` in fast (NL: none): its
@@ -413,7 +412,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     #[inline]
     fn own_fast(&self, words: (u64, u64), agent: u32) -> Mode {
         match self.slot_of_lock(words) {
-            Some((f, s)) => f.own(s, agent),
+            Some((f, s)) => f.own(s, words, agent),
             None => Mode::NL,
         }
     }
@@ -473,10 +472,10 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             }
         });
         // And the fast holds in its way (`fast.rs`).
-        if fast::is_strong(mode)
-            && let Some((f, s)) = self.slot_of_lock(words)
+        if let Some((f, s)) = self.slot_of_lock(words)
+            && fast::strong_at(s, mode)
         {
-            f.holders(s, mode, q.agent, out);
+            f.holders(s, words, mode, q.agent, out);
         }
         true
     }
@@ -526,7 +525,7 @@ mod unit {
     /// bucket with a hot one counted as hot.
     #[test]
     fn heat_belongs_to_one_lock_and_rows_note_none() {
-        let t = LatchFree::<false>::new(1, false);
+        let t = LatchFree::<false>::new(1, false, false);
         let b = &t.buckets[0];
         let (hot, cold) = (LockId::table(TableId::new(0, 1)), LockId::table(TableId::new(0, 2)));
         let r = ReqPtr::alloc(0);

@@ -17,11 +17,11 @@ fn slot(f: &Fast) -> usize {
 /// Fast IS attempts of agent 0 until one is granted (and released).
 fn turned_away_until_open(f: &Fast, s: usize) -> u32 {
     let mut n = 0;
-    while !f.acquire(s, 0, 1, 1, Mode::IS).is_held() {
+    while !f.acquire(s, (0, 0), 0, 1, 1, Mode::IS).is_held() {
         n += 1;
         assert!(n <= REOPEN_AFTER, "the word never opened again");
     }
-    assert!(!f.release(s, 0, Mode::IS), "no strong request is counted");
+    assert!(!f.release(s, (0, 0), 0, Mode::IS), "no strong request is counted");
     n
 }
 
@@ -37,7 +37,7 @@ fn a_sealed_word_opens_after_a_calm_stretch() {
     f.add_strong(s);
     f.sub_strong(s);
     for _ in 0..REOPEN_AFTER / 2 {
-        assert_eq!(f.acquire(s, 0, 1, 1, Mode::IX), FastTry::Refused);
+        assert_eq!(f.acquire(s, (0, 0), 0, 1, 1, Mode::IX), FastTry::Refused);
     }
     f.add_strong(s);
     f.sub_strong(s);
@@ -50,7 +50,7 @@ fn a_word_with_a_strong_request_counted_never_opens() {
     let s = slot(&f);
     f.add_strong(s);
     for _ in 0..2 * REOPEN_AFTER + 2 {
-        assert_eq!(f.acquire(s, 0, 1, 1, Mode::IS), FastTry::Refused);
+        assert_eq!(f.acquire(s, (0, 0), 0, 1, 1, Mode::IS), FastTry::Refused);
     }
     f.sub_strong(s);
     assert_eq!(turned_away_until_open(&f, s), REOPEN_AFTER);
@@ -60,12 +60,12 @@ fn a_word_with_a_strong_request_counted_never_opens() {
 fn a_hold_from_before_the_seal_has_the_wake_up_duty() {
     let f = Fast::new();
     let s = slot(&f);
-    assert_eq!(f.acquire(s, 1, 7, 7, Mode::IX), FastTry::Held);
+    assert_eq!(f.acquire(s, (0, 0), 1, 7, 7, Mode::IX), FastTry::Held);
     f.add_strong(s);
-    assert!(f.in_way(s, Mode::X, 0), "agent 1's IX is in the way of X");
-    assert!(!f.in_way(s, Mode::X, 1), "its own hold is not");
+    assert!(f.in_way(s, (0, 0), Mode::X, 0), "agent 1's IX is in the way of X");
+    assert!(!f.in_way(s, (0, 0), Mode::X, 1), "its own hold is not");
     f.sub_strong(s);
     // The strong request is gone, but the sealed word says one may wait.
-    assert!(f.release(s, 1, Mode::IX));
-    assert!(!f.in_way(s, Mode::X, 0));
+    assert!(f.release(s, (0, 0), 1, Mode::IX));
+    assert!(!f.in_way(s, (0, 0), Mode::X, 0));
 }

@@ -34,7 +34,7 @@ fn a_strong_request_on_a_sealed_word_never_overlaps_a_fast_hold() {
             let (f, cell) = (f.clone(), cell.clone());
             loom::thread::spawn(move || {
                 f.add_strong(s);
-                let clear = !f.in_way(s, Mode::X, 0);
+                let clear = !f.in_way(s, (0, 0), Mode::X, 0);
                 if clear {
                     // SAFETY: the X's section (the model's claim).
                     cell.with_mut(|p| unsafe { *p += 1 });
@@ -46,11 +46,11 @@ fn a_strong_request_on_a_sealed_word_never_overlaps_a_fast_hold() {
         // Whether the IS leaves a wake-up duty behind: granted and released
         // while a strong request was counted, or backed off after its bit
         // was up.
-        let duty = match f.acquire(s, 1, 2, 2, Mode::IS) {
+        let duty = match f.acquire(s, (0, 0), 1, 2, 2, Mode::IS) {
             FastTry::Held => {
                 // SAFETY: the IS's section (the model's claim).
                 cell.with_mut(|p| unsafe { *p += 1 });
-                f.release(s, 1, Mode::IS)
+                f.release(s, (0, 0), 1, Mode::IS)
             }
             FastTry::BackedOff => true,
             FastTry::Refused => false,
@@ -61,11 +61,11 @@ fn a_strong_request_on_a_sealed_word_never_overlaps_a_fast_hold() {
         assert!(clear || duty, "the X saw a bit whose owner owes no wake-up");
         // Both gone: the word opens for the next fast request.
         let mut tries = 0;
-        while !f.acquire(s, 1, 3, 3, Mode::IS).is_held() {
+        while !f.acquire(s, (0, 0), 1, 3, 3, Mode::IS).is_held() {
             tries += 1;
             assert!(tries <= 2, "the word stayed shut");
         }
-        f.release(s, 1, Mode::IS);
+        f.release(s, (0, 0), 1, Mode::IS);
     });
 }
 
@@ -91,17 +91,17 @@ fn a_strong_request_relying_on_the_seal_sees_every_earlier_hold() {
             let (f, cell) = (f.clone(), cell.clone());
             loom::thread::spawn(move || {
                 f.add_strong(s);
-                if !f.in_way(s, Mode::X, 0) {
+                if !f.in_way(s, (0, 0), Mode::X, 0) {
                     // SAFETY: the X's section (the model's claim).
                     cell.with_mut(|p| unsafe { *p += 1 });
                 }
                 f.sub_strong(s);
             })
         };
-        if f.acquire(s, 1, 2, 2, Mode::IS).is_held() {
+        if f.acquire(s, (0, 0), 1, 2, 2, Mode::IS).is_held() {
             // SAFETY: the IS's section (the model's claim).
             cell.with_mut(|p| unsafe { *p += 1 });
-            f.release(s, 1, Mode::IS);
+            f.release(s, (0, 0), 1, Mode::IS);
         }
         sealer.join().unwrap();
         strong.join().unwrap();

@@ -48,7 +48,7 @@ fn take_rows(t: &Latched, n: u64) -> Vec<(ReqPtr, HeadRef)> {
 
 #[test]
 fn one_bucket_grows_with_the_locks_held_and_every_lock_keeps_its_head() {
-    let t = Latched::new(1, false, false, false);
+    let t = Latched::new(1, false, false, false, false);
     let n = 20_000u64;
     let held = take_rows(&t, n);
     // At most about KEEP_HEADS + 1 heads a bucket on average.
@@ -81,7 +81,7 @@ fn x_excludes_x_while_the_table_grows() {
     const HOT: u64 = 8;
     const THREADS: u32 = 3;
     const ROUNDS: u64 = if cfg!(debug_assertions) { 3_000 } else { 30_000 };
-    let t = Latched::new(1, false, false, false);
+    let t = Latched::new(1, false, false, false, false);
     let holders: Vec<AtomicU32> = (0..HOT).map(|_| AtomicU32::new(0)).collect();
     thread::scope(|s| {
         // One transaction takes ever more locks: the table grows under

@@ -49,7 +49,7 @@ fn release(t: &Latched, h: HeadRef, r: ReqPtr) {
 #[test]
 fn a_lock_keeps_one_head_while_the_table_grows() {
     loom::model(|| {
-        let t = Arc::new(Latched::new(1, false, false, false));
+        let t = Arc::new(Latched::new(1, false, false, false, false));
         let mine: Vec<ReqPtr> = (0..3).map(|_| request(0, 1)).collect();
         let theirs: Vec<ReqPtr> = (0..2).map(|_| request(1, 2)).collect();
         let other = {

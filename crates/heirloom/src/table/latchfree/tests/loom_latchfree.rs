@@ -86,7 +86,7 @@ fn two_appenders_and_a_scanner<const SWAP: bool>() {
     let mut m = loom::model::Builder::new();
     m.preemption_bound = Some(1);
     m.check(|| {
-        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false, false));
         let id = LockId::row(T, 7);
         let (a, b) = (request(1), request(2));
         let spawn = |r: ReqPtr, mode: Mode| {
@@ -153,7 +153,7 @@ fn two_appenders_and_a_scanner<const SWAP: bool>() {
 /// itself or by the releaser — and never while the holder still holds.
 fn release_racing_with_wait_never_loses_the_wake_up<const SWAP: bool>() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false, false));
         let id = LockId::table(T);
         let (h, w) = (request(1), request(2));
         let c = AgentCounters::default();
@@ -193,7 +193,7 @@ fn release_racing_with_wait_never_loses_the_wake_up<const SWAP: bool>() {
 /// one, as `Agent::converted` orders them.
 fn a_conversion_passes_the_waiters_its_own_request_shuts_out<const SWAP: bool>() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false, false));
         let id = LockId::row(T, 3);
         let (old, new, w) = (request(1), request(1), request(2));
         let c = AgentCounters::default();
@@ -238,7 +238,7 @@ fn a_conversion_passes_the_waiters_its_own_request_shuts_out<const SWAP: bool>()
 /// by itself or by the releaser's wake-up — and never while the hold lasts.
 fn a_fast_release_racing_with_a_strong_waiter_never_loses_the_wake_up<const SWAP: bool>() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::<SWAP>::new(1, true));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, true, false));
         let id = LockId::table(T);
         let (h, w) = (request(1), request(2));
         let c = AgentCounters::default();
@@ -286,7 +286,7 @@ fn a_fast_acquire_racing_with_a_strong_request_never_overlaps<const SWAP: bool>(
     let mut m = loom::model::Builder::new();
     m.preemption_bound = Some(1);
     m.check(|| {
-        let t = Arc::new(LatchFree::<SWAP>::new(1, true));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, true, false));
         let id = LockId::table(T);
         let inside = Arc::new(crate::sync::AtomicU32::new(0));
         let spawn = |r: ReqPtr, mode: Mode| {
@@ -338,7 +338,7 @@ fn a_fast_acquire_racing_with_a_strong_request_never_overlaps<const SWAP: bool>(
 /// grant and cancel wins, and the bucket's waiting count ends at zero.
 fn cancel_racing_with_release_decides_once<const SWAP: bool>() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false, false));
         let id = LockId::table(T);
         let (h, w) = (request(1), request(2));
         let c = AgentCounters::default();
@@ -379,7 +379,7 @@ fn reclamation_scenario<const SWAP: bool>(owner_unlinks: bool) {
     // A transaction id no transaction has.
     const POISON: u64 = u64::MAX;
     loom::model(move || {
-        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false, false));
         let (a, b) = (request(1), request(2));
         let c = AgentCounters::default();
         let order = if owner_unlinks { [b, a] } else { [a, b] };
@@ -446,7 +446,7 @@ fn reclamation_by_a_walker_never_frees_under_a_scan<const SWAP: bool>() {
 /// overlap, and both end.
 fn a_fast_upgrade_never_overlaps_a_strong_request<const SWAP: bool>() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::<SWAP>::new(1, true));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, true, false));
         let id = LockId::table(T);
         let (is, s) = (request(1), request(2));
         let (ix_held, s_held) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
@@ -542,7 +542,7 @@ fn assert_empty<const SWAP: bool>(t: &LatchFree<SWAP>) {
 /// once one more request came and went the list is empty.
 fn an_append_racing_with_the_last_release_keeps_the_list_whole<const SWAP: bool>() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false, false));
         let id = LockId::row(T, 3);
         let (h, w) = (request(1), request(2));
         let c = AgentCounters::default();
@@ -598,7 +598,7 @@ fn an_append_racing_with_the_last_release_keeps_the_list_whole<const SWAP: bool>
 /// state check fails.
 fn a_later_request_never_passes_an_incompatible_one_ahead<const SWAP: bool>() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false, false));
         let id = LockId::row(T, 5);
         let (h, x, s) = (request(1), request(2), request(3));
         let (x_held, s_held) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
@@ -658,7 +658,7 @@ fn a_later_request_never_passes_an_incompatible_one_ahead<const SWAP: bool>() {
 /// linked, and the waiter waits only for the holder, if at all.)
 fn a_withdrawn_request_wakes_whoever_waited_for_it<const SWAP: bool>() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false, false));
         let id = LockId::row(T, 9);
         let (h, n, w) = (request(1), request(2), request(3));
         let c = AgentCounters::default();
@@ -722,7 +722,7 @@ fn a_snapshot_beside_a_release_never_lists_both_holders<const SWAP: bool>() {
     let mut m = loom::model::Builder::new();
     m.preemption_bound = Some(1);
     m.check(|| {
-        let t = Arc::new(LatchFree::<SWAP>::new(1, false));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, false, false));
         let id = LockId::row(T, 5);
         let (h, w) = (request(1), request(2));
         let c = AgentCounters::default();
@@ -756,7 +756,7 @@ fn a_snapshot_beside_a_release_never_lists_both_holders<const SWAP: bool>() {
 /// (`Fast::fold_into`).
 fn a_snapshot_beside_a_fast_try_never_lists_it_with_a_strong_holder<const SWAP: bool>() {
     loom::model(|| {
-        let t = Arc::new(LatchFree::<SWAP>::new(1, true));
+        let t = Arc::new(LatchFree::<SWAP>::new(1, true, false));
         let id = LockId::table(T);
         let f = t.fast.as_deref().expect("the fast path is on");
         let slot = f.slot(id.words(), true).expect("a free slot");
@@ -767,8 +767,8 @@ fn a_snapshot_beside_a_fast_try_never_lists_it_with_a_strong_holder<const SWAP: 
                 let f = t.fast.as_deref().unwrap();
                 // Agent 3, transaction 3; a hold is let go at once (no
                 // waiter to wake: the X request does not wait).
-                if f.acquire(slot, 3, 3, 3, Mode::IX) == FastTry::Held {
-                    let _ = f.release(slot, 3, Mode::IX);
+                if f.acquire(slot, (0, 0), 3, 3, 3, Mode::IX) == FastTry::Held {
+                    let _ = f.release(slot, (0, 0), 3, Mode::IX);
                 }
             })
         };

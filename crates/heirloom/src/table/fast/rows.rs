@@ -1,0 +1,443 @@
+//! Row S locks on the fast path: a read-biased row lock, after Dice and
+//! Kogan's BRAVO (USENIX ATC 2019), with the biased state kept per stripe
+//! of rows instead of per lock, since a row has no memory of its own here.
+//!
+//! ## Why
+//!
+//! An S lock on a row that nobody else wants still writes the lock table:
+//! a head's latch and queue (latched), a bucket's list (latch-free). Those
+//! lines were last written by whichever thread used the head or bucket
+//! before, so on many cores every row lock is a cache miss on a line
+//! another core owns, even when no two transactions ever want the same
+//! row. Here an S row lock writes only its agent's record, while the rows
+//! it could conflict with are read by everybody and written by nobody.
+//!
+//! ## The two sides
+//!
+//! Rows hash to [`STRIPES`] stripes, each one word: the count of *strong*
+//! requests (those that conflict with S: IX, SIX, U, X) on its rows, and
+//! two flags. Every agent has a record it alone writes, with up to
+//! [`ROWS`] entries, each a row it holds S on fast.
+//!
+//! * **Fast S**: if the stripe's word is zero (open, nothing counted), put
+//!   the row in a free entry, SeqCst fence, load the word again; zero:
+//!   granted. Otherwise the entry is cleared again (with a release's
+//!   wake-up duty, below) and the request goes to the queue or list.
+//! * **Strong request** (`Rows::add_strong`, before it decides anything):
+//!   count itself in the word and mark it [`SHUT`], then (unless the word
+//!   is [`DRAINED`]) a SeqCst fence. With the fence of the fast side this
+//!   is a Dekker handshake: either the fast S sees the count and backs
+//!   off, or the strong request's scan of the records sees the entry. The
+//!   strong request then counts the fast holds of its row (other agents')
+//!   as granted requests ahead of it, which only go away.
+//! * **Fast release**: clear the entry, SeqCst fence, load the word; if it
+//!   counts a strong request and is not drained, a strong request may have
+//!   seen the entry and be waiting for it: the wake-up duty of `fast.rs`.
+//! * **Strong release**: the count drops (`Rows::sub_strong`).
+//!
+//! Unlike the intention locks' slots (`fast.rs`), strong requests on rows
+//! are common (every update), so neither side pays a heavy fence: both
+//! take a SeqCst fence (a locked instruction's cost, on a line of their
+//! own), and the strong side pays what a biased lock's writer pays, a scan
+//! of the records, only while its stripe may hold fast holds.
+//!
+//! ## Shut, drained, open
+//!
+//! A stripe's word leaves zero on its first strong request and stays
+//! [`SHUT`] (no new fast hold) after its count drops, so that a stripe
+//! that keeps getting updates is not revoked again and again (BRAVO's
+//! inhibition). The fast holds taken before it shut may linger until
+//! their transactions end, so strong requests scan the records; the first
+//! scan that finds no entry in the stripe at all marks it [`DRAINED`], and
+//! later strong requests skip the fence and the scan. A stripe opens again
+//! (back to zero) when a fast S attempt finds it shut with nothing counted
+//! after its agent has been turned away [`REOPEN_ROWS`] times: a count in
+//! the agent's own record, so reopening writes no shared line until it
+//! happens, and a stripe that keeps getting strong requests stays shut.
+//!
+//! ## Reading another agent's entries
+//!
+//! An entry is two words (the lock id), so scanners read a record under a
+//! sequence count (a seqlock: the agent makes it odd, fences, writes its
+//! entries, and makes it even again with Release; a scanner that sees it
+//! change retries). A torn read would be worse than a stale one here: a
+//! strong request that believed a row held fast which no agent holds
+//! would wait for a wake-up that no release owes it.
+
+use crossbeam_utils::CachePadded;
+
+use crate::id::{LockId, TxnId};
+use crate::queue::Blocker;
+use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+
+use super::FastTry;
+
+/// Stripes per table (8 bytes each: 512 KiB, in pages touched only as
+/// stripes are).
+pub(crate) const STRIPES: usize = if cfg!(heirloom_loom) { 2 } else { 1 << 16 };
+const STRIPE_BITS: u32 = STRIPES.trailing_zeros();
+/// Rows an agent may hold S on fast at once (more go to the queue or list).
+pub(crate) const ROWS: usize = if cfg!(heirloom_loom) { 2 } else { 32 };
+/// Fast S attempts a shut stripe with nothing counted turns away from one
+/// agent before that agent opens it again.
+pub(crate) const REOPEN_ROWS: u32 = if cfg!(heirloom_loom) { 0 } else { 256 };
+
+/// The word's flag: no new fast hold (a strong request came since it was
+/// last open).
+pub(crate) const SHUT: u64 = 1 << 63;
+/// The word's flag: shut, and no fast hold is left in the stripe (strong
+/// requests need not look for any).
+pub(crate) const DRAINED: u64 = 1 << 62;
+/// The word's strong count.
+const COUNT: u64 = u32::MAX as u64;
+
+/// An agent's fast row holds (written only by the agent).
+struct Record {
+    /// Odd while the agent changes the fields below (a sequence count).
+    seq: AtomicU64,
+    /// The transaction and age of the holds.
+    txn: AtomicU64,
+    ts: AtomicU64,
+    /// Bit `stripe % 64` of every stripe with an entry (a filter for
+    /// scans; cleared when no entry is left).
+    summary: AtomicU64,
+    /// Entries in use (the agent's own count).
+    live: AtomicU32,
+    /// Fast attempts shut stripes turned away (the agent's own count).
+    turned: AtomicU32,
+    /// The entries: a lock id's words; `his[i]` 0 is a free entry (a row
+    /// id's second word is never 0).
+    keys: [AtomicU64; ROWS],
+    his: [AtomicU64; ROWS],
+}
+
+impl Record {
+    fn new() -> Self {
+        Record {
+            seq: AtomicU64::new(0),
+            txn: AtomicU64::new(0),
+            ts: AtomicU64::new(0),
+            summary: AtomicU64::new(0),
+            live: AtomicU32::new(0),
+            turned: AtomicU32::new(0),
+            keys: std::array::from_fn(|_| AtomicU64::new(0)),
+            his: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+
+    /// Runs the agent's change `f` of its record as scanners expect it.
+    #[inline(always)]
+    fn change(&self, f: impl FnOnce(&Record)) {
+        // Relaxed: only the agent writes `seq`.
+        let s = self.seq.load(Ordering::Relaxed);
+        self.seq.store(s + 1, Ordering::Relaxed);
+        // Release: a scanner whose loads see a store of `f` (its Acquire
+        // fence after them) sees the odd count.
+        fence(Ordering::Release);
+        f(self);
+        // Release: a scanner that sees the even count sees the change.
+        self.seq.store(s + 2, Ordering::Release);
+    }
+
+    /// Reads the record with `f` (no side effects: it may run again) at a
+    /// moment no change was under way.
+    #[inline]
+    fn read<R>(&self, f: impl Fn(&Record) -> R) -> R {
+        loop {
+            // Acquire: pairs with `change`'s final Release store.
+            let s = self.seq.load(Ordering::Acquire);
+            if s & 1 == 0 {
+                let out = f(self);
+                // Acquire: pairs with `change`'s Release fence.
+                fence(Ordering::Acquire);
+                if self.seq.load(Ordering::Relaxed) == s {
+                    return out;
+                }
+            }
+            super::pause();
+        }
+    }
+
+    /// The entry holding `words`, read by the agent itself.
+    #[inline]
+    fn own_entry(&self, words: (u64, u64)) -> Option<usize> {
+        // Relaxed: only the agent writes the entries.
+        (0..ROWS).find(|&i| {
+            self.his[i].load(Ordering::Relaxed) == words.1 && self.keys[i].load(Ordering::Relaxed) == words.0
+        })
+    }
+}
+
+/// The row side of the fast path: the stripes' words and the agents'
+/// records (see the module docs).
+pub(crate) struct Rows {
+    stripes: Box<[AtomicU64]>,
+    records: Box<[CachePadded<Record>]>,
+    /// One more than the highest agent index that ever held a row fast.
+    used: AtomicUsize,
+}
+
+impl Rows {
+    pub(crate) fn new(agents: usize) -> Self {
+        Rows {
+            stripes: (0..STRIPES).map(|_| AtomicU64::new(0)).collect(),
+            records: (0..agents).map(|_| CachePadded::new(Record::new())).collect(),
+            used: AtomicUsize::new(0),
+        }
+    }
+
+    /// The stripe of the row with `words` (Fibonacci hashing, top bits).
+    #[inline(always)]
+    pub(crate) fn stripe(words: (u64, u64)) -> usize {
+        ((words.0 ^ words.1.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - STRIPE_BITS)) as usize
+    }
+
+    #[inline]
+    fn bit(stripe: usize) -> u64 {
+        1 << (stripe & 63)
+    }
+
+    /// Tries to take the row with `words` (in `stripe`) in S fast for
+    /// `txn` (age `ts`) of `agent` (see [`FastTry`]). Inlined up to the
+    /// look at the word, which turns most attempts on a shut stripe away.
+    #[inline(always)]
+    pub(crate) fn acquire(&self, stripe: usize, words: (u64, u64), agent: u32, txn: u64, ts: u64) -> FastTry {
+        let Some(r) = self.records.get(agent as usize) else {
+            return FastTry::Refused;
+        };
+        // Relaxed: a quick look (the load after the fence decides).
+        let w = self.stripes[stripe].load(Ordering::Relaxed);
+        if w != 0 && !self.reopen(r, stripe, w) {
+            return FastTry::Refused;
+        }
+        self.hold(r, stripe, words, agent, txn, ts)
+    }
+
+    /// [`Rows::acquire`] on an open word.
+    #[inline(never)]
+    fn hold(&self, r: &Record, stripe: usize, words: (u64, u64), agent: u32, txn: u64, ts: u64) -> FastTry {
+        let word = &self.stripes[stripe];
+        // Relaxed: the agent's own count.
+        let live = r.live.load(Ordering::Relaxed) as usize;
+        if live == ROWS {
+            return FastTry::Refused;
+        }
+        // Entries fill from the front and are freed at commit, so the
+        // entry at `live` is usually free.
+        let free = |i: usize| r.his[i].load(Ordering::Relaxed) == 0;
+        let i = if free(live) {
+            live
+        } else {
+            (0..ROWS).find(|&i| free(i)).expect("fewer than ROWS entries live")
+        };
+        if r.txn.load(Ordering::Relaxed) == 0 {
+            self.used.fetch_max(agent as usize + 1, Ordering::Relaxed);
+        }
+        r.change(|r| {
+            if r.txn.load(Ordering::Relaxed) != txn {
+                r.txn.store(txn, Ordering::Relaxed);
+                r.ts.store(ts, Ordering::Relaxed);
+            }
+            r.keys[i].store(words.0, Ordering::Relaxed);
+            r.his[i].store(words.1, Ordering::Relaxed);
+            let s = r.summary.load(Ordering::Relaxed);
+            r.summary.store(s | Self::bit(stripe), Ordering::Release);
+        });
+        r.live.store(live as u32 + 1, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        // Acquire: pairs with the Release of a strong request's decrement,
+        // so its holder's work happens before ours.
+        if word.load(Ordering::Acquire) == 0 {
+            return FastTry::Held;
+        }
+        if self.release_entry(r, stripe, i) {
+            FastTry::BackedOff
+        } else {
+            FastTry::Refused
+        }
+    }
+
+    /// The word `w` (not zero) turned a fast attempt of `r`'s agent on
+    /// `stripe` away: counts it if nothing is counted, and opens the word
+    /// after [`REOPEN_ROWS`] of them. `true` if it opened it.
+    #[cold]
+    // Under loom `REOPEN_ROWS` is 0 (the models open at once).
+    #[allow(clippy::absurd_extreme_comparisons)]
+    fn reopen(&self, r: &Record, stripe: usize, w: u64) -> bool {
+        if w & COUNT != 0 {
+            return false;
+        }
+        // Relaxed: the agent's own count.
+        let n = r.turned.load(Ordering::Relaxed);
+        if n < REOPEN_ROWS {
+            r.turned.store(n + 1, Ordering::Relaxed);
+            return false;
+        }
+        r.turned.store(0, Ordering::Relaxed);
+        // AcqRel: continues the release sequence of the last strong
+        // request's decrement, so fast holds granted on the open word
+        // follow its holder's work. Fails if a strong request came.
+        self.stripes[stripe]
+            .compare_exchange(w, 0, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Gives up `agent`'s fast S hold of the row with `words`; `true` if
+    /// the caller has the wake-up duty (see the module docs).
+    #[inline]
+    pub(crate) fn release(&self, stripe: usize, words: (u64, u64), agent: u32) -> bool {
+        let r = &self.records[agent as usize];
+        let Some(i) = r.own_entry(words) else {
+            unreachable!("a fast row hold without its entry")
+        };
+        self.release_entry(r, stripe, i)
+    }
+
+    #[inline]
+    fn release_entry(&self, r: &Record, stripe: usize, i: usize) -> bool {
+        // Relaxed: the agent's own count.
+        let live = r.live.load(Ordering::Relaxed) - 1;
+        r.change(|r| {
+            r.his[i].store(0, Ordering::Relaxed);
+            if live == 0 {
+                r.summary.store(0, Ordering::Release);
+            }
+        });
+        r.live.store(live, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        let w = self.stripes[stripe].load(Ordering::Relaxed);
+        w & COUNT != 0 && w & DRAINED == 0
+    }
+
+    /// A strong request on a row of `stripe` is about to decide (see the
+    /// module docs): from here on every fast hold of the stripe is in the
+    /// records a scan reads, or backs off.
+    #[inline]
+    pub(crate) fn add_strong(&self, stripe: usize) {
+        let word = &self.stripes[stripe];
+        // Relaxed: the CAS decides.
+        let mut w = word.load(Ordering::Relaxed);
+        loop {
+            // AcqRel: Acquire pairs with fast releases seen through the
+            // drained flag; Release as the decrement's.
+            match word.compare_exchange_weak(w, (w | SHUT) + 1, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(now) => w = now,
+            }
+        }
+        if w & DRAINED != 0 {
+            return;
+        }
+        fence(Ordering::SeqCst);
+        if !self.any_in(stripe) {
+            // Release: who skips the scan on seeing this follows the
+            // releases our scan saw (Acquire loads).
+            word.fetch_or(DRAINED, Ordering::Release);
+        }
+    }
+
+    /// A strong request on a row of `stripe` is gone.
+    #[inline]
+    pub(crate) fn sub_strong(&self, stripe: usize) {
+        // Release: a fast hold granted on the lower count sees our work.
+        self.stripes[stripe].fetch_sub(1, Ordering::Release);
+    }
+
+    /// Is any row of `stripe` held fast (a scan after a counted strong
+    /// request's fence)?
+    fn any_in(&self, stripe: usize) -> bool {
+        let mut found = false;
+        self.scan(stripe, |_, r| {
+            found |= r.read(|r| {
+                (0..ROWS).any(|i| {
+                    let h = r.his[i].load(Ordering::Relaxed);
+                    h != 0 && Self::stripe((r.keys[i].load(Ordering::Relaxed), h)) == stripe
+                })
+            });
+        });
+        found
+    }
+
+    /// Calls `f(agent, record)` with the record of every agent whose filter
+    /// names `stripe` (`f` reads it with `Record::read`).
+    fn scan(&self, stripe: usize, mut f: impl FnMut(u32, &Record)) {
+        let used = self.used.load(Ordering::Relaxed).min(self.records.len());
+        for (a, r) in self.records[..used].iter().enumerate() {
+            // Acquire: pairs with the filter's Release stores.
+            if r.summary.load(Ordering::Acquire) & Self::bit(stripe) != 0 {
+                f(a as u32, r);
+            }
+        }
+    }
+
+    /// The transaction and age of the agent of `r` if it holds the row with
+    /// `words` fast (read inside `Record::read`).
+    fn holds(r: &Record, words: (u64, u64)) -> Option<(TxnId, u64)> {
+        (0..ROWS)
+            .any(|i| r.his[i].load(Ordering::Relaxed) == words.1 && r.keys[i].load(Ordering::Relaxed) == words.0)
+            .then(|| (TxnId(r.txn.load(Ordering::Relaxed)), r.ts.load(Ordering::Relaxed)))
+    }
+
+    /// Does `agent` hold the row with `words` (in `stripe`) fast?
+    #[inline]
+    pub(crate) fn own(&self, stripe: usize, words: (u64, u64), agent: u32) -> bool {
+        // Relaxed: read by the agent itself, or of a waiting agent whose
+        // holds do not change while it waits (set before its request was
+        // linked, which the reader's load of it follows). The filter first:
+        // most requests come from agents with no fast hold in the stripe.
+        self.records
+            .get(agent as usize)
+            .is_some_and(|r| r.summary.load(Ordering::Relaxed) & Self::bit(stripe) != 0 && r.own_entry(words).is_some())
+    }
+
+    /// Are fast holds of the row with `words` (in `stripe`) of other
+    /// agents than `agent` there? The caller counted a strong request
+    /// there before (`Rows::add_strong`).
+    #[inline]
+    pub(crate) fn in_way(&self, stripe: usize, words: (u64, u64), agent: u32) -> bool {
+        let mut found = false;
+        self.holders_each(stripe, words, agent, |_| found = true);
+        found
+    }
+
+    /// Calls `f` with every fast holder (other than `agent`) of the row
+    /// with `words` in `stripe`.
+    pub(crate) fn holders_each(&self, stripe: usize, words: (u64, u64), agent: u32, mut f: impl FnMut(Blocker)) {
+        // Acquire: pairs with the Release of the drained flag.
+        if self.stripes[stripe].load(Ordering::Acquire) & DRAINED != 0 {
+            return;
+        }
+        let mut found = Vec::new();
+        self.scan(stripe, |a, r| {
+            if a != agent
+                && let Some((txn, ts)) = r.read(|r| Rows::holds(r, words))
+            {
+                found.push(Blocker { txn, agent: a, ts });
+            }
+        });
+        found.into_iter().for_each(&mut f);
+    }
+
+    /// Calls `f(lock, txn)` for every fast row hold (S; the monitor).
+    pub(crate) fn each_hold(&self, mut f: impl FnMut(LockId, TxnId)) {
+        let used = self.used.load(Ordering::Relaxed).min(self.records.len());
+        for r in &self.records[..used] {
+            // Acquire: pairs with the filter's Release stores.
+            if r.summary.load(Ordering::Acquire) == 0 {
+                continue;
+            }
+            let (txn, holds) = r.read(|r| {
+                let holds: Vec<(u64, u64)> = (0..ROWS)
+                    .filter_map(|i| {
+                        let h = r.his[i].load(Ordering::Relaxed);
+                        (h != 0).then(|| (r.keys[i].load(Ordering::Relaxed), h))
+                    })
+                    .collect();
+                (TxnId(r.txn.load(Ordering::Relaxed)), holds)
+            });
+            for (k, h) in holds {
+                f(LockId::from_words(k, h), txn);
+            }
+        }
+    }
+}
