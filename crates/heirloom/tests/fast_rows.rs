@@ -8,33 +8,15 @@
 
 mod common;
 
+use common::{managers, within_a_minute};
+
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use heirloom::{Builder, ConflictPolicy, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind, Wait};
+use heirloom::{ConflictPolicy, LockError, LockId, LockManager, Mode, TableId, Wait};
 
 const T: TableId = TableId::new(0, 1);
-
-fn managers(f: impl Fn(Builder) -> Builder) -> Vec<LockManager> {
-    TableKind::ALL
-        .into_iter()
-        .map(|k| f(LockManager::builder().table(k).inheritance(Inheritance::Off)).build())
-        .collect()
-}
-
-/// Runs `f` on a thread and fails the test if it does not end within a
-/// minute (a lost wake-up or an undetected deadlock would hang).
-fn within_a_minute<R: Send + 'static>(what: &str, f: impl FnOnce() -> R + Send + 'static) -> R {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(r) => r,
-        Err(_) => panic!("{what}: still running after a minute"),
-    }
-}
 
 /// Fast operations so far (a fast row hold counts when taken and when
 /// given back).

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use heirloom::{ConflictPolicy, LockError, LockId, LockManager, Mode, TableId, TxnId};
+use heirloom::{Builder, ConflictPolicy, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind, TxnId};
 
 mod poll;
 #[allow(unused_imports)]
@@ -169,4 +169,25 @@ pub fn x_granted_under_intention_stream(lm: &LockManager, table: TableId, hold: 
     }
     x.join().unwrap();
     granted
+}
+
+/// A manager of every table kind, inheritance off, configured by `f`.
+pub fn managers(f: impl Fn(Builder) -> Builder) -> Vec<LockManager> {
+    TableKind::ALL
+        .into_iter()
+        .map(|k| f(LockManager::builder().table(k).inheritance(Inheritance::Off)).build())
+        .collect()
+}
+
+/// Runs `f` on a thread and fails the test if it does not end within a
+/// minute (a lost wake-up or an undetected deadlock would hang).
+pub fn within_a_minute<R: Send + 'static>(what: &str, f: impl FnOnce() -> R + Send + 'static) -> R {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(r) => r,
+        Err(_) => panic!("{what}: still running after a minute"),
+    }
 }

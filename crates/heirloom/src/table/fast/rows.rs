@@ -158,10 +158,12 @@ impl Record {
         }
     }
 
-    /// The entry holding `words`, read by the agent itself.
+    /// The entry holding `words`: read by the agent itself, or by a
+    /// scanner inside `Record::read`.
     #[inline]
-    fn own_entry(&self, words: (u64, u64)) -> Option<usize> {
-        // Relaxed: only the agent writes the entries.
+    fn entry_of(&self, words: (u64, u64)) -> Option<usize> {
+        // Relaxed: only the agent writes the entries (a scanner's reads are
+        // checked by the sequence count).
         (0..ROWS).find(|&i| {
             self.his[i].load(Ordering::Relaxed) == words.1 && self.keys[i].load(Ordering::Relaxed) == words.0
         })
@@ -287,7 +289,7 @@ impl Rows {
     #[inline]
     pub(crate) fn release(&self, stripe: usize, words: (u64, u64), agent: u32) -> bool {
         let r = &self.records[agent as usize];
-        let Some(i) = r.own_entry(words) else {
+        let Some(i) = r.entry_of(words) else {
             unreachable!("a fast row hold without its entry")
         };
         self.release_entry(r, stripe, i)
@@ -373,9 +375,8 @@ impl Rows {
     /// The transaction and age of the agent of `r` if it holds the row with
     /// `words` fast (read inside `Record::read`).
     fn holds(r: &Record, words: (u64, u64)) -> Option<(TxnId, u64)> {
-        (0..ROWS)
-            .any(|i| r.his[i].load(Ordering::Relaxed) == words.1 && r.keys[i].load(Ordering::Relaxed) == words.0)
-            .then(|| (TxnId(r.txn.load(Ordering::Relaxed)), r.ts.load(Ordering::Relaxed)))
+        r.entry_of(words)
+            .map(|_| (TxnId(r.txn.load(Ordering::Relaxed)), r.ts.load(Ordering::Relaxed)))
     }
 
     /// Does `agent` hold the row with `words` (in `stripe`) fast?
@@ -387,7 +388,7 @@ impl Rows {
         // most requests come from agents with no fast hold in the stripe.
         self.records
             .get(agent as usize)
-            .is_some_and(|r| r.summary.load(Ordering::Relaxed) & Self::bit(stripe) != 0 && r.own_entry(words).is_some())
+            .is_some_and(|r| r.summary.load(Ordering::Relaxed) & Self::bit(stripe) != 0 && r.entry_of(words).is_some())
     }
 
     /// Are fast holds of the row with `words` (in `stripe`) of other
