@@ -28,17 +28,17 @@
 #      SLI), the SLI paper's (latched + SLI), the fast path (latched and
 #      latch-free swap), with lock-table operations per transaction;
 #   3. read-only YCSB, 1M rows, theta 0 and 0.9, over T on the latched,
-#      latch-free and latch-free swap tables against `none` (the "of none"
-#      column);
+#      latch-free and latch-free swap tables, row S fast holds on and off,
+#      against `none` (the "of none" column);
 #   4. TPC-C, one warehouse a thread, at 1 and the largest of T threads,
-#      with --breakdown (the lock manager's share of worker time);
+#      row S fast holds on and off, with --breakdown (the lock manager's
+#      share of worker time);
 #   5. DBx1000 at TT threads, TPC-C with TT and 4 warehouses and YCSB theta
-#      0.9: its NO_WAIT, WAIT_DIE and DL_DETECT, heirloom inside it under its
-#      four policies on the latched and latch-free tables (no intention
-#      locks, as DBx1000 locks), the latch-free no-wait with them and with
-#      HEIRLOOM_BUCKETS=65536, and `none`; two rounds, the order reversed
-#      in the second (one line a run: round, cell, threads, configuration,
-#      txn/s, aborted attempts per commit);
+#      0.9: its NO_WAIT, WAIT_DIE and DL_DETECT, heirloom inside it with its
+#      defaults under its four policies on the latched and latch-free tables
+#      (no intention locks, as DBx1000 locks), and `none`; two rounds, the
+#      order reversed in the second (one line a run: round, cell, threads,
+#      configuration, txn/s, aborted attempts per commit);
 #   6. where the CPU has RTM: the RTM and B+tree tests, the index bench's
 #      elided rows and `heirloom figures --only tsx-index`.
 # Files in $OUT: log.txt (everything printed), tm1.json, ycsb-ro-0.json,
@@ -146,13 +146,13 @@ run() {
     for theta in 0 0.9; do
         sec "read-only YCSB theta $theta over $T threads against none"
         timeout 90 $H bench --workload ycsb --scale 1000000 --opt read-share=1 --opt theta=$theta --threads "$T" \
-            --table none,latched,latchfree,latchfree-swap --sli off --duration "$DUR" --warmup 0.2 \
-            --json "$out/ycsb-ro-$theta.json" | tail -24 || echo "YCSB: timed out"
+            --table none,latched,latchfree,latchfree-swap --sli off --fast-rows on,off --duration "$DUR" \
+            --warmup 0.2 --json "$out/ycsb-ro-$theta.json" | tail -44 || echo "YCSB: timed out"
     done
 
     sec "TPC-C, one warehouse a thread, 1 and $top threads, --breakdown"
     timeout 90 $H bench --workload tpcc --scale 1/thread --threads "1,$top" --table latched,latchfree --sli off \
-        --duration "$DUR" --warmup 0.2 --breakdown --json "$out/tpcc.json" | tail -16 || echo "TPC-C: timed out"
+        --fast-rows on,off --duration "$DUR" --warmup 0.2 --breakdown --json "$out/tpcc.json" | tail -24 || echo "TPC-C: timed out"
 
     sec "DBx1000 side by side at $TT threads"
     (
@@ -160,7 +160,7 @@ run() {
         local configs=(dbx-NO_WAIT dbx-WAIT_DIE dbx-DL_DETECT
             heirloom-latched-nowait heirloom-latched-waitdie heirloom-latched-detect heirloom-latched-woundwait
             heirloom-latchfree-nowait heirloom-latchfree-waitdie heirloom-latchfree-detect heirloom-latchfree-woundwait
-            heirloom-latchfree-nowait-intention heirloom-latchfree-nowait-buckets64k none)
+            none)
         for r in 1 2; do
             for cell in "tp$TT TPCC -n$TT" "tp4 TPCC -n4" "y9 YCSB -z0.9"; do
                 local w b a args list c
