@@ -46,10 +46,11 @@ use crate::sync::Ordering;
 /// intention-lock fast path (`table/fast.rs`, which says why the protocol
 /// is sound). `slot` and `words` name the lock.
 pub(crate) trait OutsideHolds: Sync {
-    /// Closes the lock's word to fast acquisitions (under the queue's latch).
-    fn close(&self, slot: usize);
-    /// Opens it again.
-    fn open(&self, slot: usize);
+    /// Closes the lock's word to fast acquisitions (under the queue's latch)
+    /// for a strong request of `agent`.
+    fn close(&self, slot: usize, agent: u32) -> Strong;
+    /// Opens it again (`how`: what `close` returned to `agent`).
+    fn open(&self, slot: usize, agent: u32, how: Strong);
     /// Are holds of other agents than `agent`'s in the way of `mode`?
     /// Meaningful while the word is closed.
     fn in_way(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32) -> bool;
@@ -60,6 +61,15 @@ pub(crate) trait OutsideHolds: Sync {
     fn blocker(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32) -> Option<Blocker>;
 }
 
+/// How a strong request (one that conflicts with fast holds) is known to
+/// the fast path: counted in its lock's word, or registered in its
+/// agent's own record (a row's drained stripe: `table/fast/rows.rs`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Strong {
+    Counted,
+    Registered,
+}
+
 /// Where a queue's lock has holds outside it (see [`OutsideHolds`]). The
 /// lock's words come from the request asked about (each request the
 /// latched table links carries them), which keeps `Queue` within its
@@ -68,6 +78,11 @@ pub(crate) trait OutsideHolds: Sync {
 pub(crate) struct Outside {
     holds: *const dyn OutsideHolds,
     slot: u32,
+    /// While the queue keeps the word closed: the strong request that
+    /// closed it registered in the record of agent `closer` (else it
+    /// counted itself in the word).
+    closer: u16,
+    registered: bool,
     /// The strongest mode held outside: requests that conflict with it
     /// close the word.
     top: Mode,
@@ -97,6 +112,8 @@ impl Outside {
         Outside {
             holds,
             slot: u32::try_from(slot).expect("a fast-path slot fits 32 bits"),
+            closer: 0,
+            registered: false,
             top,
         }
     }
@@ -107,14 +124,24 @@ impl Outside {
         unsafe { &*self.holds }
     }
 
+    /// Closes the word for a strong request of `agent`, keeping how.
     #[inline]
-    fn close(&self) {
-        self.holds().close(self.slot as usize);
+    fn close(&mut self, agent: u32) {
+        self.registered = self.holds().close(self.slot as usize, agent) == Strong::Registered;
+        if self.registered {
+            // An agent with a record (`fast::AGENTS`) fits.
+            self.closer = u16::try_from(agent).expect("agents with a fast-path record fit 16 bits");
+        }
     }
 
     #[inline]
     fn open(&self) {
-        self.holds().open(self.slot as usize);
+        let how = if self.registered {
+            Strong::Registered
+        } else {
+            Strong::Counted
+        };
+        self.holds().open(self.slot as usize, u32::from(self.closer), how);
     }
 
     #[inline]
@@ -205,6 +232,10 @@ pub(crate) struct Queue {
     reqs: SmallVec<[ReqPtr; 2]>,
 }
 
+// The latched table's head is two cache lines with this queue in it.
+#[cfg(all(target_pointer_width = "64", not(heirloom_loom)))]
+const _: () = assert!(std::mem::size_of::<Queue>() == 88);
+
 /// The outcome of a release at commit when inheritance is allowed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Handoff {
@@ -238,18 +269,19 @@ impl Queue {
     /// Closes the fast-path word before a strong request in `mode` is
     /// decided, so that every fast hold is either seen by it or waits.
     #[inline]
-    fn close_for(&mut self, mode: Mode) {
+    fn close_for(&mut self, mode: Mode, agent: u32) {
         if !self.closed && !mode.compatible(self.outside_top) {
-            self.close_outside();
+            self.close_outside(agent);
         }
     }
 
-    /// [`Queue::close_for`] for a strong request on a lock with fast holds
-    /// (a heavy fence, unless the word is sealed: see `fast.rs`).
+    /// [`Queue::close_for`] for a strong request of `agent` on a lock with
+    /// fast holds (a heavy fence, unless the word is sealed: see
+    /// `fast.rs`).
     #[cold]
-    fn close_outside(&mut self) {
-        if let Some(o) = self.outside {
-            o.close();
+    fn close_outside(&mut self, agent: u32) {
+        if let Some(o) = self.outside.as_mut() {
+            o.close(agent);
             self.closed = true;
         }
     }
@@ -318,7 +350,7 @@ impl Queue {
         if heat != self.heat {
             self.heat = heat;
         }
-        self.close_for(mode);
+        self.close_for(mode, q.agent);
         let ahead = if self.waiting == 0 {
             Mode::NL
         } else {
@@ -373,7 +405,7 @@ impl Queue {
         let q = unsafe { r.get() };
         let held = q.mode();
         debug_assert_eq!(q.status.load(Ordering::Relaxed), GRANTED);
-        self.close_for(to);
+        self.close_for(to, q.agent);
         loop {
             if !to.compatible(self.granted.group_without(held)) {
                 self.invalidate_conflicting(to, Some(r));
@@ -429,7 +461,7 @@ impl Queue {
     ) -> Outcome {
         // SAFETY: the caller's own live request (this function's contract).
         let q = unsafe { r.get() };
-        self.close_for(to);
+        self.close_for(to, q.agent);
         loop {
             if !to.compatible(self.granted.group()) {
                 self.invalidate_conflicting(to, None);

@@ -132,7 +132,7 @@ use crossbeam_utils::CachePadded;
 use crate::id::{Level, LockId, TxnId};
 use crate::mode::Mode;
 use crate::monitor::{LockInfo, add_holder, info_of};
-use crate::queue::{Blocker, OutsideHolds};
+use crate::queue::{Blocker, OutsideHolds, Strong};
 use crate::request::Request;
 use crate::sync::{AsymmetricFence, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -548,10 +548,18 @@ impl Fast {
     /// and backs off (see the module docs): the first request after the
     /// word left zero takes the heavy fence and seals it; later ones find
     /// it sealed and need no fence.
+    ///
+    /// On a row's slot, `agent`'s request may register in the agent's
+    /// record instead of counting itself in the word (`rows.rs`); the
+    /// result says which, for [`Fast::sub_strong`].
     #[inline]
-    pub(crate) fn add_strong(&self, slot: usize) {
+    pub(crate) fn add_strong(&self, slot: usize, agent: u32) -> Strong {
         if slot >= SLOTS {
-            return self.rows().add_strong(slot - SLOTS);
+            return if self.rows().add_strong(slot - SLOTS, agent) {
+                Strong::Registered
+            } else {
+                Strong::Counted
+            };
         }
         let word = &self.slots[slot].word;
         word.calm.store(0, Ordering::Relaxed);
@@ -567,14 +575,17 @@ impl Fast {
             // Release: whoever finds the seal follows the heavy fence.
             word.strong.fetch_or(SEALED, Ordering::Release);
         }
+        Strong::Counted
     }
 
     /// A strong request for `slot`'s lock is gone (OBSOLETE, or never
     /// linked), or its queue takes its count back (the word stays sealed).
+    /// `how` is what [`Fast::add_strong`] returned to `agent`'s request
+    /// (anyone may end it).
     #[inline]
-    pub(crate) fn sub_strong(&self, slot: usize) {
+    pub(crate) fn sub_strong(&self, slot: usize, agent: u32, how: Strong) {
         if slot >= SLOTS {
-            return self.rows().sub_strong(slot - SLOTS);
+            return self.rows().sub_strong(slot - SLOTS, agent, how == Strong::Registered);
         }
         // Release: a fast request granted on the lower count sees our work.
         self.slots[slot].word.strong.fetch_sub(1, Ordering::Release);
@@ -803,13 +814,13 @@ pub(crate) fn fold(info: &mut LockInfo, txn: TxnId, mode: Mode) {
 /// module docs, "On the latched table").
 impl OutsideHolds for Fast {
     #[inline]
-    fn close(&self, slot: usize) {
-        self.add_strong(slot);
+    fn close(&self, slot: usize, agent: u32) -> Strong {
+        self.add_strong(slot, agent)
     }
 
     #[inline]
-    fn open(&self, slot: usize) {
-        self.sub_strong(slot);
+    fn open(&self, slot: usize, agent: u32, how: Strong) {
+        self.sub_strong(slot, agent, how);
     }
 
     #[inline]
@@ -840,4 +851,6 @@ mod tests {
     mod loom_rows;
     #[cfg(heirloom_loom)]
     mod loom_seal;
+    #[cfg(not(heirloom_loom))]
+    mod registered;
 }

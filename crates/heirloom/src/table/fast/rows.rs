@@ -33,7 +33,8 @@
 //! * **Fast release**: clear the entry, SeqCst fence, load the word; if it
 //!   counts a strong request and is not drained, a strong request may have
 //!   seen the entry and be waiting for it: the wake-up duty of `fast.rs`.
-//! * **Strong release**: the count drops (`Rows::sub_strong`).
+//! * **Strong release**: the count drops (`Rows::sub_strong`), or the
+//!   registration (below) does.
 //!
 //! Unlike the intention locks' slots (`fast.rs`), strong requests on rows
 //! are common (every update), so neither side pays a heavy fence: both
@@ -55,6 +56,23 @@
 //! the agent's own record, so reopening writes no shared line until it
 //! happens, and a stripe that keeps getting strong requests stays shut.
 //!
+//! ## Strong requests that write nothing shared
+//!
+//! Counting every update in its stripe's word would make the words the
+//! lines every writer writes (eight stripes share a line). So a strong
+//! request on a drained stripe (shut, no fast hold left, nobody
+//! [`OPENING`] it) registers instead: it raises its agent's count for the
+//! stripe's class (stripe modulo [`CLASSES`]) in its own record, fences,
+//! and looks at the word again; still drained and not opening, it is
+//! done, and its end lowers that count. Otherwise it takes the count back
+//! and counts itself in the word as above. Registrations live only on
+//! drained words, and no fast hold can come while they do: the word
+//! opens only through a reopening, which marks it [`OPENING`] (still
+//! shut), fences, and opens it only if no agent's count for the class is
+//! raised. Either the reopening sees the registration, or the
+//! registration sees the mark (a Dekker handshake again). A count raised
+//! for another stripe of the class only delays a reopening.
+//!
 //! ## Reading another agent's entries
 //!
 //! An entry is two words (the lock id), so scanners read a record under a
@@ -68,7 +86,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::id::{LockId, TxnId};
 use crate::queue::Blocker;
-use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+use crate::sync::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
 
 use super::FastTry;
 
@@ -88,8 +106,14 @@ pub(crate) const SHUT: u64 = 1 << 63;
 /// The word's flag: shut, and no fast hold is left in the stripe (strong
 /// requests need not look for any).
 pub(crate) const DRAINED: u64 = 1 << 62;
+/// The word's flag: an agent is about to open the word (shut and drained
+/// until it has looked for registered strong requests).
+const OPENING: u64 = 1 << 61;
 /// The word's strong count.
 const COUNT: u64 = u32::MAX as u64;
+/// Classes of stripes an agent counts its registered strong requests in
+/// (stripe modulo this; a reopening reads one class of every agent).
+pub(crate) const CLASSES: usize = if cfg!(heirloom_loom) { 2 } else { 256 };
 
 /// An agent's fast row holds (written only by the agent).
 struct Record {
@@ -105,10 +129,16 @@ struct Record {
     live: AtomicU32,
     /// Fast attempts shut stripes turned away (the agent's own count).
     turned: AtomicU32,
+    /// The agent is counted in `Rows::used` (its own flag).
+    listed: AtomicBool,
     /// The entries: a lock id's words; `his[i]` 0 is a free entry (a row
     /// id's second word is never 0).
     keys: [AtomicU64; ROWS],
     his: [AtomicU64; ROWS],
+    /// Strong requests registered (see the module docs) by class of
+    /// stripe: raised by the agent, lowered by whoever ends the request
+    /// (usually the agent), read by reopenings.
+    strong: [AtomicU32; CLASSES],
 }
 
 impl Record {
@@ -120,8 +150,10 @@ impl Record {
             summary: AtomicU64::new(0),
             live: AtomicU32::new(0),
             turned: AtomicU32::new(0),
+            listed: AtomicBool::new(false),
             keys: std::array::from_fn(|_| AtomicU64::new(0)),
             his: std::array::from_fn(|_| AtomicU64::new(0)),
+            strong: std::array::from_fn(|_| AtomicU32::new(0)),
         }
     }
 
@@ -232,9 +264,7 @@ impl Rows {
         } else {
             (0..ROWS).find(|&i| free(i)).expect("fewer than ROWS entries live")
         };
-        if r.txn.load(Ordering::Relaxed) == 0 {
-            self.used.fetch_max(agent as usize + 1, Ordering::Relaxed);
-        }
+        self.list(r, agent);
         r.change(|r| {
             if r.txn.load(Ordering::Relaxed) != txn {
                 r.txn.store(txn, Ordering::Relaxed);
@@ -276,12 +306,69 @@ impl Rows {
             return false;
         }
         r.turned.store(0, Ordering::Relaxed);
-        // AcqRel: continues the release sequence of the last strong
-        // request's decrement, so fast holds granted on the open word
-        // follow its holder's work. Fails if a strong request came.
-        self.stripes[stripe]
-            .compare_exchange(w, 0, Ordering::AcqRel, Ordering::Relaxed)
-            .is_ok()
+        let word = &self.stripes[stripe];
+        if w & DRAINED == 0 {
+            // No registered strong request (they register only on drained
+            // words). AcqRel: continues the release sequence of the last
+            // strong request's decrement, so fast holds granted on the open
+            // word follow its holder's work. Fails if a strong request came.
+            return word.compare_exchange(w, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok();
+        }
+        self.reopen_drained(stripe, w)
+    }
+
+    /// [`Rows::reopen`] of a drained word `w`: mark it [`OPENING`] (still
+    /// shut: no fast hold yet), fence, look for registered strong requests
+    /// in the stripe's class (Dekker with `Rows::register`: either we see
+    /// the registration or it sees the mark and counts itself instead),
+    /// and open it if there are none and nothing was counted meanwhile.
+    #[cold]
+    fn reopen_drained(&self, stripe: usize, w: u64) -> bool {
+        let word = &self.stripes[stripe];
+        if w & OPENING != 0
+            || word
+                .compare_exchange(w, w | OPENING, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return false;
+        }
+        fence(Ordering::SeqCst);
+        // AcqRel: Acquire pairs with the Release of the registered
+        // requests' ends seen by the look (through `registered`'s Acquire
+        // loads, their holders' work happens before ours), and Release
+        // passes it on to fast holds granted on the open word.
+        if !self.registered(stripe)
+            && word
+                .compare_exchange(w | OPENING, 0, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+        {
+            return true;
+        }
+        // Release: as the decrement's (a strong request may have counted
+        // itself meanwhile).
+        word.fetch_and(!OPENING, Ordering::Release);
+        false
+    }
+
+    /// Is a strong request registered in `stripe`'s class by any agent (a
+    /// look after a reopening's fence)?
+    fn registered(&self, stripe: usize) -> bool {
+        let used = self.used.load(Ordering::Relaxed).min(self.records.len());
+        // Acquire: pairs with `unregister`'s Release.
+        self.records[..used]
+            .iter()
+            .any(|r| r.strong[stripe % CLASSES].load(Ordering::Acquire) != 0)
+    }
+
+    /// Counts `r`'s agent in `used`, once (before its first entry or
+    /// registration, which a scan after a fence then finds).
+    #[inline]
+    fn list(&self, r: &Record, agent: u32) {
+        // Relaxed: the agent's own flag.
+        if !r.listed.load(Ordering::Relaxed) {
+            self.used.fetch_max(agent as usize + 1, Ordering::Relaxed);
+            r.listed.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Gives up `agent`'s fast S hold of the row with `words`; `true` if
@@ -311,11 +398,48 @@ impl Rows {
         w & COUNT != 0 && w & DRAINED == 0
     }
 
-    /// A strong request on a row of `stripe` is about to decide (see the
-    /// module docs): from here on every fast hold of the stripe is in the
-    /// records a scan reads, or backs off.
+    /// A strong request of `agent` on a row of `stripe` is about to decide
+    /// (see the module docs): from here on every fast hold of the stripe is
+    /// in the records a scan reads, or backs off. `true` if it registered
+    /// (a drained stripe: only the agent's record is written), `false` if
+    /// it counted itself in the word.
     #[inline]
-    pub(crate) fn add_strong(&self, stripe: usize) {
+    pub(crate) fn add_strong(&self, stripe: usize, agent: u32) -> bool {
+        // Relaxed: `register` looks again after its fence.
+        let w = self.stripes[stripe].load(Ordering::Relaxed);
+        if w & (SHUT | DRAINED | OPENING) == SHUT | DRAINED && self.register(stripe, agent) {
+            return true;
+        }
+        self.count_strong(stripe);
+        false
+    }
+
+    /// Registers a strong request of `agent` on the drained `stripe` in its
+    /// record; `false` (and undone) if the agent has no record or the word
+    /// was no longer drained, or an agent was opening it, after the fence.
+    #[inline]
+    fn register(&self, stripe: usize, agent: u32) -> bool {
+        let Some(r) = self.records.get(agent as usize) else {
+            return false;
+        };
+        self.list(r, agent);
+        let n = &r.strong[stripe % CLASSES];
+        // Relaxed: the fence orders it before the look at the word.
+        n.fetch_add(1, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        // Acquire: pairs with the Release of the drained flag (the fast
+        // holds it saw released happen before our decision).
+        let w = self.stripes[stripe].load(Ordering::Acquire);
+        if w & (SHUT | DRAINED | OPENING) == SHUT | DRAINED {
+            return true;
+        }
+        n.fetch_sub(1, Ordering::Relaxed);
+        false
+    }
+
+    /// Counts a strong request in `stripe`'s word (see `add_strong`).
+    #[inline]
+    fn count_strong(&self, stripe: usize) {
         let word = &self.stripes[stripe];
         // Relaxed: the CAS decides.
         let mut w = word.load(Ordering::Relaxed);
@@ -338,11 +462,19 @@ impl Rows {
         }
     }
 
-    /// A strong request on a row of `stripe` is gone.
+    /// A strong request on a row of `stripe` is gone: `registered` as
+    /// `add_strong` returned, by `agent` (its record's count drops; anyone
+    /// may end another agent's request).
     #[inline]
-    pub(crate) fn sub_strong(&self, stripe: usize) {
-        // Release: a fast hold granted on the lower count sees our work.
-        self.stripes[stripe].fetch_sub(1, Ordering::Release);
+    pub(crate) fn sub_strong(&self, stripe: usize, agent: u32, registered: bool) {
+        if registered {
+            // Release: a reopening that sees the lower count (Acquire)
+            // follows our work, and so do the fast holds granted after it.
+            self.records[agent as usize].strong[stripe % CLASSES].fetch_sub(1, Ordering::Release);
+        } else {
+            // Release: a fast hold granted on the lower count sees our work.
+            self.stripes[stripe].fetch_sub(1, Ordering::Release);
+        }
     }
 
     /// Is any row of `stripe` held fast (a scan after a counted strong

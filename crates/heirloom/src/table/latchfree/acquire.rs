@@ -109,8 +109,10 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                     fast::FastTry::Refused => {}
                 }
             } else if fast::strong_at(s, mode) {
-                f.add_strong(s);
-                flags = H_STRONG;
+                flags = match f.add_strong(s, q.agent) {
+                    Strong::Counted => H_STRONG,
+                    Strong::Registered => H_STRONG | H_REGISTERED,
+                };
             }
         }
         let h = handle(bi, fast_slot.map(|(_, s)| s), flags);
@@ -209,7 +211,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                     // Never linked: its agent reuses it at once.
                     q.recycle.store(NEVER_LINKED, Ordering::Relaxed);
                     self.note_heat(b, id, hot);
-                    self.uncount_strong(h);
+                    self.uncount_strong(h, q.agent);
                     return (Outcome::Refused(blocker), h);
                 }
                 continue;
@@ -340,7 +342,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                     self.after_release(b, c, q, wake);
                 }
                 self.note_heat(b, id, hot);
-                self.uncount_strong(h);
+                self.uncount_strong(h, q.agent);
                 return (Outcome::Refused(blocker), h);
             }
         }

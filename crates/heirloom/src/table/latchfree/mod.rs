@@ -170,7 +170,7 @@ use crate::id::{Level, LockId};
 use crate::inherit::{self, Heat};
 use crate::mode::Mode;
 use crate::nodes::Nodes;
-use crate::queue::{Blocker, Cancel, Handoff, Outcome};
+use crate::queue::{Blocker, Cancel, Handoff, Outcome, Strong};
 use crate::request::{
     ACTIVE, GRANTED, INHERITED, NEVER_LINKED, OBSOLETE, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr, Request, WAITING,
 };
@@ -217,8 +217,10 @@ const H_SLOT_MASK: usize = 0xff_ffff;
 const _: () = assert!(fast::SLOTS + fast::rows::STRIPES < H_SLOT_MASK);
 /// The request is a fast hold (`fast.rs`), linked nowhere.
 const H_FAST: usize = HeadRef::FAST;
-/// The request is strong and counted in its slot's word.
+/// The request is strong: counted in its slot's word, or with
+/// `H_REGISTERED` registered in its agent's record (`fast::Strong`).
 const H_STRONG: usize = 1 << 60;
+const H_REGISTERED: usize = 1 << 61;
 
 #[inline]
 fn handle(bucket: usize, slot: Option<usize>, flags: usize) -> HeadRef {

@@ -25,14 +25,20 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         }
     }
 
-    /// Drops a strong request's count in its slot's word (after it went
-    /// OBSOLETE, or when it was never linked).
+    /// Drops a strong request of `agent` from its slot's word or its
+    /// agent's record (after it went OBSOLETE, or when it was never
+    /// linked).
     #[inline]
-    pub(super) fn uncount_strong(&self, h: HeadRef) {
+    pub(super) fn uncount_strong(&self, h: HeadRef, agent: u32) {
         if h.0 & H_STRONG != 0
             && let Some((f, s)) = self.fast_of(h)
         {
-            f.sub_strong(s);
+            let how = if h.0 & H_REGISTERED != 0 {
+                Strong::Registered
+            } else {
+                Strong::Counted
+            };
+            f.sub_strong(s, agent, how);
         }
     }
 
@@ -205,7 +211,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             self.release_fast(c, h, q, wake);
         } else {
             self.release_linked(c, h, q, wake);
-            self.uncount_strong(h);
+            self.uncount_strong(h, q.agent);
         }
     }
 
@@ -272,7 +278,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             mark(q, &g);
             self.unlink_if_first(b, q, &g);
         }
-        self.uncount_strong(h);
+        self.uncount_strong(h, q.agent);
         Cancel::Cancelled
     }
 }

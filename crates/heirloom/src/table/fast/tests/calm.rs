@@ -6,6 +6,7 @@
 use super::super::{Fast, FastTry, REOPEN_AFTER};
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
+use crate::queue::Strong;
 
 const T: TableId = TableId::new(0, 1);
 
@@ -30,17 +31,17 @@ fn a_sealed_word_opens_after_a_calm_stretch() {
     let f = Fast::new();
     let s = slot(&f);
     assert_eq!(turned_away_until_open(&f, s), 0, "open before any strong request");
-    f.add_strong(s);
-    f.sub_strong(s);
+    f.add_strong(s, 0);
+    f.sub_strong(s, 0, Strong::Counted);
     assert_eq!(turned_away_until_open(&f, s), REOPEN_AFTER);
     // A strong request halfway restarts the stretch.
-    f.add_strong(s);
-    f.sub_strong(s);
+    f.add_strong(s, 0);
+    f.sub_strong(s, 0, Strong::Counted);
     for _ in 0..REOPEN_AFTER / 2 {
         assert_eq!(f.acquire(s, (0, 0), 0, 1, 1, Mode::IX), FastTry::Refused);
     }
-    f.add_strong(s);
-    f.sub_strong(s);
+    f.add_strong(s, 0);
+    f.sub_strong(s, 0, Strong::Counted);
     assert_eq!(turned_away_until_open(&f, s), REOPEN_AFTER);
 }
 
@@ -48,11 +49,11 @@ fn a_sealed_word_opens_after_a_calm_stretch() {
 fn a_word_with_a_strong_request_counted_never_opens() {
     let f = Fast::new();
     let s = slot(&f);
-    f.add_strong(s);
+    f.add_strong(s, 0);
     for _ in 0..2 * REOPEN_AFTER + 2 {
         assert_eq!(f.acquire(s, (0, 0), 0, 1, 1, Mode::IS), FastTry::Refused);
     }
-    f.sub_strong(s);
+    f.sub_strong(s, 0, Strong::Counted);
     assert_eq!(turned_away_until_open(&f, s), REOPEN_AFTER);
 }
 
@@ -61,10 +62,10 @@ fn a_hold_from_before_the_seal_has_the_wake_up_duty() {
     let f = Fast::new();
     let s = slot(&f);
     assert_eq!(f.acquire(s, (0, 0), 1, 7, 7, Mode::IX), FastTry::Held);
-    f.add_strong(s);
+    f.add_strong(s, 0);
     assert!(f.in_way(s, (0, 0), Mode::X, 0), "agent 1's IX is in the way of X");
     assert!(!f.in_way(s, (0, 0), Mode::X, 1), "its own hold is not");
-    f.sub_strong(s);
+    f.sub_strong(s, 0, Strong::Counted);
     // The strong request is gone, but the sealed word says one may wait.
     assert!(f.release(s, (0, 0), 1, Mode::IX));
     assert!(!f.in_way(s, (0, 0), Mode::X, 0));

@@ -1,9 +1,11 @@
 //! loom models of row S locks on the fast path (`fast/rows.rs`): a fast S
 //! and a strong request on the same row never both go ahead, a strong
 //! request that saw the S is owed a wake-up, a stripe marked drained has
-//! no fast hold left, and a torn read of an agent's entries never makes a
-//! hold up. Under loom a table has two stripes, agents two entries, and a
-//! shut stripe opens at the first fast attempt it turns away.
+//! no fast hold left, a torn read of an agent's entries never makes a hold
+//! up, and a strong request registered in its agent's record (a drained
+//! stripe) and a fast S that opens the stripe again never both go ahead.
+//! Under loom a table has two stripes, agents two entries, and a shut
+//! stripe opens at the first fast attempt it turns away.
 //!
 //! Run: `RUSTFLAGS="--cfg heirloom_loom --cfg crossbeam_loom"
 //! CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 cargo test --release
@@ -12,6 +14,7 @@
 use super::super::{Fast, FastTry};
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
+use crate::queue::Strong;
 use crate::sync::{Arc, UnsafeCell};
 
 const T: TableId = TableId::new(0, 1);
@@ -41,14 +44,14 @@ fn a_writer_and_a_fast_reader_never_overlap() {
         let writer = {
             let (f, cell) = (f.clone(), cell.clone());
             loom::thread::spawn(move || {
-                f.add_strong(s);
+                let how = f.add_strong(s, 0);
                 let clear = !f.in_way(s, w, Mode::X, 0);
                 if clear {
                     // SAFETY: the X's section (the model's claim).
                     cell.with_mut(|p| unsafe { *p += 1 });
                 }
                 // Counted until the end (a waiting X stays counted).
-                clear
+                (clear, how)
             })
         };
         let duty = match f.acquire(s, w, 1, 2, 2, Mode::S) {
@@ -60,8 +63,8 @@ fn a_writer_and_a_fast_reader_never_overlap() {
             FastTry::BackedOff => true,
             FastTry::Refused => false,
         };
-        let clear = writer.join().unwrap();
-        f.sub_strong(s);
+        let (clear, how) = writer.join().unwrap();
+        f.sub_strong(s, 0, how);
         assert!(clear || duty, "the X saw an entry whose owner owes no wake-up");
     });
 }
@@ -80,15 +83,15 @@ fn a_drained_stripe_has_no_fast_hold_left() {
             let (f, cell) = (f.clone(), cell.clone());
             loom::thread::spawn(move || {
                 // The writer of `b` comes and goes (its own row is free).
-                f.add_strong(s);
+                let on_b = f.add_strong(s, 0);
                 assert!(!f.in_way(s, b.words(), Mode::X, 0), "nobody holds b");
-                f.add_strong(s);
-                f.sub_strong(s);
+                let on_a = f.add_strong(s, 0);
+                f.sub_strong(s, 0, on_b);
                 if !f.in_way(s, a.words(), Mode::X, 0) {
                     // SAFETY: the X's section on `a` (the model's claim).
                     cell.with_mut(|p| unsafe { *p += 1 });
                 }
-                f.sub_strong(s);
+                f.sub_strong(s, 0, on_a);
             })
         };
         if f.acquire(s, a.words(), 1, 2, 2, Mode::S) == FastTry::Held {
@@ -115,16 +118,95 @@ fn a_scan_never_sees_a_hold_made_of_two_entries() {
         let writer = {
             let f = f.clone();
             loom::thread::spawn(move || {
-                f.add_strong(s);
-                f.in_way(s, a.words(), Mode::X, 0)
+                let how = f.add_strong(s, 0);
+                (f.in_way(s, a.words(), Mode::X, 0), how)
             })
         };
         let duty_a = f.release(s, a.words(), 1, Mode::S);
         if f.acquire(s, b.words(), 1, 3, 3, Mode::S) == FastTry::Held {
             f.release(s, b.words(), 1, Mode::S);
         }
-        let seen = writer.join().unwrap();
-        f.sub_strong(s);
+        let (seen, how) = writer.join().unwrap();
+        f.sub_strong(s, 0, how);
         assert!(!seen || duty_a, "a hold of a seen with no wake-up owed");
+    });
+}
+
+/// Shuts `s` and marks it drained (a strong request of agent 0 came and
+/// went on the free row `row`), so that the next strong request registers.
+fn drained(f: &Fast, row: LockId, s: usize) {
+    let how = f.add_strong(s, 0);
+    assert_eq!(how, Strong::Counted, "an open word counts its first strong request");
+    assert!(!f.in_way(s, row.words(), Mode::X, 0));
+    f.sub_strong(s, 0, how);
+}
+
+/// On a drained stripe, X (agent 0, which registers in its record unless
+/// it sees the stripe opening) against a fast S (agent 1, which opens the
+/// stripe again at once under loom): never both in their sections, and an
+/// X that saw the S is owed a wake-up by it.
+#[test]
+fn a_registered_writer_and_a_reopening_reader_never_overlap() {
+    loom::model(|| {
+        let f = Arc::new(Fast::with_rows(true));
+        let (row, _, s) = two_rows(&f);
+        let w = row.words();
+        drained(&f, row, s);
+        let cell = Arc::new(UnsafeCell::new(0u32));
+        let writer = {
+            let (f, cell) = (f.clone(), cell.clone());
+            loom::thread::spawn(move || {
+                let how = f.add_strong(s, 0);
+                let clear = !f.in_way(s, w, Mode::X, 0);
+                if clear {
+                    // SAFETY: the X's section (the model's claim).
+                    cell.with_mut(|p| unsafe { *p += 1 });
+                }
+                (clear, how)
+            })
+        };
+        let duty = match f.acquire(s, w, 1, 2, 2, Mode::S) {
+            FastTry::Held => {
+                // SAFETY: the S's section (the model's claim).
+                cell.with_mut(|p| unsafe { *p += 1 });
+                f.release(s, w, 1, Mode::S)
+            }
+            FastTry::BackedOff => true,
+            FastTry::Refused => false,
+        };
+        let (clear, how) = writer.join().unwrap();
+        f.sub_strong(s, 0, how);
+        assert!(clear || duty, "the X saw an entry whose owner owes no wake-up");
+    });
+}
+
+/// A registered X (agent 0) that ends, and a fast S (agent 1) that opens
+/// the drained stripe: an S granted after the X's end follows the X's
+/// work (the section's write), through the record's count and the word.
+#[test]
+fn a_reopening_follows_the_registered_writers_work() {
+    loom::model(|| {
+        let f = Arc::new(Fast::with_rows(true));
+        let (row, _, s) = two_rows(&f);
+        let w = row.words();
+        drained(&f, row, s);
+        let cell = Arc::new(UnsafeCell::new(0u32));
+        let writer = {
+            let (f, cell) = (f.clone(), cell.clone());
+            loom::thread::spawn(move || {
+                let how = f.add_strong(s, 0);
+                if !f.in_way(s, w, Mode::X, 0) {
+                    // SAFETY: the X's section (the model's claim).
+                    cell.with_mut(|p| unsafe { *p += 1 });
+                }
+                f.sub_strong(s, 0, how);
+            })
+        };
+        if f.acquire(s, w, 1, 2, 2, Mode::S) == FastTry::Held {
+            // SAFETY: the S's section (the model's claim).
+            cell.with_mut(|p| unsafe { *p += 1 });
+            f.release(s, w, 1, Mode::S);
+        }
+        writer.join().unwrap();
     });
 }

@@ -10,6 +10,7 @@
 use super::super::{Fast, FastTry};
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
+use crate::queue::Strong;
 use crate::sync::{Arc, UnsafeCell};
 
 const T: TableId = TableId::new(0, 1);
@@ -27,19 +28,19 @@ fn a_strong_request_on_a_sealed_word_never_overlaps_a_fast_hold() {
         let id = LockId::table(T);
         let s = f.slot(id.words(), true).expect("a slot");
         // An earlier strong request came and went: the word is sealed.
-        f.add_strong(s);
-        f.sub_strong(s);
+        f.add_strong(s, 0);
+        f.sub_strong(s, 0, Strong::Counted);
         let cell = Arc::new(UnsafeCell::new(0u32));
         let strong = {
             let (f, cell) = (f.clone(), cell.clone());
             loom::thread::spawn(move || {
-                f.add_strong(s);
+                f.add_strong(s, 0);
                 let clear = !f.in_way(s, (0, 0), Mode::X, 0);
                 if clear {
                     // SAFETY: the X's section (the model's claim).
                     cell.with_mut(|p| unsafe { *p += 1 });
                 }
-                f.sub_strong(s);
+                f.sub_strong(s, 0, Strong::Counted);
                 clear
             })
         };
@@ -83,19 +84,19 @@ fn a_strong_request_relying_on_the_seal_sees_every_earlier_hold() {
         let sealer = {
             let f = f.clone();
             loom::thread::spawn(move || {
-                f.add_strong(s);
-                f.sub_strong(s);
+                f.add_strong(s, 0);
+                f.sub_strong(s, 0, Strong::Counted);
             })
         };
         let strong = {
             let (f, cell) = (f.clone(), cell.clone());
             loom::thread::spawn(move || {
-                f.add_strong(s);
+                f.add_strong(s, 0);
                 if !f.in_way(s, (0, 0), Mode::X, 0) {
                     // SAFETY: the X's section (the model's claim).
                     cell.with_mut(|p| unsafe { *p += 1 });
                 }
-                f.sub_strong(s);
+                f.sub_strong(s, 0, Strong::Counted);
             })
         };
         if f.acquire(s, (0, 0), 1, 2, 2, Mode::IS).is_held() {
