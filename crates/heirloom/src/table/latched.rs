@@ -50,8 +50,10 @@
 //! * Row S locks (`Builder::fast_rows`) are fast holds the same way, with
 //!   the row's stripe for a slot (`table/fast/rows.rs`): a row's queue
 //!   closes the stripe's word before it decides a request that conflicts
-//!   with S, and reads the row's words from the request it judges (every
-//!   request this table links carries them, [`Latched::acquire`]).
+//!   with S (on a drained stripe by registering in the requester's record,
+//!   whose agent the queue keeps until it opens the word again), and reads
+//!   the row's words from the request it judges (every request this table
+//!   links carries them, [`Latched::acquire`]).
 //!
 //! Heads are freed only when the table drops; an emptied head stays bound (a
 //! hot lock finds it again at once) until an acquisition of another id in
