@@ -33,13 +33,17 @@ fn two_rows(f: &Fast) -> (LockId, LockId, usize) {
 /// X (agent 0) against a fast S (agent 1) on one row: never both in their
 /// sections (each writes the same cell; loom reports two writes that no
 /// happens-before orders), and an X that saw the S (and stays counted, as
-/// a waiting X does) is owed a wake-up by it.
-#[test]
-fn a_writer_and_a_fast_reader_never_overlap() {
-    loom::model(|| {
+/// a waiting X does) is owed a wake-up by it. With `drained`, the stripe
+/// is shut and drained first, so the X registers (unless it sees the S
+/// opening the stripe again).
+fn writer_against_fast_reader(drained_first: bool) {
+    loom::model(move || {
         let f = Arc::new(Fast::with_rows(true));
         let (row, _, s) = two_rows(&f);
         let w = row.words();
+        if drained_first {
+            drained(&f, row, s);
+        }
         let cell = Arc::new(UnsafeCell::new(0u32));
         let writer = {
             let (f, cell) = (f.clone(), cell.clone());
@@ -67,6 +71,11 @@ fn a_writer_and_a_fast_reader_never_overlap() {
         f.sub_strong(s, 0, how);
         assert!(clear || duty, "the X saw an entry whose owner owes no wake-up");
     });
+}
+
+#[test]
+fn a_writer_and_a_fast_reader_never_overlap() {
+    writer_against_fast_reader(false);
 }
 
 /// A fast S on row `a` and, in the same stripe, a writer of row `b`
@@ -143,41 +152,10 @@ fn drained(f: &Fast, row: LockId, s: usize) {
 
 /// On a drained stripe, X (agent 0, which registers in its record unless
 /// it sees the stripe opening) against a fast S (agent 1, which opens the
-/// stripe again at once under loom): never both in their sections, and an
-/// X that saw the S is owed a wake-up by it.
+/// stripe again at once under loom): as above.
 #[test]
 fn a_registered_writer_and_a_reopening_reader_never_overlap() {
-    loom::model(|| {
-        let f = Arc::new(Fast::with_rows(true));
-        let (row, _, s) = two_rows(&f);
-        let w = row.words();
-        drained(&f, row, s);
-        let cell = Arc::new(UnsafeCell::new(0u32));
-        let writer = {
-            let (f, cell) = (f.clone(), cell.clone());
-            loom::thread::spawn(move || {
-                let how = f.add_strong(s, 0);
-                let clear = !f.in_way(s, w, Mode::X, 0);
-                if clear {
-                    // SAFETY: the X's section (the model's claim).
-                    cell.with_mut(|p| unsafe { *p += 1 });
-                }
-                (clear, how)
-            })
-        };
-        let duty = match f.acquire(s, w, 1, 2, 2, Mode::S) {
-            FastTry::Held => {
-                // SAFETY: the S's section (the model's claim).
-                cell.with_mut(|p| unsafe { *p += 1 });
-                f.release(s, w, 1, Mode::S)
-            }
-            FastTry::BackedOff => true,
-            FastTry::Refused => false,
-        };
-        let (clear, how) = writer.join().unwrap();
-        f.sub_strong(s, 0, how);
-        assert!(clear || duty, "the X saw an entry whose owner owes no wake-up");
-    });
+    writer_against_fast_reader(true);
 }
 
 /// A registered X (agent 0) that ends, and a fast S (agent 1) that opens
