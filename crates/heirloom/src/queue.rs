@@ -78,11 +78,11 @@ pub(crate) enum Strong {
 pub(crate) struct Outside {
     holds: *const dyn OutsideHolds,
     slot: u32,
-    /// While the queue keeps the word closed: the strong request that
-    /// closed it registered in the record of agent `closer` (else it
-    /// counted itself in the word).
+    /// While the queue keeps the word closed: how the strong request that
+    /// closed it is known to the fast path, and its agent if it registered
+    /// in that agent's record.
     closer: u16,
-    registered: bool,
+    how: Strong,
     /// The strongest mode held outside: requests that conflict with it
     /// close the word.
     top: Mode,
@@ -113,7 +113,7 @@ impl Outside {
             holds,
             slot: u32::try_from(slot).expect("a fast-path slot fits 32 bits"),
             closer: 0,
-            registered: false,
+            how: Strong::Counted,
             top,
         }
     }
@@ -127,8 +127,8 @@ impl Outside {
     /// Closes the word for a strong request of `agent`, keeping how.
     #[inline]
     fn close(&mut self, agent: u32) {
-        self.registered = self.holds().close(self.slot as usize, agent) == Strong::Registered;
-        if self.registered {
+        self.how = self.holds().close(self.slot as usize, agent);
+        if self.how == Strong::Registered {
             // An agent with a record (`fast::AGENTS`) fits.
             self.closer = u16::try_from(agent).expect("agents with a fast-path record fit 16 bits");
         }
@@ -136,12 +136,7 @@ impl Outside {
 
     #[inline]
     fn open(&self) {
-        let how = if self.registered {
-            Strong::Registered
-        } else {
-            Strong::Counted
-        };
-        self.holds().open(self.slot as usize, u32::from(self.closer), how);
+        self.holds().open(self.slot as usize, u32::from(self.closer), self.how);
     }
 
     #[inline]

@@ -555,11 +555,7 @@ impl Fast {
     #[inline]
     pub(crate) fn add_strong(&self, slot: usize, agent: u32) -> Strong {
         if slot >= SLOTS {
-            return if self.rows().add_strong(slot - SLOTS, agent) {
-                Strong::Registered
-            } else {
-                Strong::Counted
-            };
+            return self.rows().add_strong(slot - SLOTS, agent);
         }
         let word = &self.slots[slot].word;
         word.calm.store(0, Ordering::Relaxed);
@@ -585,7 +581,7 @@ impl Fast {
     #[inline]
     pub(crate) fn sub_strong(&self, slot: usize, agent: u32, how: Strong) {
         if slot >= SLOTS {
-            return self.rows().sub_strong(slot - SLOTS, agent, how == Strong::Registered);
+            return self.rows().sub_strong(slot - SLOTS, agent, how);
         }
         // Release: a fast request granted on the lower count sees our work.
         self.slots[slot].word.strong.fetch_sub(1, Ordering::Release);

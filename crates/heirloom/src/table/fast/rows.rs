@@ -85,7 +85,7 @@
 use crossbeam_utils::CachePadded;
 
 use crate::id::{LockId, TxnId};
-use crate::queue::Blocker;
+use crate::queue::{Blocker, Strong};
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
 
 use super::FastTry;
@@ -400,18 +400,18 @@ impl Rows {
 
     /// A strong request of `agent` on a row of `stripe` is about to decide
     /// (see the module docs): from here on every fast hold of the stripe is
-    /// in the records a scan reads, or backs off. `true` if it registered
-    /// (a drained stripe: only the agent's record is written), `false` if
-    /// it counted itself in the word.
+    /// in the records a scan reads, or backs off. Registered on a drained
+    /// stripe (only the agent's record is written), else counted in the
+    /// word.
     #[inline]
-    pub(crate) fn add_strong(&self, stripe: usize, agent: u32) -> bool {
+    pub(crate) fn add_strong(&self, stripe: usize, agent: u32) -> Strong {
         // Relaxed: `register` looks again after its fence.
         let w = self.stripes[stripe].load(Ordering::Relaxed);
         if w & (SHUT | DRAINED | OPENING) == SHUT | DRAINED && self.register(stripe, agent) {
-            return true;
+            return Strong::Registered;
         }
         self.count_strong(stripe);
-        false
+        Strong::Counted
     }
 
     /// Registers a strong request of `agent` on the drained `stripe` in its
@@ -462,12 +462,11 @@ impl Rows {
         }
     }
 
-    /// A strong request on a row of `stripe` is gone: `registered` as
-    /// `add_strong` returned, by `agent` (its record's count drops; anyone
-    /// may end another agent's request).
+    /// A strong request of `agent` on a row of `stripe` is gone (`how`: as
+    /// `add_strong` returned; anyone may end another agent's request).
     #[inline]
-    pub(crate) fn sub_strong(&self, stripe: usize, agent: u32, registered: bool) {
-        if registered {
+    pub(crate) fn sub_strong(&self, stripe: usize, agent: u32, how: Strong) {
+        if how == Strong::Registered {
             // Release: a reopening that sees the lower count (Acquire)
             // follows our work, and so do the fast holds granted after it.
             self.records[agent as usize].strong[stripe % CLASSES].fetch_sub(1, Ordering::Release);
