@@ -230,6 +230,11 @@ typedef struct heirloom_options {
   // that locks at one granularity (no covering ancestor, no escalation;
   // `escalate_after` must then be 0).
   uint32_t intention_locks;
+  // Row S locks as fast holds (with the fast path, on the latched and
+  // latch-free tables): 1 on (default), an S row lock then writes only
+  // the agent's own memory while the row's stripe sees no writer; 0
+  // every row lock goes through the table.
+  uint32_t fast_rows;
 } heirloom_options;
 
 // A lock: a level and where it is. Locking a row or page also takes the

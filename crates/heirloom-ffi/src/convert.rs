@@ -107,6 +107,9 @@ pub(crate) fn builder_of(o: &heirloom_options) -> Result<heirloom::Builder, Stri
     if o.fast_path > 1 {
         return Err(format!("fast_path {} is not 0 or 1", o.fast_path));
     }
+    if o.fast_rows > 1 {
+        return Err(format!("fast_rows {} is not 0 or 1", o.fast_rows));
+    }
     if o.intention_locks > 1 {
         return Err(format!("intention_locks {} is not 0 or 1", o.intention_locks));
     }
@@ -127,6 +130,7 @@ pub(crate) fn builder_of(o: &heirloom_options) -> Result<heirloom::Builder, Stri
         .inheritance(inheritance)
         .keep_inherited(o.keep_inherited)
         .fast_path(o.fast_path == 1)
+        .fast_rows(o.fast_rows == 1)
         .deadlock_timeout(Duration::from_micros(o.deadlock_timeout_us))
         .escalate_after(o.escalate_after)
         .max_locks(max_locks)

@@ -105,6 +105,11 @@ pub struct heirloom_options {
     /// that locks at one granularity (no covering ancestor, no escalation;
     /// `escalate_after` must then be 0).
     pub intention_locks: u32,
+    /// Row S locks as fast holds (with the fast path, on the latched and
+    /// latch-free tables): 1 on (default), an S row lock then writes only
+    /// the agent's own memory while the row's stripe sees no writer; 0
+    /// every row lock goes through the table.
+    pub fast_rows: u32,
 }
 
 const MAGIC_LIVE: u32 = 0x4845_4952; // "HEIR"
@@ -376,6 +381,7 @@ pub unsafe extern "C" fn heirloom_options_init(opts: *mut heirloom_options) {
         escalate_after: 0,
         max_locks: 0,
         intention_locks: 1,
+        fast_rows: 1,
     };
     // SAFETY: the caller's promise.
     unsafe { opts.write(d) };

@@ -112,6 +112,14 @@ impl<T> Latch<T> {
             .map(|_| LatchGuard { latch: self })
     }
 
+    /// Whether the latch looks free (a racy look that writes nothing: a
+    /// caller that would only try a latch it can do without skips a held
+    /// one without taking its line from the holder).
+    #[inline]
+    pub(crate) fn looks_free(&self) -> bool {
+        self.state.load(Ordering::Relaxed) == FREE
+    }
+
     /// Takes the latch, waiting for it if it is held.
     #[inline]
     pub(crate) fn lock(&self) -> LatchGuard<'_, T> {

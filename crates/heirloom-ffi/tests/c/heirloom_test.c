@@ -409,6 +409,37 @@ static void without_intention_locks(uint32_t table) {
     heirloom_manager_free(m);
 }
 
+/* fast_rows: an S row lock is a fast hold (counted in "fast_ops") by
+ * default, and goes through the table with fast_rows = 0; 2 is refused. */
+static void fast_rows_option(uint32_t table) {
+    heirloom_options o;
+    for (uint32_t on = 0; on < 2; on++) {
+        heirloom_options_init(&o);
+        CHECK(o.fast_rows == 1, "fast_rows defaults to 1: %u", o.fast_rows);
+        o.table = table;
+        o.intention_locks = 0; /* the row alone */
+        o.fast_rows = on;
+        heirloom_manager *m = NULL;
+        OK(heirloom_manager_new(&o, &m));
+        heirloom_agent *a = new_agent(m);
+        heirloom_lock_id r1 = row(1, 1);
+        OK(heirloom_begin(a));
+        OK(heirloom_lock(a, &r1, HEIRLOOM_S));
+        OK(heirloom_commit(a));
+        char *stats = heirloom_manager_stats_json(m);
+        /* The lock and its release, on the fast path or on the table. */
+        int none_fast = stats && strstr(stats, "\"fast_ops\":0,") != NULL;
+        CHECK(stats && none_fast == !on, "fast_rows %u: %s", on, stats);
+        heirloom_string_free(stats);
+        OK(heirloom_agent_free(a));
+        heirloom_manager_free(m);
+    }
+    heirloom_options_init(&o);
+    o.fast_rows = 2;
+    heirloom_manager *m = NULL;
+    CHECK(heirloom_manager_new(&o, &m) == HEIRLOOM_EINVAL && m == NULL, "fast_rows 2");
+}
+
 /* HEIRLOOM_TABLE_NONE: every call succeeds and nothing is held, so two
  * transactions take X on one row at once; both commit, and are counted. */
 static void no_lock_table(void) {
@@ -563,6 +594,8 @@ int main(void) {
     without_intention_locks(HEIRLOOM_TABLE_LATCHED);
     without_intention_locks(HEIRLOOM_TABLE_LATCHFREE);
     without_intention_locks(HEIRLOOM_TABLE_SERVER);
+    fast_rows_option(HEIRLOOM_TABLE_LATCHED);
+    fast_rows_option(HEIRLOOM_TABLE_LATCHFREE);
     misuse();
     another_thread();
     after_a_panic();

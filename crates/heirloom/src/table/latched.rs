@@ -407,9 +407,12 @@ impl Latched {
         }
     }
 
+    /// [`Latched::acquire_with`], trying the fast path first.
+    ///
     /// # Safety
     /// As [`Table::acquire`](super::Table::acquire).
     #[inline]
+    #[cfg(test)]
     pub(crate) unsafe fn acquire(
         &self,
         c: &AgentCounters,
@@ -419,7 +422,25 @@ impl Latched {
         may_wait: bool,
         wake: &mut Vec<ReqPtr>,
     ) -> (Outcome, HeadRef) {
-        if let Some(h) = self.try_fast(c, id, r, mode, wake) {
+        // SAFETY: the caller's (the contract).
+        unsafe { self.acquire_with(c, id, r, mode, may_wait, true, wake) }
+    }
+
+    /// # Safety
+    /// As [`Table::acquire`](super::Table::acquire).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn acquire_with(
+        &self,
+        c: &AgentCounters,
+        id: LockId,
+        r: ReqPtr,
+        mode: Mode,
+        may_wait: bool,
+        try_fast: bool,
+        wake: &mut Vec<ReqPtr>,
+    ) -> (Outcome, HeadRef) {
+        if try_fast && let Some(h) = self.try_fast(c, id, r, mode, wake) {
             return (Outcome::Granted, h);
         }
         {
@@ -621,8 +642,10 @@ impl Latched {
             // SAFETY: heads live as long as the table.
             let h = unsafe { &*p };
             // try_lock: bucket-then-head is the legal order, but a head that
-            // is latched right now is in use, so it is not worth waiting for.
-            if let Some(mut q) = h.queue.try_lock()
+            // is latched right now is in use, so it is not worth waiting for
+            // (nor worth a failed CAS that takes the line from its holder).
+            if h.queue.looks_free()
+                && let Some(mut q) = h.queue.try_lock()
                 && q.is_empty()
             {
                 h.bind(&mut q, id, outside);

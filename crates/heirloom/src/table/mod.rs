@@ -349,11 +349,16 @@ impl Table {
     /// Links a new request for `id` in `mode`. A refused request is not
     /// left linked; its node goes back with `Nodes::give_back` (the
     /// latch-free table with the swap append links it before it knows,
-    /// and withdraws it).
+    /// and withdraws it). `try_fast`: a request the fast path takes (IS
+    /// and IX above rows, S on a row) tries it first; `false` when the
+    /// caller tried it already ([`Table::try_fast_hold`]) and was turned
+    /// away, so that a refusal is not paid twice (nor counted twice
+    /// toward a stripe's reopening).
     ///
     /// # Safety
     /// See the type's docs.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn acquire(
         &self,
         a: Caller<'_>,
@@ -361,6 +366,7 @@ impl Table {
         r: ReqPtr,
         mode: Mode,
         may_wait: bool,
+        try_fast: bool,
         wake: &mut Vec<ReqPtr>,
     ) -> (Outcome, HeadRef) {
         let c = a.counters;
@@ -368,11 +374,11 @@ impl Table {
             // SAFETY: this function's contract.
             Table::Global(t) => unsafe { t.acquire(c, id, r, mode, may_wait) },
             // SAFETY: this function's contract.
-            Table::Latched(t) => unsafe { t.acquire(c, id, r, mode, may_wait, wake) },
+            Table::Latched(t) => unsafe { t.acquire_with(c, id, r, mode, may_wait, try_fast, wake) },
             // SAFETY: this function's contract.
-            Table::LatchFree(t) => unsafe { t.acquire(c, id, r, mode, may_wait, wake) },
+            Table::LatchFree(t) => unsafe { t.acquire_with(c, id, r, mode, may_wait, try_fast, wake) },
             // SAFETY: this function's contract.
-            Table::LatchFreeSwap(t) => unsafe { t.acquire(c, id, r, mode, may_wait, wake) },
+            Table::LatchFreeSwap(t) => unsafe { t.acquire_with(c, id, r, mode, may_wait, try_fast, wake) },
             Table::Server(t) => t.acquire(a, id, r, mode, may_wait),
         }
     }
@@ -393,7 +399,7 @@ impl Table {
             _ => {
                 for it in items {
                     // SAFETY: this function's contract.
-                    (it.out, it.head) = unsafe { self.acquire(a, it.id, it.req, it.mode, false, wake) };
+                    (it.out, it.head) = unsafe { self.acquire(a, it.id, it.req, it.mode, false, true, wake) };
                 }
             }
         }

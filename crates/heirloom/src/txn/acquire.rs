@@ -125,7 +125,7 @@ impl Transaction<'_> {
         // contract on `Table`).
         let (out, head) = unsafe {
             a.lm.table
-                .acquire(a.shared.caller(), id, r, mode, may_wait, &mut a.wake)
+                .acquire(a.shared.caller(), id, r, mode, may_wait, !a.lm.fast_holds, &mut a.wake)
         };
         if a.lm.lock_classes {
             c.classify(id.level() == Level::Row, mode.is_shared(), c.contention() != before);

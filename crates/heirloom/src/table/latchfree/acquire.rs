@@ -80,6 +80,27 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         r: ReqPtr,
         mode: Mode,
         may_wait: bool,
+        wake: &mut Vec<ReqPtr>,
+    ) -> (Outcome, HeadRef) {
+        // SAFETY: the caller's (the contract).
+        unsafe { self.acquire_with(c, id, r, mode, may_wait, true, wake) }
+    }
+
+    /// [`LatchFree::acquire`], trying the fast path first only if
+    /// `try_fast` (see [`Table::acquire`](super::Table::acquire)).
+    ///
+    /// # Safety
+    /// As [`Table::acquire`](super::Table::acquire).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn acquire_with(
+        &self,
+        c: &AgentCounters,
+        id: LockId,
+        r: ReqPtr,
+        mode: Mode,
+        may_wait: bool,
+        try_fast: bool,
         // Only a fast acquisition that backs off wakes anybody.
         wake: &mut Vec<ReqPtr>,
     ) -> (Outcome, HeadRef) {
@@ -97,16 +118,19 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         {
             fast_slot = Some((f, s));
             if fast::takes_fast(id, mode) {
-                let (txn, ts) = (q.txn.load(Ordering::Relaxed), q.ts.load(Ordering::Relaxed));
-                match f.acquire(s, words, q.agent, txn, ts, mode) {
-                    fast::FastTry::Held => {
-                        fast::fill_node(q, words, mode);
-                        // Linked nowhere: its agent reuses it at once.
-                        q.recycle.store(NEVER_LINKED, Ordering::Relaxed);
-                        return (Outcome::Granted, handle(bi, Some(s), H_FAST));
+                // Not again when turned away already (`Table::try_fast_hold`).
+                if try_fast {
+                    let (txn, ts) = (q.txn.load(Ordering::Relaxed), q.ts.load(Ordering::Relaxed));
+                    match f.acquire(s, words, q.agent, txn, ts, mode) {
+                        fast::FastTry::Held => {
+                            fast::fill_node(q, words, mode);
+                            // Linked nowhere: its agent reuses it at once.
+                            q.recycle.store(NEVER_LINKED, Ordering::Relaxed);
+                            return (Outcome::Granted, handle(bi, Some(s), H_FAST));
+                        }
+                        fast::FastTry::BackedOff => self.after_fast_release(b, c, words, mode, wake),
+                        fast::FastTry::Refused => {}
                     }
-                    fast::FastTry::BackedOff => self.after_fast_release(b, c, words, mode, wake),
-                    fast::FastTry::Refused => {}
                 }
             } else if fast::strong_at(s, mode) {
                 flags = match f.add_strong(s, q.agent) {
