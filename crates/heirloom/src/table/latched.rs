@@ -407,30 +407,11 @@ impl Latched {
         }
     }
 
-    /// [`Latched::acquire_with`], trying the fast path first.
-    ///
-    /// # Safety
-    /// As [`Table::acquire`](super::Table::acquire).
-    #[inline]
-    #[cfg(test)]
-    pub(crate) unsafe fn acquire(
-        &self,
-        c: &AgentCounters,
-        id: LockId,
-        r: ReqPtr,
-        mode: Mode,
-        may_wait: bool,
-        wake: &mut Vec<ReqPtr>,
-    ) -> (Outcome, HeadRef) {
-        // SAFETY: the caller's (the contract).
-        unsafe { self.acquire_with(c, id, r, mode, may_wait, true, wake) }
-    }
-
     /// # Safety
     /// As [`Table::acquire`](super::Table::acquire).
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn acquire_with(
+    pub(crate) unsafe fn acquire(
         &self,
         c: &AgentCounters,
         id: LockId,

@@ -374,11 +374,11 @@ impl Table {
             // SAFETY: this function's contract.
             Table::Global(t) => unsafe { t.acquire(c, id, r, mode, may_wait) },
             // SAFETY: this function's contract.
-            Table::Latched(t) => unsafe { t.acquire_with(c, id, r, mode, may_wait, try_fast, wake) },
+            Table::Latched(t) => unsafe { t.acquire(c, id, r, mode, may_wait, try_fast, wake) },
             // SAFETY: this function's contract.
-            Table::LatchFree(t) => unsafe { t.acquire_with(c, id, r, mode, may_wait, try_fast, wake) },
+            Table::LatchFree(t) => unsafe { t.acquire(c, id, r, mode, may_wait, try_fast, wake) },
             // SAFETY: this function's contract.
-            Table::LatchFreeSwap(t) => unsafe { t.acquire_with(c, id, r, mode, may_wait, try_fast, wake) },
+            Table::LatchFreeSwap(t) => unsafe { t.acquire(c, id, r, mode, may_wait, try_fast, wake) },
             Table::Server(t) => t.acquire(a, id, r, mode, may_wait),
         }
     }

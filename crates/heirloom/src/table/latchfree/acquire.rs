@@ -49,7 +49,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         }
         let n = nodes.take_for(c, old);
         // SAFETY: `n` is the caller's own node from its pool, linked nowhere.
-        let (outcome, head) = unsafe { self.acquire(c, id, n, to, may_wait, wake) };
+        let (outcome, head) = unsafe { self.acquire(c, id, n, to, may_wait, true, wake) };
         match outcome {
             Outcome::Refused(_) => {
                 // Never linked (CAS append: reusable at once), or withdrawn
@@ -69,31 +69,13 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// request is not left linked: the CAS append never links it (and
     /// marks it NEVER_LINKED), the swap append withdraws it (OBSOLETE,
     /// taken out); either way its node goes back with `Nodes::give_back`.
-    ///
-    /// # Safety
-    /// As [`Table::acquire`](super::Table::acquire).
-    #[inline]
-    pub(crate) unsafe fn acquire(
-        &self,
-        c: &AgentCounters,
-        id: LockId,
-        r: ReqPtr,
-        mode: Mode,
-        may_wait: bool,
-        wake: &mut Vec<ReqPtr>,
-    ) -> (Outcome, HeadRef) {
-        // SAFETY: the caller's (the contract).
-        unsafe { self.acquire_with(c, id, r, mode, may_wait, true, wake) }
-    }
-
-    /// [`LatchFree::acquire`], trying the fast path first only if
-    /// `try_fast` (see [`Table::acquire`](super::Table::acquire)).
+    /// `try_fast`: as [`Table::acquire`](super::Table::acquire)'s.
     ///
     /// # Safety
     /// As [`Table::acquire`](super::Table::acquire).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn acquire_with(
+    pub(crate) unsafe fn acquire(
         &self,
         c: &AgentCounters,
         id: LockId,

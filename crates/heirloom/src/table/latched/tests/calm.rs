@@ -24,7 +24,7 @@ fn take(t: &Latched, r: ReqPtr, id: LockId, mode: Mode) -> bool {
     let (c, mut wake) = (AgentCounters::default(), Vec::new());
     node(&r).txn.fetch_add(1, Ordering::Relaxed);
     // SAFETY: the test's own node, linked nowhere (each call releases it).
-    let (out, h) = unsafe { t.acquire(&c, id, r, mode, false, &mut wake) };
+    let (out, h) = unsafe { t.acquire(&c, id, r, mode, false, true, &mut wake) };
     assert!(matches!(out, Outcome::Granted), "{mode:?} on {id} not granted");
     // SAFETY: as above, with the handle its acquisition returned.
     unsafe { t.release(&c, h, r, &mut wake) };

@@ -21,7 +21,7 @@ const T: TableId = TableId::new(0, 1);
 fn acquire(t: &Latched, r: ReqPtr, id: LockId, mode: Mode) -> (Outcome, HeadRef) {
     let (c, mut wake) = (AgentCounters::default(), Vec::new());
     // SAFETY: the test's own node, linked nowhere (released or refused).
-    let out = unsafe { t.acquire(&c, id, r, mode, false, &mut wake) };
+    let out = unsafe { t.acquire(&c, id, r, mode, false, true, &mut wake) };
     assert!(wake.is_empty());
     out
 }

@@ -28,7 +28,7 @@ fn request(agent: u32) -> ReqPtr {
 
 fn acquire(t: &Latched, id: LockId, r: ReqPtr, mode: Mode, wake: &mut Vec<ReqPtr>) -> (Outcome, HeadRef) {
     // SAFETY: a model's own node, linked nowhere yet (see above).
-    unsafe { t.acquire(&AgentCounters::default(), id, r, mode, true, wake) }
+    unsafe { t.acquire(&AgentCounters::default(), id, r, mode, true, true, wake) }
 }
 
 fn release(t: &Latched, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {

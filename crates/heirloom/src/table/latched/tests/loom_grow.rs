@@ -32,6 +32,7 @@ fn take(t: &Latched, row: u64, r: ReqPtr) -> Option<HeadRef> {
             r,
             Mode::X,
             false,
+            true,
             &mut wake,
         )
     };
@@ -90,6 +91,7 @@ fn a_lock_keeps_one_head_while_the_table_grows() {
                         probe,
                         Mode::S,
                         false,
+                        true,
                         &mut wake,
                     )
                 };

@@ -40,7 +40,7 @@ fn acquire<const S: bool>(
     wait: bool,
 ) -> (Outcome, HeadRef) {
     // SAFETY: a model's own node, linked nowhere yet (see above).
-    unsafe { t.acquire(c, id, r, mode, wait, &mut Vec::new()) }
+    unsafe { t.acquire(c, id, r, mode, wait, true, &mut Vec::new()) }
 }
 
 fn release<const S: bool>(t: &LatchFree<S>, c: &AgentCounters, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
