@@ -110,11 +110,8 @@ fn update_converts_after_the_readers_leave() {
                 t.commit().unwrap();
             });
             rx.recv().unwrap();
-            assert!(
-                rx.recv_timeout(Duration::from_millis(30)).is_err(),
-                "{}: X granted beside S",
-                name(&lm)
-            );
+            common::until_waiting(&lm, row, &format!("{}: the conversion never waited", name(&lm)));
+            assert!(rx.try_recv().is_err(), "{}: X granted beside S", name(&lm));
             reader.commit().unwrap();
             rx.recv_timeout(Duration::from_secs(10))
                 .expect("the conversion is granted");
@@ -194,7 +191,7 @@ fn a_call_may_wait_under_a_no_wait_manager() {
                 tb.commit().unwrap();
             });
             rx.recv().unwrap();
-            thread::sleep(Duration::from_millis(10));
+            common::until_waiting(&lm, row, &format!("{}: the timed call never waited", name(&lm)));
             ta.commit().unwrap();
         });
         assert_eq!(lm.stats().committed, 2, "{}", name(&lm));

@@ -51,10 +51,10 @@ fn a_table_reader_waits_for_the_writers_intentions() {
                 tx.send(()).unwrap();
                 tb.commit().unwrap();
             });
-            assert!(
-                rx.recv_timeout(Duration::from_millis(100)).is_err(),
-                "{kind}: S granted beside IX"
-            );
+            // It waits (the table's snapshot shows it queued), and is not
+            // granted while the writer's IX stands.
+            common::until_waiting(&lm, LockId::table(T), &format!("{kind}: S on the table never waited"));
+            assert!(rx.try_recv().is_err(), "{kind}: S granted beside IX");
             ta.commit().unwrap();
             rx.recv_timeout(Duration::from_secs(30))
                 .expect("S granted after the commit");

@@ -33,6 +33,21 @@ fn an_idle_server_burns_no_cpu() {
         (threads, ticks)
     }
 
+    /// The scheduler state of each lock-server thread ("R", "S", ...).
+    fn server_states() -> Vec<String> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir("/proc/self/task").expect("/proc/self/task") {
+            let dir = e.expect("a task").path();
+            let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+            if comm.starts_with("heirloom-lock-s") {
+                let stat = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
+                let rest = &stat[stat.rfind(')').map_or(0, |i| i + 2)..];
+                out.extend(rest.split_whitespace().next().map(str::to_owned));
+            }
+        }
+        out
+    }
+
     let lm = LockManager::builder()
         .table(TableKind::Server { partitions: 2 })
         .build();
@@ -42,8 +57,15 @@ fn an_idle_server_burns_no_cpu() {
         t.lock(LockId::row(TableId::new(0, 1), k), Mode::X).unwrap();
         t.commit().unwrap();
     }
-    // Let the servers run out of work and park.
-    std::thread::sleep(Duration::from_millis(200));
+    // Wait until both servers have run out of work and parked: asleep
+    // ("S") in two looks 50 ms apart, however long a loaded machine takes.
+    common::until("the servers never parked", || {
+        let asleep = server_states().iter().filter(|s| *s == "S").count() == 2;
+        asleep && {
+            std::thread::sleep(Duration::from_millis(50));
+            server_states().iter().filter(|s| *s == "S").count() == 2
+        }
+    });
     let (threads, before) = server_ticks();
     assert_eq!(threads, 2, "two server threads");
     std::thread::sleep(Duration::from_millis(1000));
