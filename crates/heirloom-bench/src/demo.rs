@@ -33,7 +33,7 @@ impl Step {
     /// The step a configuration plays, if any.
     fn of(table: TableKind, sli: bool, keep: u32, fast_path: bool, threads: usize) -> Option<Step> {
         match (table, sli, keep, fast_path) {
-            (TableKind::None, ..) if threads == 1 => Some(Step::Ceiling),
+            (TableKind::NoLocking, ..) if threads == 1 => Some(Step::Ceiling),
             (TableKind::Latched, false, _, false) => Some(Step::ShoreMt),
             (TableKind::Latched, true, 0, false) => Some(Step::Sli),
             (TableKind::Latched, true, RECOMMENDED_KEEP_INHERITED, true) => Some(Step::Heirloom),
@@ -63,7 +63,7 @@ pub fn spec(duration: Duration) -> Spec {
         workload: "tm1".into(),
         mix: Some("ndbb".into()),
         threads: vec![1, 2, 8],
-        tables: vec![TableKind::Latched, TableKind::None],
+        tables: vec![TableKind::Latched, TableKind::NoLocking],
         sli: vec![false, true],
         sli_keep: vec![0, RECOMMENDED_KEEP_INHERITED],
         fast_path: vec![false, true],

@@ -508,10 +508,10 @@ impl<'t, 'a, 'd> Tx<'t, 'a, 'd> {
     }
 
     /// A null critical section on the lock table's state for `id`
-    /// ([`Transaction::null_section`]), timed as lock manager work.
+    /// ([`heirloom::probe::NullSection`]), timed as lock manager work.
     #[inline]
     pub fn null_section(&mut self, id: LockId) {
-        self.timed(|t| t.null_section(id));
+        self.timed(|t| heirloom::probe::NullSection::null_section(t, id));
     }
 
     /// Runs a lock manager call, timing it into `times` if set: a call

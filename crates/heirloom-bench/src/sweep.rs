@@ -339,7 +339,7 @@ pub fn plan(bench: &'static dyn Benchmark, spec: &Spec) -> Result<Plan, BenchErr
     if chosen.is_empty() {
         return bad("no configuration of the sweep is chosen".into());
     }
-    if chosen.iter().any(|c| c.table == TableKind::None && c.threads > 1) && !bench.read_only(&mix, &options) {
+    if chosen.iter().any(|c| c.table == TableKind::NoLocking && c.threads > 1) && !bench.read_only(&mix, &options) {
         return bad(format!(
             "--table none takes no locks, so it is allowed only where transactions cannot conflict: one thread, or a mix that only reads ({} mix {} writes); run none at --threads 1, or a read-only mix",
             bench.name(),
@@ -472,7 +472,7 @@ fn buckets_of(spec: &Spec, table: TableKind) -> Vec<Option<usize>> {
 /// tables that have one (`none` takes no locks: off only; the others have
 /// no fast path and run once, labelled as on, which changes nothing).
 fn sli_settings(spec: &Spec, table: TableKind) -> Vec<(bool, u32, bool)> {
-    if table == TableKind::None {
+    if table == TableKind::NoLocking {
         return vec![(false, 0, true)];
     }
     let fast: &[bool] = if table.has_fast_path() {
@@ -497,7 +497,7 @@ fn sli_settings(spec: &Spec, table: TableKind) -> Vec<(bool, u32, bool)> {
 /// Sets each run's share of the ceiling: its throughput over that of the
 /// `none` run (no locking) with the same workload, mix and thread count.
 pub fn set_ceiling_shares(runs: &mut [RunResult]) {
-    let none = TableKind::None.to_string();
+    let none = TableKind::NoLocking.to_string();
     let ceilings: Vec<(String, String, usize, f64)> = runs
         .iter()
         .filter(|r| r.table == none)

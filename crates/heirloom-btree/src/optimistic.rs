@@ -59,8 +59,9 @@ impl Tree {
     /// Optimistic descent to the leaf for `key`: the leaf and its version,
     /// validated against its parent. Always inlined: since the node search
     /// reads the `transform` switch, the compiler left it a call of its
-    /// own, which cost YCSB 1.8% and TPC-C 1.6% of their instructions per
-    /// transaction (`heirloom bench --counters`, 1 thread).
+    /// own, which showed in the instructions per transaction of YCSB and
+    /// TPC-C (the kit's MEASUREMENTS.md, "Where TM1's extra instructions
+    /// went").
     #[inline(always)]
     fn find_leaf(&self, key: u64) -> Result<(Ptr, u64), Retry> {
         let r = self.root.load(Ordering::Acquire);

@@ -170,9 +170,10 @@ enum Message {
     Text(CString),
     /// The library's error, formatted only when `heirloom_message` asks: a
     /// refused request is an ordinary outcome under no-wait (and
-    /// `HEIRLOOM_BUSY` under skip), and formatting its message at once took
-    /// about 5,300 instructions on every refusal, two fifths of a committed
-    /// YCSB transaction (callgrind inside DBx1000, kit MEASUREMENTS.md).
+    /// `HEIRLOOM_BUSY` under skip), and formatting its message at once cost
+    /// a large share of a committed short transaction on every refusal
+    /// (the kit's MEASUREMENTS.md, "heirloom inside DBx1000: a refusal's
+    /// message formatted only when asked").
     Error(LockError),
 }
 

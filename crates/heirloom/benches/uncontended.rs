@@ -22,7 +22,7 @@ fn one_thread(c: &mut Criterion) {
     let configs = TableKind::ALL.iter().map(|&k| (k, Inheritance::Off)).chain([
         (TableKind::Latched, Inheritance::On),
         (TableKind::LatchFree, Inheritance::On),
-        (TableKind::None, Inheritance::Off),
+        (TableKind::NoLocking, Inheritance::Off),
     ]);
     for (kind, sli) in configs {
         let lm = LockManager::builder().table(kind).inheritance(sli).build();

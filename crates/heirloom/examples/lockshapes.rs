@@ -59,7 +59,7 @@ fn main() {
         .get(3)
         .map_or(Ok(TableKind::Latched), |s| s.parse())
         .unwrap_or_else(|e| usage(&e));
-    if kind == TableKind::None {
+    if kind == TableKind::NoLocking {
         usage("the none table takes no locks (run it with the kit, where it is checked)");
     }
     let sli: Inheritance = args

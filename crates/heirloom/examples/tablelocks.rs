@@ -31,7 +31,7 @@ fn main() {
         usage("wrong number of arguments");
     }
     let kind: TableKind = args[0].parse().unwrap_or_else(|e: String| usage(&e));
-    if kind == TableKind::None {
+    if kind == TableKind::NoLocking {
         usage("`none` takes no locks: nothing to measure");
     }
     let every: u64 = args[1]

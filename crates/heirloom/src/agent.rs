@@ -5,14 +5,14 @@
 //! wake-up list. That is why the immediately-granted path does not allocate
 //! once the agent is warm.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 
+use crate::cache::{DEAD, Held, LIVE, LockCache, PENDING};
 use crate::error::TxnId;
 use crate::fault::{self, Point};
-use crate::id::{IdBuildHasher, LockId, TableId};
+use crate::id::{LockId, TableId};
 use crate::inherit;
 use crate::misuse;
 use crate::mode::Mode;
@@ -20,29 +20,17 @@ use crate::nodes::Nodes;
 use crate::queue::Handoff;
 use crate::queue::{Blocker, Cancel};
 use crate::request::{ReqPtr, wake_granted};
-use crate::shared::{AgentShared, Inner};
+use crate::shared::{AgentShared, ManagerState};
 use crate::stats::AgentCounters;
 use crate::stats::Stats;
 use crate::sync::{Arc, Ordering};
-use crate::table::{Acquiring, HeadRef, Releasing};
-
-/// `Held::state`: held by the current transaction.
-pub(crate) const LIVE: u8 = 0;
-/// `Held::state`: inherited from the agent's previous transaction, not yet
-/// reclaimed (the request is INHERITED or, if invalidated, INVALID).
-pub(crate) const PENDING: u8 = 1;
-/// `Held::state`: was pending, found invalidated; the node is back in the
-/// pool and the entry only keeps its place in the list.
-pub(crate) const DEAD: u8 = 2;
-/// `Held::state`: held by the current transaction, reclaimed from the
-/// previous one (may be passed on again without the latch).
-pub(crate) const RECLAIMED: u8 = 3;
+use crate::table::{Acquiring, Handle, Releasing};
 
 /// The request a transaction is waiting for: linked, not yet decided.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct InFlight {
     pub(crate) id: LockId,
-    pub(crate) head: HeadRef,
+    pub(crate) head: Handle,
     pub(crate) req: ReqPtr,
     /// The mode asked for (for a conversion, the target).
     pub(crate) mode: Mode,
@@ -50,34 +38,6 @@ pub(crate) struct InFlight {
     /// request, or the one replacing it; see `Table::convert`). `None`: a
     /// new request, not in the cache.
     pub(crate) held: Option<usize>,
-}
-
-/// A lock the current transaction holds (or was handed).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Held {
-    pub(crate) id: LockId,
-    pub(crate) mode: Mode,
-    pub(crate) req: ReqPtr,
-    pub(crate) head: HeadRef,
-    pub(crate) state: u8,
-    /// Inherited: the transactions it has stayed unused through
-    /// (`Builder::keep_inherited`); 0 otherwise.
-    pub(crate) idle: u8,
-}
-
-impl Held {
-    /// A lock just granted to the current transaction.
-    #[inline(always)]
-    pub(crate) fn live(id: LockId, mode: Mode, req: ReqPtr, head: HeadRef) -> Self {
-        Held {
-            id,
-            mode,
-            req,
-            head,
-            state: LIVE,
-            idle: 0,
-        }
-    }
 }
 
 /// A worker thread's handle on a [`LockManager`](crate::LockManager). Create
@@ -93,51 +53,74 @@ impl Held {
 /// ([`ConflictPolicy::Timeout`](crate::ConflictPolicy::Timeout), a
 /// `Wait::Timeout` or a lock timeout) times out in both.
 pub struct Agent {
-    pub(crate) lm: Arc<Inner>,
+    pub(crate) lm: Arc<ManagerState>,
     pub(crate) shared: Arc<CachePadded<AgentShared>>,
     pub(crate) seq: u64,
     /// Request nodes not in use.
     pub(crate) nodes: Nodes,
-    /// Locks of the current transaction, in acquisition order (root first).
-    pub(crate) held: Vec<Held>,
-    /// Index into `held` by lock id, built once a transaction holds more
-    /// than [`Agent::SCAN_LIMIT`] locks (below that a scan is faster).
-    pub(crate) index: HashMap<LockId, u32, IdBuildHasher>,
-    /// A Bloom filter (one hash, 512 bits) over the ids in `held`: every
-    /// entry's `LockId::filter_bit` is set (set when an entry is pushed or
-    /// adopted, cleared only when `held` is empty), so a clear bit proves
-    /// the lock is not in the cache and a new lock skips the cache's scan
-    /// or index. Entries that leave do not clear their bits: a stale bit
-    /// only costs the scan it would have saved.
-    pub(crate) maybe_held: [u64; 8],
-    /// Per slot (`LockId::hint_slot` of a parent), the cache entry of the
-    /// parent of the leaf of the last walk that left one there, or
-    /// `NO_HINT` (see `Transaction::lock_path` for when they are trusted).
-    pub(crate) parent_hints: [u32; 8],
+    /// The open transaction's locks (`cache.rs`).
+    pub(crate) cache: LockCache,
+    /// Vectors each call fills and empties, kept for their capacity.
+    pub(crate) scratch: Scratch,
+    /// Locks passed on to the next transaction (speculative lock
+    /// inheritance).
+    pub(crate) inheritance: Passed,
+    /// The request the open transaction is waiting for, and how this
+    /// agent waits.
+    pub(crate) waiting: Waiting,
+    /// The transaction open on this agent, from `begin` to the end of
+    /// `finish`; still set at the next `begin` if it was forgotten.
+    pub(crate) open: Option<TxnId>,
+    /// The state of the open transaction (of the last one between
+    /// transactions): a [`Transaction`](crate::Transaction) is only a
+    /// pointer to its agent.
+    pub(crate) txn: TxnState,
+    /// The releases of the transaction that is ending.
+    pub(crate) releases: Releases,
+    /// Escalation and the lock-count limit (`Builder::escalate_after`,
+    /// `Builder::max_locks`).
+    pub(crate) limits: Limits,
+}
+
+/// Vectors an agent fills and empties within one call, kept for their
+/// capacity.
+pub(crate) struct Scratch {
     /// Requests granted by this agent's releases, to wake after the latch.
     pub(crate) wake: Vec<ReqPtr>,
-    /// Scratch for conflict policies.
+    /// For conflict policies: the blockers of a request.
     pub(crate) blockers: Vec<Blocker>,
-    /// Locks passed on by the last transaction (speculative lock
-    /// inheritance), root first (leaf first while `inherited_leaf_first`);
-    /// the next transaction starts with them.
+    /// For `Transaction::lock_all`.
+    pub(crate) acquiring: Vec<Acquiring>,
+    pub(crate) covered: Vec<bool>,
+    pub(crate) paths: Vec<crate::id::Path>,
+}
+
+/// What an agent's transactions pass on to the next (speculative lock
+/// inheritance, `inherit.rs`).
+pub(crate) struct Passed {
+    /// Locks passed on by the last transaction, root first (leaf first
+    /// while `leaf_first`); the next transaction starts with them.
     /// While a commit fills it, an entry's `state` says where it came
     /// from: LIVE if it is passed on for the first time, PENDING or
     /// RECLAIMED if the transaction started with it (`begin` sets them all
     /// PENDING again).
-    pub(crate) inherited: Vec<Held>,
-    /// How many locks the last check of `inherited` left (see
+    pub(crate) list: Vec<Held>,
+    /// How many locks the last check of `list` left (see
     /// `Agent::keep_rooted_inheritance`).
-    pub(crate) inherited_checked: usize,
-    /// `inherited` is in the order the commit left it (leaf first), to be
+    pub(crate) checked: usize,
+    /// `list` is in the order the commit left it (leaf first), to be
     /// reversed by whoever reads it next (`Agent::inherited_root_first`).
     /// Reversing in the next `begin` rather than right after the commit
     /// wrote the entries avoids a store-forwarding stall on each.
-    pub(crate) inherited_leaf_first: bool,
+    pub(crate) leaf_first: bool,
     /// Locks eligible for inheritance that this agent's transactions
     /// released, oldest first, at most [`inherit::MAX_RECENT`] (reuse heat,
     /// `Builder::reuse_heat`).
     pub(crate) recent: Vec<LockId>,
+}
+
+/// How an agent waits.
+pub(crate) struct Waiting {
     /// The request the open transaction is waiting for (see `txn/finish.rs`,
     /// "Panic safety").
     pub(crate) in_flight: Option<InFlight>,
@@ -146,52 +129,41 @@ pub struct Agent {
     /// How long a blocked request of this agent spins before it parks, in
     /// nanoseconds (adapted after every wait: `Transaction::wait`).
     pub(crate) spin_ns: u64,
-    /// The transaction open on this agent, from `begin` to the end of
-    /// `finish`; still set at the next `begin` if it was forgotten.
-    pub(crate) open: Option<TxnId>,
-    /// The state of the open transaction (of the last one between
-    /// transactions): a [`Transaction`](crate::Transaction) is only a
-    /// pointer to its agent.
-    pub(crate) txn: TxnState,
-    /// The releases of the transaction that is ending, decided and not
-    /// yet settled (see `Agent::settle_releases`), and the cache entries
-    /// they came from (`Releasing::tag` indexes `released`).
-    pub(crate) releasing: Vec<Releasing>,
-    pub(crate) released: Vec<Held>,
-    /// Scratch for `Transaction::lock_all`.
-    pub(crate) acquiring: Vec<Acquiring>,
-    pub(crate) covered: Vec<bool>,
-    pub(crate) paths: Vec<crate::id::Path>,
-    /// `releasing` went to the table; what is left is bookkeeping.
-    pub(crate) releases_sent: bool,
-    /// Row and page locks the open transaction holds under each table
-    /// (kept only with `Builder::escalate_after`).
-    pub(crate) below: Vec<(TableId, u32)>,
-    /// A table whose row locks reached the escalation threshold.
-    pub(crate) escalate_due: Option<TableId>,
-    /// Scratch for an escalation's releases.
-    pub(crate) escalating: Vec<Held>,
-    /// Lock requests this agent has reserved of `Builder::max_locks`.
-    pub(crate) reserved: usize,
-    /// Granted requests that a conversion replaced (the latch-free table;
-    /// fast holds on the latched table),
-    /// each released right after its lock's current request, oldest last;
-    /// see `Agent::converted`.
-    pub(crate) superseded: Vec<Held>,
     /// Jitter for restart backoff (xorshift64*; a dependency for three lines
     /// of arithmetic is not worth it).
     rng: u64,
 }
 
+/// The releases of the transaction that is ending.
+pub(crate) struct Releases {
+    /// Decided and not yet done (see `Agent::finish_releases`), and the
+    /// cache entries they came from (`Releasing::tag` indexes `entries`).
+    pub(crate) batch: Vec<Releasing>,
+    pub(crate) entries: Vec<Held>,
+    /// `batch` went to the table; what is left is bookkeeping.
+    pub(crate) sent: bool,
+    /// Granted requests that a conversion replaced (the latch-free table;
+    /// fast holds on the latched table), each released right after its
+    /// lock's current request, oldest last; see `Agent::converted`.
+    pub(crate) superseded: Vec<Held>,
+    /// For an escalation's releases.
+    pub(crate) escalating: Vec<Held>,
+}
+
+/// Escalation and the lock-count limit.
+pub(crate) struct Limits {
+    /// Row and page locks the open transaction holds under each table
+    /// (kept only with `Builder::escalate_after`).
+    pub(crate) below: Vec<(TableId, u32)>,
+    /// A table whose row locks reached the escalation threshold.
+    pub(crate) escalate_due: Option<TableId>,
+    /// Lock requests this agent has reserved of `Builder::max_locks`.
+    pub(crate) reserved: usize,
+}
+
 /// A timeout in nanoseconds, or `NO_BOUND` (none; also a timeout too long
 /// for 64 bits of nanoseconds, 584 years, which is never in practice).
 pub(crate) const NO_BOUND: u64 = u64::MAX;
-
-/// An entry of `Agent::parent_hints` with no hint.
-pub(crate) const NO_HINT: u32 = u32::MAX;
-
-/// `Agent::parent_hints` with none.
-pub(crate) const NO_HINTS: [u32; 8] = [NO_HINT; 8];
 
 /// The state of the transaction open on an agent (`Agent::txn`): a
 /// [`Transaction`](crate::Transaction) is only a pointer to its agent.
@@ -232,25 +204,7 @@ impl TxnState {
 }
 
 impl Agent {
-    /// Up to this many cache entries `find` scans `held` (when the filter
-    /// lets a lookup through at all); beyond it, the index answers.
-    pub(crate) const SCAN_LIMIT: usize = 64;
-
-    /// Whether `id` may be in the lock cache (`false`: it is not).
-    #[inline(always)]
-    pub(crate) fn may_hold(&self, id: LockId) -> bool {
-        let (w, m) = id.filter_bit();
-        self.maybe_held[w] & m != 0
-    }
-
-    /// Marks `id` as in the lock cache (`Agent::maybe_held`).
-    #[inline(always)]
-    pub(crate) fn note_held(&mut self, id: LockId) {
-        let (w, m) = id.filter_bit();
-        self.maybe_held[w] |= m;
-    }
-
-    pub(crate) fn new(lm: Arc<Inner>) -> Self {
+    pub(crate) fn new(lm: Arc<ManagerState>) -> Self {
         let (shared, seq) = lm.register();
         lm.table.attach(shared.index);
         let nodes = lm.table.nodes(shared.index);
@@ -261,55 +215,46 @@ impl Agent {
             shared,
             seq,
             nodes,
-            held: Vec::with_capacity(32),
-            index: HashMap::default(),
-            maybe_held: [0; 8],
-            parent_hints: NO_HINTS,
-            wake: Vec::with_capacity(8),
-            blockers: Vec::new(),
-            inherited: Vec::new(),
-            inherited_checked: 0,
-            inherited_leaf_first: false,
-            recent: Vec::new(),
-            in_flight: None,
-            waits: 0,
-            spin_ns,
+            cache: LockCache::new(),
+            scratch: Scratch {
+                wake: Vec::with_capacity(8),
+                blockers: Vec::new(),
+                acquiring: Vec::new(),
+                covered: Vec::new(),
+                paths: Vec::new(),
+            },
+            inheritance: Passed {
+                list: Vec::new(),
+                checked: 0,
+                leaf_first: false,
+                recent: Vec::new(),
+            },
+            waiting: Waiting {
+                in_flight: None,
+                waits: 0,
+                spin_ns,
+                rng: rng | 1,
+            },
             open: None,
             txn: TxnState::IDLE,
-            releasing: Vec::with_capacity(32),
-            released: Vec::with_capacity(32),
-            releases_sent: false,
-            below: Vec::new(),
-            escalate_due: None,
-            escalating: Vec::new(),
-            reserved: 0,
-            superseded: Vec::new(),
-            acquiring: Vec::new(),
-            covered: Vec::new(),
-            paths: Vec::new(),
-            rng: rng | 1,
+            releases: Releases {
+                batch: Vec::with_capacity(32),
+                entries: Vec::with_capacity(32),
+                sent: false,
+                superseded: Vec::new(),
+                escalating: Vec::new(),
+            },
+            limits: Limits {
+                below: Vec::new(),
+                escalate_due: None,
+                reserved: 0,
+            },
         }
     }
 
     /// This agent's index (part of every transaction id it makes).
     pub fn index(&self) -> u32 {
         self.shared.index
-    }
-
-    /// Obtains exclusive access to the lock table's state for `id` and
-    /// gives it up at once, doing nothing in between: the cost of a null
-    /// critical section in the table's design, for micro-benchmarks. The
-    /// latched tables take and drop the latch of the lock's head (global:
-    /// the one latch); the latch-free table pins and runs its insert's
-    /// compare-and-swap on the lock's bucket with no change; the server
-    /// table sends a null message to the lock's server and waits for the
-    /// reply; `TableKind::None` does nothing. No lock is taken and no statistic but the table's own
-    /// (contended latches, messages) changes.
-    pub fn null_section(&mut self, id: LockId) {
-        if self.lm.no_locks {
-            return;
-        }
-        self.lm.table.null_section(self.shared.caller(), id);
     }
 
     /// For interfaces whose transactions cannot leave the thread that
@@ -357,11 +302,11 @@ impl Agent {
             std::thread::yield_now();
             return;
         }
-        let mut x = self.rng;
+        let mut x = self.waiting.rng;
         x ^= x >> 12;
         x ^= x << 25;
         x ^= x >> 27;
-        self.rng = x;
+        self.waiting.rng = x;
         let cap_us = 1u64 << restarts.min(10);
         let us = x.wrapping_mul(0x2545_f491_4f6c_dd1d) % cap_us;
         std::thread::sleep(Duration::from_micros(us + 1));
@@ -373,31 +318,37 @@ impl Agent {
     /// leaves the batch only when it is settled, so after a panic the next
     /// call goes on with the rest.
     #[inline]
-    pub(crate) fn settle_releases(&mut self) {
-        if !self.releasing.is_empty() {
-            self.settle_releases_slow();
+    pub(crate) fn finish_releases(&mut self) {
+        if !self.releases.batch.is_empty() {
+            self.finish_releases_slow();
         }
     }
 
     #[cold]
-    fn settle_releases_slow(&mut self) {
-        if !self.releases_sent {
+    fn finish_releases_slow(&mut self) {
+        if !self.releases.sent {
             // SAFETY: every item is an entry of this agent's cache, popped
             // for release: its own node, linked where its `head` says.
             unsafe {
                 self.lm
                     .table
-                    .release_batch(self.shared.caller(), &mut self.releasing, &mut self.wake)
+                    .release_batch(self.shared.caller(), &mut self.releases.batch, &mut self.scratch.wake)
             };
-            self.releases_sent = true;
-            wake_granted(&mut self.wake);
+            self.releases.sent = true;
+            wake_granted(&mut self.scratch.wake);
         }
-        while let Some(it) = self.releasing.pop() {
-            let h = self.released[it.tag as usize];
-            settle(&mut self.inherited, &mut self.nodes, &self.shared.counters, h, it.out);
+        while let Some(it) = self.releases.batch.pop() {
+            let h = self.releases.entries[it.tag as usize];
+            hand_off(
+                &mut self.inheritance.list,
+                &mut self.nodes,
+                &self.shared.counters,
+                h,
+                it.out,
+            );
         }
-        self.released.clear();
-        self.releases_sent = false;
+        self.releases.entries.clear();
+        self.releases.sent = false;
     }
 
     /// After commit: keep a passed-on lock only if its parent was passed on
@@ -414,38 +365,39 @@ impl Agent {
         // every one came back and none is LIVE): still rooted and within
         // the bound, so the check is skipped. This is the steady state of
         // an agent that keeps its hot locks (`Builder::keep_inherited`).
-        let same = self.inherited.len() == self.inherited_checked && self.inherited.iter().all(|h| h.state != LIVE);
+        let same = self.inheritance.list.len() == self.inheritance.checked
+            && self.inheritance.list.iter().all(|h| h.state != LIVE);
         if same && self.lm.table.releases_at_once() {
             // Each came back as the commit popped it, so they are in the
             // reverse of the order the last check left (root first): the
             // next reader reverses them.
-            self.inherited_leaf_first = true;
+            self.inheritance.leaf_first = true;
             return;
         }
         // Any order is put right below.
-        self.inherited_leaf_first = false;
+        self.inheritance.leaf_first = false;
         let level = |h: &Held| h.id.level() as u8;
-        if !self.inherited.is_sorted_by_key(level) {
-            self.inherited.reverse();
-            if !self.inherited.is_sorted_by_key(level) {
-                self.inherited.sort_by_key(level);
+        if !self.inheritance.list.is_sorted_by_key(level) {
+            self.inheritance.list.reverse();
+            if !self.inheritance.list.is_sorted_by_key(level) {
+                self.inheritance.list.sort_by_key(level);
             }
         }
         if same {
             return;
         }
         let mut i = 0;
-        while i < self.inherited.len() {
-            let h = self.inherited[i];
+        while i < self.inheritance.list.len() {
+            let h = self.inheritance.list[i];
             let table = &self.lm.table;
             let rooted = inherit::rooted(h.id, |p| {
-                table.fast_path_for(p) || self.inherited[..i].iter().any(|x| x.id == p)
+                table.fast_path_for(p) || self.inheritance.list[..i].iter().any(|x| x.id == p)
             });
             if i < inherit::MAX_INHERITED && rooted {
                 i += 1;
                 continue;
             }
-            self.inherited.remove(i);
+            self.inheritance.list.remove(i);
             let c = &self.shared.counters;
             c.inherited.add(u64::MAX); // undo the count (wrapping -1)
             if h.idle > 0 {
@@ -455,16 +407,16 @@ impl Agent {
             }
             self.take_back_and_release(h, txn, age);
         }
-        self.inherited_checked = self.inherited.len();
+        self.inheritance.checked = self.inheritance.list.len();
     }
 
-    /// Puts `inherited` root first if the last commit left it leaf first.
+    /// Puts `inheritance.list` root first if the last commit left it leaf first.
     #[inline]
     pub(crate) fn inherited_root_first(&mut self) {
-        if self.inherited_leaf_first {
-            self.inherited.reverse();
-            self.inherited_leaf_first = false;
-            debug_assert!(self.inherited.is_sorted_by_key(|h| h.id.level() as u8));
+        if self.inheritance.leaf_first {
+            self.inheritance.list.reverse();
+            self.inheritance.leaf_first = false;
+            debug_assert!(self.inheritance.list.is_sorted_by_key(|h| h.id.level() as u8));
         }
     }
 
@@ -484,44 +436,23 @@ impl Agent {
         released
     }
 
-    /// Rebuilds the cache's index after entries left the middle of `held`
-    /// (empty again at or below [`Agent::SCAN_LIMIT`] entries, so that
-    /// `push_held` rebuilds it from scratch when it is needed again).
-    pub(crate) fn reindex(&mut self) {
-        self.index.clear();
-        if self.held.len() > Agent::SCAN_LIMIT {
-            for (i, x) in self.held.iter().enumerate() {
-                self.index.insert(x.id, i as u32);
-            }
-        }
-    }
-
     /// Releases the granted request of cache entry `h` (already out of
     /// the cache) now, and gives its node back. Every release outside a
     /// commit's batch goes through here.
     pub(crate) fn release_now(&mut self, h: Held) {
-        let c = &self.shared.counters;
-        c.table_op(h.id.level());
         if h.head.is_fast() {
-            c.fast_ops.bump();
-            // From its entry: it may have no node (`Nodes::none`).
-            self.lm
-                .table
-                .release_fast_hold(self.shared.caller(), h.id, h.head, h.mode, &mut self.wake);
-            wake_granted(&mut self.wake);
-            if h.req != self.nodes.none() {
-                self.nodes.give_back(h.req);
-            }
+            release_fast(&self.lm, &self.shared, &mut self.nodes, &mut self.scratch.wake, h);
             return;
         }
+        self.shared.counters.table_op(h.id.level());
         // SAFETY: a live cache entry: this agent's own node, linked where
         // `h.head` says, granted.
         unsafe {
             self.lm
                 .table
-                .release(self.shared.caller(), h.head, h.req, &mut self.wake)
+                .release(self.shared.caller(), h.head, h.req, &mut self.scratch.wake)
         };
-        wake_granted(&mut self.wake);
+        wake_granted(&mut self.scratch.wake);
         self.nodes.give_back(h.req);
     }
 
@@ -529,11 +460,11 @@ impl Agent {
     /// of every lock), newest first; call it after the lock's current
     /// request was released.
     pub(crate) fn release_superseded(&mut self, id: Option<LockId>) {
-        let mut i = self.superseded.len();
+        let mut i = self.releases.superseded.len();
         while i > 0 {
             i -= 1;
-            if id.is_none_or(|id| self.superseded[i].id == id) {
-                let h = self.superseded.remove(i);
+            if id.is_none_or(|id| self.releases.superseded[i].id == id) {
+                let h = self.releases.superseded.remove(i);
                 self.release_now(h);
             }
         }
@@ -543,7 +474,7 @@ impl Agent {
     /// must not be passed on by inheritance)?
     #[inline]
     pub(crate) fn has_superseded(&self, id: LockId) -> bool {
-        !self.superseded.is_empty() && self.superseded.iter().any(|h| h.id == id)
+        !self.releases.superseded.is_empty() && self.releases.superseded.iter().any(|h| h.id == id)
     }
 
     /// Escalation bookkeeping: one more row or page lock under `id`'s
@@ -552,25 +483,25 @@ impl Agent {
     /// table busy under `Wait::Skip` is tried again then).
     pub(crate) fn count_below(&mut self, id: LockId) {
         let Some(t) = id.table_id() else { return };
-        let n = match self.below.iter_mut().find(|e| e.0 == t) {
+        let n = match self.limits.below.iter_mut().find(|e| e.0 == t) {
             Some(e) => {
                 e.1 += 1;
                 e.1
             }
             None => {
-                self.below.push((t, 1));
+                self.limits.below.push((t, 1));
                 1
             }
         };
         let at = self.lm.escalate_after;
         if n >= at && (n - at).is_multiple_of((at / 4).max(1)) {
-            self.escalate_due = Some(t);
+            self.limits.escalate_due = Some(t);
         }
     }
 
     /// Escalation bookkeeping: `n` fewer row or page locks under table `t`.
     pub(crate) fn forget_below(&mut self, t: TableId, n: u32) {
-        if let Some(e) = self.below.iter_mut().find(|e| e.0 == t) {
+        if let Some(e) = self.limits.below.iter_mut().find(|e| e.0 == t) {
             e.1 = e.1.saturating_sub(n);
         }
     }
@@ -586,22 +517,22 @@ impl Agent {
         };
         let chunk = mem.chunk;
         let out = self.nodes.out;
-        if self.reserved <= out {
+        if self.limits.reserved <= out {
             return;
         }
         // Relaxed: a heuristic read of the budget.
         let tight = mem.reserved.load(Ordering::Relaxed) > mem.limit / 2;
         let keep = if tight { out } else { out + chunk };
-        if tight || self.reserved > out + 2 * chunk {
-            mem.give_back(self.reserved - keep);
-            self.reserved = keep;
+        if tight || self.limits.reserved > out + 2 * chunk {
+            mem.give_back(self.limits.reserved - keep);
+            self.limits.reserved = keep;
         }
     }
 
     /// The manager's address (identifies it in thread-local bookkeeping).
     #[inline]
     pub(crate) fn lm_addr(&self) -> usize {
-        &*self.lm as *const Inner as usize
+        &*self.lm as *const ManagerState as usize
     }
 
     /// Withdraws the request in flight after a panic unwound out of
@@ -610,7 +541,7 @@ impl Agent {
     /// released here, a conversion left for `finish` in its new mode).
     #[cold]
     pub(crate) fn abandon_in_flight(&mut self) {
-        let Some(f) = self.in_flight.take() else { return };
+        let Some(f) = self.waiting.in_flight.take() else { return };
         self.shared.wound.waiting_req.store(0, Ordering::Relaxed);
         *self.shared.wait.lock() = None;
         // SAFETY: in flight: this agent's own node, linked where `f.head`
@@ -618,14 +549,14 @@ impl Agent {
         let cancel = unsafe {
             self.lm
                 .table
-                .cancel(self.shared.caller(), f.head, f.req, &mut self.wake)
+                .cancel(self.shared.caller(), f.head, f.req, &mut self.scratch.wake)
         };
-        wake_granted(&mut self.wake);
+        wake_granted(&mut self.scratch.wake);
         match (f.held, cancel) {
             (Some(k), Cancel::WasGranted) => self.converted(k, f.req, f.head, f.mode),
             // Back in its old mode, or the old request stays.
             (Some(k), Cancel::Cancelled) => {
-                if f.req != self.held[k].req {
+                if f.req != self.cache[k].req {
                     self.nodes.give_back(f.req);
                 }
             }
@@ -639,21 +570,21 @@ impl Agent {
     /// is the entry's request (converted in place) or one the table linked
     /// to replace it (the latch-free table; a fast hold's conversion on the
     /// latched table). The replaced one stays granted
-    /// in `superseded` until the new one is released: waiters behind it
+    /// in `releases.superseded` until the new one is released: waiters behind it
     /// that the new request did not wait for stay shut out by it (see
     /// `table/latchfree/mod.rs`, "Upgrades").
-    pub(crate) fn converted(&mut self, k: usize, req: ReqPtr, head: HeadRef, to: Mode) {
-        let old = self.held[k];
+    pub(crate) fn converted(&mut self, k: usize, req: ReqPtr, head: Handle, to: Mode) {
+        let old = self.cache[k];
         if req != old.req {
-            self.superseded.push(old);
-            let e = &mut self.held[k];
+            self.releases.superseded.push(old);
+            let e = &mut self.cache[k];
             e.req = req;
             e.head = head;
             // A reclaimed inherited request was replaced: the new one is the
             // transaction's own.
             e.state = LIVE;
         }
-        self.held[k].mode = to;
+        self.cache[k].mode = to;
     }
 
     /// Ends a transaction that was never finished because it was forgotten
@@ -662,10 +593,10 @@ impl Agent {
     #[cold]
     pub(crate) fn finish_forgotten(&mut self) {
         let Some(txn) = self.open else { return };
-        if self.in_flight.is_some() {
+        if self.waiting.in_flight.is_some() {
             self.abandon_in_flight();
         }
-        while let Some(h) = self.held.pop() {
+        while let Some(h) = self.cache.pop_ending() {
             let c = &self.shared.counters;
             match h.state {
                 DEAD => continue,
@@ -683,8 +614,7 @@ impl Agent {
             self.release_now(h);
         }
         self.release_superseded(None);
-        self.index.clear();
-        self.maybe_held = [0; 8];
+        self.cache.ended();
         self.shared.counters.aborted.bump();
         self.shared.counters.forgotten.bump();
         self.open = None;
@@ -698,11 +628,33 @@ impl Agent {
     }
 }
 
+/// Releases cache entry `h`, a fast hold (already out of the cache), from
+/// the entry itself: it may have no node (`Nodes::none`), and it is never
+/// passed on by inheritance. Every fast hold leaves through here, at
+/// commit, abort, unlock or escalation.
+#[inline(always)]
+pub(crate) fn release_fast(
+    lm: &ManagerState,
+    shared: &AgentShared,
+    nodes: &mut Nodes,
+    wake: &mut Vec<ReqPtr>,
+    h: Held,
+) {
+    let c = &shared.counters;
+    c.table_op(h.id.level());
+    c.fast_ops.bump();
+    lm.table.release_fast_hold(shared.caller(), h.id, h.head, h.mode, wake);
+    wake_granted(wake);
+    if h.req != nodes.none() {
+        nodes.give_back(h.req);
+    }
+}
+
 /// After the release of cache entry `h` (`out`: what the table did):
 /// passes it on to the next transaction (`inherited`) if it was kept
 /// INHERITED, or gives its node back to `nodes`.
 #[inline]
-pub(crate) fn settle(inherited: &mut Vec<Held>, nodes: &mut Nodes, c: &AgentCounters, h: Held, out: Option<Handoff>) {
+pub(crate) fn hand_off(inherited: &mut Vec<Held>, nodes: &mut Nodes, c: &AgentCounters, h: Held, out: Option<Handoff>) {
     if out == Some(Handoff::Inherited) {
         c.inherited.bump();
         // `state` stays: LIVE (new) or RECLAIMED (passed on again); `idle`
@@ -721,18 +673,18 @@ impl Drop for Agent {
     fn drop(&mut self) {
         // A forgotten transaction's locks go now.
         self.finish_forgotten();
-        debug_assert!(self.held.is_empty(), "an agent dropped with locks held");
+        debug_assert!(self.cache.is_empty(), "an agent dropped with locks held");
         // Inherited locks nobody will reclaim: take them back and release
         // (leaf first: popped from the root-first list).
         self.inherited_root_first();
         let txn = TxnId::new(self.shared.index, self.seq);
-        while let Some(h) = self.inherited.pop() {
+        while let Some(h) = self.inheritance.list.pop() {
             if self.take_back_and_release(h, txn, 0) {
                 self.shared.counters.inherited_discarded.bump();
             }
         }
         if let Some(mem) = self.lm.lock_memory.as_ref() {
-            mem.give_back(self.reserved);
+            mem.give_back(self.limits.reserved);
         }
         self.lm.unregister(self.shared.index, self.seq);
     }

@@ -111,7 +111,7 @@
 //! search under the whole lock table's latches); we do too, without
 //! serialising the searches themselves, by one more step:
 //!
-//! * (D) under the manager-wide `Inner::victims` mutex, every member's
+//! * (D) under the manager-wide `ManagerState::victims` mutex, every member's
 //!   `WaitInfo` again: still the same wait (`seq`), and none of them a
 //!   victim already. Then, still under the mutex, the searcher marks its
 //!   own `WaitInfo` as the victim's, and gives up.
@@ -140,7 +140,7 @@
 
 use crate::error::{Cycle, TxnId, WaitEdge};
 use crate::queue::Blocker;
-use crate::shared::{Inner, Registry, WaitInfo};
+use crate::shared::{ManagerState, Registry, WaitInfo};
 use crate::table::Caller;
 
 /// One waiter of a cycle and the edge it was found through.
@@ -163,7 +163,7 @@ struct Frame {
 /// Searches for a waits-for cycle through the waiting transaction `me`
 /// (the caller's, waiting as `me` says) and returns it once validated and
 /// claimed: the caller is then the cycle's one victim.
-pub(crate) fn find_cycle(lm: &Inner, searcher: Caller<'_>, me: WaitInfo) -> Option<Cycle> {
+pub(crate) fn find_cycle(lm: &ManagerState, searcher: Caller<'_>, me: WaitInfo) -> Option<Cycle> {
     crate::sharing::note(std::ptr::from_ref(&lm.registry) as usize);
     let reg = lm.registry.read();
     crate::fault::hit(crate::fault::Point::PolicyCheck);
@@ -189,11 +189,11 @@ pub(crate) fn find_cycle(lm: &Inner, searcher: Caller<'_>, me: WaitInfo) -> Opti
     }
 }
 
-/// Step (D): under `Inner::victims`, every member still in the wait the
+/// Step (D): under `ManagerState::victims`, every member still in the wait the
 /// search read and none of them a victim already; then the searcher (the
 /// first member) marks itself the victim. `false`: another member's
 /// search claimed the cycle first, or a member left its wait.
-fn claim(lm: &Inner, reg: &Registry, cycle: &[Member]) -> bool {
+fn claim(lm: &ManagerState, reg: &Registry, cycle: &[Member]) -> bool {
     let _victims = lm.victims.lock();
     let still = cycle.iter().all(|m| {
         reg.get(m.agent).is_some_and(
@@ -213,7 +213,7 @@ fn claim(lm: &Inner, reg: &Registry, cycle: &[Member]) -> bool {
 }
 
 /// Step (A): a depth-first search from `me` over the edges as read now.
-fn search(lm: &Inner, reg: &Registry, searcher: Caller<'_>, me: WaitInfo) -> Option<Vec<Member>> {
+fn search(lm: &ManagerState, reg: &Registry, searcher: Caller<'_>, me: WaitInfo) -> Option<Vec<Member>> {
     let mut first = Vec::new();
     // SAFETY: our own request in flight, with the handle its table gave.
     if !unsafe { lm.table.blockers(searcher, me.head, me.req, &mut first) } {
@@ -277,7 +277,7 @@ fn search(lm: &Inner, reg: &Registry, searcher: Caller<'_>, me: WaitInfo) -> Opt
 
 /// Steps (B) and (C) of the module docs: `true` if `cycle` existed as a
 /// whole at one instant after the search, so it is a deadlock.
-fn validate(lm: &Inner, reg: &Registry, searcher: Caller<'_>, cycle: &[Member], b: &mut Vec<Blocker>) -> bool {
+fn validate(lm: &ManagerState, reg: &Registry, searcher: Caller<'_>, cycle: &[Member], b: &mut Vec<Blocker>) -> bool {
     // (B) Every edge, read again after the whole search.
     for m in cycle {
         b.clear();

@@ -280,7 +280,7 @@ impl LockId {
         (self.key, self.hi)
     }
 
-    /// The bit of this id in an agent's held-lock filter (`Agent::maybe_held`,
+    /// The bit of this id in an agent's held-lock filter (`LockCache::may_hold`,
     /// 512 bits): word and mask. A multiplicative hash's top nine bits, so
     /// a few instructions; row keys that are addresses or sequence numbers
     /// spread over them.
@@ -292,7 +292,7 @@ impl LockId {
     }
 
     /// The slot of this id's parent among an agent's parent hints
-    /// (`Agent::parent_hints`, eight of them): its table number's low
+    /// (`LockCache::hint`, eight of them): its table number's low
     /// three bits (a row and its page share their table's slot), so the
     /// tables of a schema numbered in order have slots of their own.
     #[inline]

@@ -6,10 +6,10 @@
 //! instructions. parking_lot's `Mutex` gives its latch back with a second
 //! compare-and-swap (it must learn, atomically with the release, whether
 //! a thread parked), so a latched lock-table acquisition and its release
-//! cost four locked instructions; on the row loop of `txnloop` (three
-//! levels) those twelve were about half of the transaction's time. Here
-//! the release is a store, and the question "did anybody park?" is a
-//! separate word read after it.
+//! cost four locked instructions, a large share of a short transaction's
+//! time (the crate's MEASUREMENTS.md, "The latch's release"). Here the
+//! release is a store, and the question "did anybody park?" is a separate
+//! word read after it.
 //!
 //! ## Protocol
 //!
@@ -26,13 +26,10 @@
 //!   the barrier below; only a thread that naps that long with the latch
 //!   still held pays the barrier and sleeps without a limit. A release may
 //!   miss a napping thread (the race the barrier closes), which then wakes
-//!   at the end of its nap. Measured (`latch/tests/convoy.rs`: 16 threads
-//!   on 2 cores, holders yielding now and then under the latch): with the
-//!   barrier on every park, 0.38-0.39x of parking_lot's `Mutex`'s
-//!   acquisitions (each `membarrier` interrupts the other core), 0.67-0.69x
-//!   at 4 threads; with the nap, 0.77-0.85x and 1.01-1.13x; in
-//!   those runs naps ended by time-out with the latch free 0 times in
-//!   245,000, and with it still held 3 times.
+//!   at the end of its nap. The nap keeps a convoy of parked threads from
+//!   paying a barrier each, which interrupts every other core; how much
+//!   that is worth, and how rarely a nap ends with the latch free, is in
+//!   MEASUREMENTS.md, "The latch's nap" (`latch/tests/convoy.rs`).
 //! * No lost wake-up (Dekker): the releaser stores `state` and then loads
 //!   `parked`; the parker stores `parked` and then loads `state`. A
 //!   store-load barrier sits between each store and load, so at least one
@@ -301,10 +298,9 @@ impl<T> Latch<T> {
 }
 
 /// How long a parked thread first sleeps without the `membarrier`
-/// handshake: the most a release that missed it can delay it. 50 us, 200
-/// us and 1 ms gave 0.71x, 0.80x and 0.88x of parking_lot in `convoy.rs`
-/// at 16 threads (one run each); the longest also makes a long hold's
-/// second sleep (and its barrier) rarest.
+/// handshake: the most a release that missed it can delay it. The longest
+/// of the naps tried (MEASUREMENTS.md, "The latch's nap") also makes a
+/// long hold's second sleep, and its barrier, rarest.
 #[cfg(not(heirloom_loom))]
 const NAP: std::time::Duration = std::time::Duration::from_millis(1);
 

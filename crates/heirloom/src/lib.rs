@@ -34,6 +34,7 @@
 compile_error!("loom builds need `--cfg crossbeam_loom` next to `--cfg heirloom_loom` (see .ci/run)");
 
 mod agent;
+mod cache;
 mod deadlock;
 mod error;
 mod fault;
@@ -47,6 +48,7 @@ mod mode;
 mod monitor;
 mod nodes;
 mod policy;
+pub mod probe;
 mod queue;
 mod request;
 mod shared;

@@ -11,7 +11,7 @@ use crate::gate::Gate;
 use crate::inherit::{Inheritance, Rules};
 use crate::monitor::Snapshot;
 use crate::policy::ConflictPolicy;
-use crate::shared::{Inner, LockMemory, Registry, Route};
+use crate::shared::{LockMemory, ManagerState, Registry, Route};
 use crate::stats::Stats;
 use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
 use crate::table::{MAX_BUCKETS, Table, TableKind};
@@ -43,25 +43,26 @@ pub struct Builder {
 /// The `Builder::keep_inherited` setting recommended with inheritance on
 /// for short transactions of several types (TM1's seven): an inherited
 /// lock stays with its agent through up to 64 transactions that do not use
-/// it, so every table's intention lock keeps passing on (measured in the
-/// crate's MEASUREMENTS.md: TM1's database and table operations fall to
-/// 0.002 per transaction on the latched table).
+/// it, so every table's intention lock keeps passing on, and TM1's database
+/// and table locks almost never reach the lock table (the crate's
+/// MEASUREMENTS.md, "Fast paths: the gate, reuse heat, kept inheritance,
+/// the ceiling").
 pub const RECOMMENDED_KEEP_INHERITED: u32 = 64;
 
 /// The default of [`Builder::deadlock_timeout`]: search as soon as a request
-/// blocks. Measured on YCSB (Zipf 0.9, 8 threads, 2 cores), where about one
-/// transaction in eight deadlocks, every delay cost throughput: 0 ms 58.7k
-/// txn/s, 0.05 ms 33.6k, 0.2 ms 23.1k, 1 ms 8.1k (median of 3). Workloads
-/// whose waits are many and deadlocks rare may set a delay.
+/// blocks. Where deadlocks are frequent (YCSB with Zipf 0.9), every delay
+/// keeps a cycle's members blocked longer and costs throughput (the crate's
+/// MEASUREMENTS.md, "The deadlock timeout"). Workloads whose waits are many
+/// and deadlocks rare may set a delay.
 pub const DEFAULT_DEADLOCK_TIMEOUT: Duration = Duration::ZERO;
 
 /// The default of [`Builder::spin_before_park`]: a blocked request spins
 /// for at most 50 µs before its thread sleeps, and less when its agent's
 /// recent waits were shorter (the budget adapts to twice their length).
 /// A futex sleep and wake-up costs a few microseconds on each side plus a
-/// scheduling round; on YCSB with Zipf 0.9 on 2 cores a wait lasts about
-/// one transaction (tens of microseconds), so a shorter bound sleeps
-/// through most of them (figures in the crate's MEASUREMENTS.md).
+/// scheduling round, and a typical wait lasts about one short transaction,
+/// so a much shorter bound sleeps through most waits (the crate's
+/// MEASUREMENTS.md, "Waiting and deadlock handling").
 pub const DEFAULT_SPIN_BEFORE_PARK: Duration = Duration::from_micros(50);
 
 impl Default for Builder {
@@ -290,7 +291,7 @@ impl Builder {
         // Escalation trades row locks for a table lock that covers them,
         // which needs the hierarchy.
         let escalate_after = if self.intention_locks { self.escalate_after } else { 0 };
-        let special = self.table == TableKind::None || escalate_after > 0 || self.max_locks > 0;
+        let special = self.table == TableKind::NoLocking || escalate_after > 0 || self.max_locks > 0;
         let table = Table::new(
             self.table,
             self.buckets,
@@ -299,13 +300,13 @@ impl Builder {
             self.fast_rows,
         );
         LockManager {
-            inner: Arc::new(Inner {
+            inner: Arc::new(ManagerState {
                 fast_holds: table.fast().is_some() && !self.lock_classes,
                 table,
                 kind: self.table,
                 may_wait: !matches!(self.policy, ConflictPolicy::NoWait),
                 wound_wait: matches!(self.policy, ConflictPolicy::WoundWait),
-                no_locks: self.table == TableKind::None,
+                no_locks: self.table == TableKind::NoLocking,
                 special,
                 flat: !self.intention_locks,
                 route: match (special, self.intention_locks) {
@@ -348,7 +349,7 @@ impl Builder {
 /// per worker thread with [`LockManager::agent`].
 #[derive(Clone)]
 pub struct LockManager {
-    pub(crate) inner: Arc<Inner>,
+    pub(crate) inner: Arc<ManagerState>,
 }
 
 impl std::fmt::Debug for LockManager {

@@ -2,7 +2,7 @@
 //! it after a table is done with it.
 //!
 //! How soon a node may be reused is the table's to say ([`Reuse`], from
-//! `Table::node_reuse`): the queue tables unlink a request under its latch,
+//! `Table::nodes`): the queue tables unlink a request under its latch,
 //! so the node is free at once; the latch-free table leaves released
 //! requests in its lists for any thread to unlink and frees nothing before
 //! an epoch grace period (see `table/latchfree/reclaim.rs`), so its nodes come
@@ -14,12 +14,11 @@
 //! A node comes back one grace period after it left its list, and a grace
 //! period lasts until every thread pinned in an older epoch has unpinned.
 //! Oversubscribed, a thread preempted inside a pinned section holds it up
-//! until the scheduler runs it again: with 32 threads on 2 cores, a
-//! deferred function waited 120 ms at the median and 1.2 s at the 99th
-//! percentile (`examples/epochlag.rs`), and an agent that allocates
+//! until the scheduler runs it again, for scheduler quanta when threads
+//! outnumber cores (`examples/epochlag.rs`), and an agent that allocates
 //! whenever nothing is back grows its pool to cover the worst wait at its
-//! full rate (the process reached 1-2 GB in two seconds; TM1 at 64
-//! threads 531-845 MB, against 84 MB on the latched table). So once
+//! full rate (the crate's MEASUREMENTS.md, "Node memory under
+//! oversubscription"). So once
 //! [`RECLAIM_CAP`] of an agent's nodes are on their way back, `take` helps
 //! before it allocates ([`Nodes::help`]): it hands its unfinished batches
 //! to the collector, flushes the thread's deferred functions (which also

@@ -304,7 +304,7 @@ impl Request {
 ///   latch-free nodes the epoch collector has already returned. The agent
 ///   has no transaction open then (a transaction borrows it mutably), so
 ///   none of its nodes is linked in a latched queue; it has been removed
-///   from the registry (`Inner::unregister`), so no deadlock search can
+///   from the registry (`ManagerState::unregister`), so no deadlock search can
 ///   reach its `WaitInfo` any more.
 /// * the epoch collector's deferred function (`latchfree::returned`,
 ///   `SealedBatch::returned`), for a latch-free node that was unlinked,

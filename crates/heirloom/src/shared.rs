@@ -18,13 +18,13 @@ use crate::policy::ConflictPolicy;
 use crate::request::ReqPtr;
 use crate::stats::{AgentCounters, Stats};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Ordering, fence, wake_all};
-use crate::table::{Caller, HeadRef, Table, TableKind};
+use crate::table::{Caller, Handle, Table, TableKind};
 
 /// What a waiting transaction waits for (read by deadlock detection).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct WaitInfo {
     pub(crate) txn: TxnId,
-    pub(crate) head: HeadRef,
+    pub(crate) head: Handle,
     pub(crate) req: ReqPtr,
     pub(crate) lock: LockId,
     pub(crate) mode: Mode,
@@ -32,7 +32,7 @@ pub(crate) struct WaitInfo {
     /// deadlock search's validation tells by it that a waiter it read is
     /// still in the same wait (`deadlock.rs`).
     pub(crate) seq: u64,
-    /// Set by the waiter itself, under `Inner::victims`, when its search
+    /// Set by the waiter itself, under `ManagerState::victims`, when its search
     /// chose it as the victim of a deadlock: it is about to give its
     /// request up, so other searches pass over it (`deadlock.rs`, "One
     /// victim per cycle").
@@ -119,14 +119,14 @@ pub(crate) enum Route {
     Walk,
     /// Without intention locks (`Transaction::lock_alone`).
     Alone,
-    /// `Inner::special`.
+    /// `ManagerState::special`.
     Special,
 }
 
-pub(crate) struct Inner {
+pub(crate) struct ManagerState {
     pub(crate) table: Table,
     pub(crate) kind: TableKind,
-    /// `TableKind::None`: no lock is ever taken.
+    /// `TableKind::NoLocking`: no lock is ever taken.
     pub(crate) no_locks: bool,
     /// `no_locks`, or escalation or a lock-memory cap is configured: `lock`
     /// takes its cold path (one test on the hot path for all three).
@@ -230,7 +230,7 @@ impl LockMemory {
     }
 }
 
-impl Inner {
+impl ManagerState {
     pub(crate) fn now_ns(&self) -> u64 {
         self.base.elapsed().as_nanos() as u64
     }

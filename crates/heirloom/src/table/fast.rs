@@ -65,8 +65,8 @@
 //!   count never overlaps it).
 //!
 //! The light fence is a compiler fence where the kernel's membarrier works
-//! (the heavy fence is then `membarrier`: 0.1 us alone, 18 us beside a
-//! running thread on the 2-core development VM), else both are SeqCst
+//! (the heavy fence is then `membarrier`, whose cost MEASUREMENTS.md gives
+//! in "Intention locks without a read-modify-write"), else both are SeqCst
 //! fences, the form the loom models check. So a fast acquisition and its
 //! release cost two plain stores and two loads of lines nobody else
 //! writes.

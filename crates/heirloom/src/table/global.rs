@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
-use super::{HeadRef, latch_heat};
+use super::{Handle, latch_heat};
 use crate::id::{IdBuildHasher, LockId};
 use crate::inherit::Heat;
 use crate::mode::Mode;
@@ -243,11 +243,11 @@ impl Global {
         r: ReqPtr,
         mode: Mode,
         may_wait: bool,
-    ) -> (Outcome, HeadRef) {
+    ) -> (Outcome, Handle) {
         self.run(c, |g, contended| {
             // SAFETY: the caller's own live request (this function's contract).
             let (out, idx) = unsafe { g.acquire(id, r, mode, may_wait, contended) };
-            (out, HeadRef(idx))
+            (out, Handle(idx))
         })
     }
 
@@ -262,7 +262,7 @@ impl Global {
                 // SAFETY: the caller's own requests, linked nowhere.
                 let (out, idx) = unsafe { g.acquire(it.id, it.req, it.mode, false, contended) };
                 it.out = out;
-                it.head = HeadRef(idx);
+                it.head = Handle(idx);
             }
         })
     }
@@ -293,12 +293,12 @@ impl Global {
     }
 
     #[inline]
-    pub(crate) fn with<R>(&self, c: &AgentCounters, h: HeadRef, mut f: impl FnMut(&mut Queue) -> R) -> R {
+    pub(crate) fn with<R>(&self, c: &AgentCounters, h: Handle, mut f: impl FnMut(&mut Queue) -> R) -> R {
         self.run(c, |g, _| f(&mut g.queues[h.0].1))
     }
 
     #[inline]
-    pub(crate) fn release(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+    pub(crate) fn release(&self, c: &AgentCounters, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
         self.run(c, |g, _| {
             // SAFETY: the caller's own granted request, linked in the queue
             // of `h` (the contract on `Table`).
@@ -311,7 +311,7 @@ impl Global {
     pub(crate) unsafe fn release_or_inherit(
         &self,
         c: &AgentCounters,
-        h: HeadRef,
+        h: Handle,
         r: ReqPtr,
         heat: Heat,
         wake: &mut Vec<ReqPtr>,
@@ -323,7 +323,7 @@ impl Global {
 
     /// # Safety
     /// As [`Table::cancel`](super::Table::cancel).
-    pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+    pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
         // SAFETY: the caller's own request, linked in the queue of `h`.
         self.run(c, |g, _| unsafe { g.cancel(h.0, r, wake) })
     }

@@ -40,7 +40,7 @@
 //!   not list (`Queue::outside`) and closes the lock's word before it
 //!   decides a strong request (S, U, SIX, X); the word stays sealed for a
 //!   calm stretch after (`fast::REOPEN_AFTER`). A handle with
-//!   `HeadRef::FAST` set is a fast hold (the slot in the bits below); a
+//!   `Handle::FAST` set is a fast hold (the slot in the bits below); a
 //!   head's address has it clear. A fast hold that must become stronger
 //!   links a request served as a conversion (`Queue::convert_outside`)
 //!   and is given up when that request is released (`Agent::converted`).
@@ -91,7 +91,7 @@ use std::ptr;
 use crossbeam_utils::CachePadded;
 
 use super::fast::{self, Fast};
-use super::{Caller, Converting, HeadRef, MAX_BUCKETS, latch, latch_heat};
+use super::{Caller, Converting, Handle, MAX_BUCKETS, latch, latch_heat};
 use crate::id::{Level, LockId};
 use crate::latch::{Latch, LatchGuard};
 use crate::mode::Mode;
@@ -138,27 +138,27 @@ impl Head {
     /// invalidate it). `sli`: the table's
     /// manager passes locks on.
     /// Also opens the lock's fast-path word once the queue lets fast
-    /// requests in again (`Queue::settle_outside`).
+    /// requests in again (`Queue::reopen_fast_word`).
     #[inline]
-    fn settle(&self, q: &mut Queue, wake: &mut Vec<ReqPtr>, sli: bool) {
+    fn publish_waiters(&self, q: &mut Queue, wake: &mut Vec<ReqPtr>, sli: bool) {
         if q.has_waiters() {
-            self.settle_slow(q, wake, sli);
+            self.publish_waiters_slow(q, wake, sli);
         } else if self.waiters.load(Ordering::Relaxed) {
             self.waiters.store(false, Ordering::Relaxed);
         }
-        q.settle_outside();
+        q.reopen_fast_word();
     }
 
     #[cold]
-    fn settle_slow(&self, q: &mut Queue, wake: &mut Vec<ReqPtr>, sli: bool) {
+    fn publish_waiters_slow(&self, q: &mut Queue, wake: &mut Vec<ReqPtr>, sli: bool) {
         // `waiters` changes only under this latch: if it is set already, it
-        // has stayed set since the settle that set it and passed the fence,
+        // has stayed set since the `publish_waiters` that set it and passed the fence,
         // and every owner that looked after that saw it
         // (`loom_reinherit.rs`, the second model).
         if !self.waiters.load(Ordering::Relaxed) {
             self.waiters.store(true, Ordering::Relaxed);
             // Only a lock that can be passed on has owners that turn their
-            // requests INHERITED without the latch (`inherit::Sli::candidate`:
+            // requests INHERITED without the latch (`inherit::Rules::candidate`:
             // not rows, and only with inheritance on): the others need no
             // fence.
             if sli && self.id().level() != Level::Row {
@@ -226,22 +226,22 @@ pub(crate) struct Latched {
 
 /// A handle of a fast hold of slot `s`.
 #[inline]
-fn fast_handle(s: usize) -> HeadRef {
-    HeadRef(HeadRef::FAST | s)
+fn fast_handle(s: usize) -> Handle {
+    Handle(Handle::FAST | s)
 }
 
 /// The slot of a fast hold's handle; `None` for a head's (an address,
-/// below `HeadRef::FAST`).
+/// below `Handle::FAST`).
 #[inline]
-fn fast_slot(h: HeadRef) -> Option<usize> {
-    h.is_fast().then_some(h.0 & !HeadRef::FAST)
+fn fast_slot(h: Handle) -> Option<usize> {
+    h.is_fast().then_some(h.0 & !Handle::FAST)
 }
 
 impl Latched {
     /// `sli`: speculative lock inheritance is on (requests may be passed on
     /// by [`Latched::reinherit`]); `fast_path`: intention locks take the
     /// fast path (a fast hold is no request to pass on: the transaction
-    /// releases it at commit, `HeadRef::is_fast`); `rows`: and row S
+    /// releases it at commit, `Handle::is_fast`); `rows`: and row S
     /// locks (`fast/rows.rs`).
     /// `elide`: the head latches are elided by RTM (`TableKind::LatchedHtm`).
     pub(crate) fn new(buckets: usize, sli: bool, fast_path: bool, rows: bool, elide: bool) -> Self {
@@ -299,7 +299,7 @@ impl Latched {
     ) -> R {
         let (out, hot) = head.queue.elide(e, |q, hot| {
             let out = f(q, wake, hot);
-            head.settle(q, wake, self.sli);
+            head.publish_waiters(q, wake, self.sli);
             out
         });
         if hot {
@@ -330,7 +330,7 @@ impl Latched {
         txn: u64,
         ts: u64,
         wake: &mut Vec<ReqPtr>,
-    ) -> Option<HeadRef> {
+    ) -> Option<Handle> {
         let f = self.fast.as_deref()?;
         let s = f.slot_for(id, true)?;
         match f.acquire(s, id.words(), a.agent, txn, ts, mode) {
@@ -345,7 +345,7 @@ impl Latched {
 
     /// As [`Table::upgrade_fast_hold`](super::Table::upgrade_fast_hold).
     #[inline]
-    pub(crate) fn upgrade_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, wake: &mut Vec<ReqPtr>) -> bool {
+    pub(crate) fn upgrade_fast_hold(&self, a: Caller<'_>, id: LockId, h: Handle, wake: &mut Vec<ReqPtr>) -> bool {
         let (Some(s), Some(f)) = (fast_slot(h), self.fast.as_deref()) else {
             unreachable!("a fast hold without its slot")
         };
@@ -358,7 +358,7 @@ impl Latched {
 
     /// As [`Table::release_fast_hold`](super::Table::release_fast_hold).
     #[inline(always)]
-    pub(crate) fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, mode: Mode, wake: &mut Vec<ReqPtr>) {
+    pub(crate) fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: Handle, mode: Mode, wake: &mut Vec<ReqPtr>) {
         let (Some(s), Some(f)) = (fast_slot(h), self.fast.as_deref()) else {
             unreachable!("a fast hold without its slot")
         };
@@ -383,11 +383,11 @@ impl Latched {
     /// # Safety
     /// `h` was returned by this table's [`Latched::acquire`]: then it is the
     /// address of a head this table allocated, and heads are freed only when
-    /// the table drops. (A `HeadRef` of another table kind is a slab or
+    /// the table drops. (A `Handle` of another table kind is a slab or
     /// bucket index, not an address; one manager has one table, so the
     /// handles in its agents' lock caches are all of its kind.)
     #[inline]
-    unsafe fn head(&self, h: HeadRef) -> &Head {
+    unsafe fn head(&self, h: Handle) -> &Head {
         debug_assert!(fast_slot(h).is_none(), "a fast hold has no head");
         // SAFETY: the address of a live head of this table (the contract).
         unsafe { &*(h.0 as *const CachePadded<Head>) }
@@ -420,7 +420,7 @@ impl Latched {
         may_wait: bool,
         try_fast: bool,
         wake: &mut Vec<ReqPtr>,
-    ) -> (Outcome, HeadRef) {
+    ) -> (Outcome, Handle) {
         if try_fast && let Some(h) = self.try_fast(c, id, r, mode, wake) {
             return (Outcome::Granted, h);
         }
@@ -447,7 +447,7 @@ impl Latched {
                         .then(|| unsafe { q.acquire(r, mode, may_wait, contended) })
                 });
                 if let Some(out) = out {
-                    return (out, HeadRef(p as usize));
+                    return (out, Handle(p as usize));
                 }
             }
         }
@@ -455,21 +455,14 @@ impl Latched {
         // SAFETY: the caller's own live request (the contract).
         let out = unsafe { q.acquire(r, mode, may_wait, contended) };
         // SAFETY: chain heads live as long as the table.
-        unsafe { &*p }.settle(&mut q, wake, self.sli);
-        (out, HeadRef(p as usize))
+        unsafe { &*p }.publish_waiters(&mut q, wake, self.sli);
+        (out, Handle(p as usize))
     }
 
     /// The fast path (`fast.rs`) for `r`, a request for `id` in `mode`: the
     /// fast hold's handle if it was granted so.
     #[inline]
-    fn try_fast(
-        &self,
-        c: &AgentCounters,
-        id: LockId,
-        r: ReqPtr,
-        mode: Mode,
-        wake: &mut Vec<ReqPtr>,
-    ) -> Option<HeadRef> {
+    fn try_fast(&self, c: &AgentCounters, id: LockId, r: ReqPtr, mode: Mode, wake: &mut Vec<ReqPtr>) -> Option<Handle> {
         if !fast::takes_fast(id, mode) {
             return None;
         }
@@ -503,7 +496,7 @@ impl Latched {
         // Rebound meanwhile: the lock's queue emptied, nobody waits.
         if head.bound_to(id.words()) {
             q.recheck_inherited(wake);
-            head.settle(&mut q, wake, self.sli);
+            head.publish_waiters(&mut q, wake, self.sli);
         }
     }
 
@@ -657,7 +650,7 @@ impl Latched {
         // hold's (user-space addresses are far below that bit; a platform
         // that tags pointers in the top byte would set it).
         assert!(
-            node as usize & HeadRef::FAST == 0,
+            node as usize & Handle::FAST == 0,
             "heirloom: a lock head's address has its top bit set (tagged pointers are not supported)"
         );
         // Release: publishes the initialised head to latch-free walkers.
@@ -672,14 +665,14 @@ impl Latched {
     /// # Safety
     /// `h` was returned by this table's `acquire` (see [`Latched::head`]).
     #[inline]
-    pub(crate) unsafe fn with<R>(&self, c: &AgentCounters, h: HeadRef, f: impl FnOnce(&mut Queue) -> R) -> R {
+    pub(crate) unsafe fn with<R>(&self, c: &AgentCounters, h: Handle, f: impl FnOnce(&mut Queue) -> R) -> R {
         // SAFETY: a handle of this table (the contract).
         let mut q = latch(&unsafe { self.head(h) }.queue, c);
         f(&mut q)
     }
 
     /// Runs `f` on the queue of `h` under its head latch, then publishes
-    /// whether anybody waits (see [`Head::settle`]).
+    /// whether anybody waits (see [`Head::publish_waiters`]).
     ///
     /// # Safety
     /// `h` was returned by this table's `acquire` (see [`Latched::head`]).
@@ -687,7 +680,7 @@ impl Latched {
     pub(crate) unsafe fn update<R>(
         &self,
         c: &AgentCounters,
-        h: HeadRef,
+        h: Handle,
         wake: &mut Vec<ReqPtr>,
         mut f: impl FnMut(&mut Queue, &mut Vec<ReqPtr>) -> R,
     ) -> R {
@@ -698,7 +691,7 @@ impl Latched {
         }
         let mut q = latch(&head.queue, c);
         let out = f(&mut q, wake);
-        head.settle(&mut q, wake, self.sli);
+        head.publish_waiters(&mut q, wake, self.sli);
         out
     }
 
@@ -707,7 +700,7 @@ impl Latched {
     /// # Safety
     /// As [`Table::release`](super::Table::release).
     #[inline]
-    pub(crate) unsafe fn release(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+    pub(crate) unsafe fn release(&self, c: &AgentCounters, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
         match (fast_slot(h), self.fast.as_deref()) {
             // SAFETY: the caller's own live request (the contract).
             (Some(_), Some(_)) => self.release_fast_node(c, h, unsafe { r.get() }, wake),
@@ -719,7 +712,7 @@ impl Latched {
     /// Releases the fast hold `h` whose node is `q` (a hold taken with a
     /// node; `lock`'s own are released by `release_fast_hold`).
     #[cold]
-    fn release_fast_node(&self, c: &AgentCounters, h: HeadRef, q: &Request, wake: &mut Vec<ReqPtr>) {
+    fn release_fast_node(&self, c: &AgentCounters, h: Handle, q: &Request, wake: &mut Vec<ReqPtr>) {
         let id = LockId::from_words(q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
         let a = Caller {
             counters: c,
@@ -739,7 +732,7 @@ impl Latched {
         &self,
         c: &AgentCounters,
         id: LockId,
-        h: HeadRef,
+        h: Handle,
         r: ReqPtr,
         to: Mode,
         may_wait: bool,
@@ -773,9 +766,9 @@ impl Latched {
         // SAFETY: `n` is the caller's own node, linked nowhere.
         let outcome = unsafe { q.convert_outside(n, to, may_wait, wake_behind, wake) };
         // SAFETY: chain heads live as long as the table.
-        unsafe { &*p }.settle(&mut q, wake, self.sli);
+        unsafe { &*p }.publish_waiters(&mut q, wake, self.sli);
         drop(q);
-        let head = HeadRef(p as usize);
+        let head = Handle(p as usize);
         match outcome {
             Outcome::Refused(_) => {
                 // Never linked: reusable at once.
@@ -791,7 +784,7 @@ impl Latched {
     ///
     /// # Safety
     /// As [`Table::cancel`](super::Table::cancel).
-    pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+    pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
         if fast_slot(h).is_some() {
             return Cancel::WasGranted;
         }
@@ -803,7 +796,7 @@ impl Latched {
     ///
     /// # Safety
     /// As [`Table::blockers`](super::Table::blockers).
-    pub(crate) unsafe fn blockers(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+    pub(crate) unsafe fn blockers(&self, c: &AgentCounters, h: Handle, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
         if fast_slot(h).is_some() {
             return false;
         }
@@ -815,18 +808,18 @@ impl Latched {
     /// again, without the latch, unless somebody waits for the lock. The
     /// owner's store of INHERITED and the waiter's store of `waiters` are
     /// each followed by a SeqCst fence before the other is read (Dekker;
-    /// see [`Head::settle`]), so a waiter is never left behind an inherited
+    /// see [`Head::publish_waiters`]), so a waiter is never left behind an inherited
     /// request nobody will invalidate. The owner's half of it comes later:
     /// one fence after every lock of the commit is passed on, then
     /// [`Latched::recheck`] of each (`loom_reinherit.rs`, the third model).
     /// (An asymmetric fence, light here and `membarrier` on the waiter's
-    /// side, was measured and rejected: a writer taking a table in X
-    /// against one reader with SLI ran 3x slower, the reader 8x.)
+    /// side, was measured and rejected: every first waiter then pays a
+    /// `membarrier`; MEASUREMENTS.md, "Figures that stood in doc comments".)
     ///
     /// # Safety
     /// As [`Table::reinherit`](super::Table::reinherit).
     #[inline]
-    pub(crate) unsafe fn reinherit(&self, h: HeadRef, r: ReqPtr) -> bool {
+    pub(crate) unsafe fn reinherit(&self, h: Handle, r: ReqPtr) -> bool {
         // SAFETY: a handle of this table (the contract).
         let head = unsafe { self.head(h) };
         if head.waiters.load(Ordering::Relaxed) {
@@ -840,14 +833,14 @@ impl Latched {
 
     /// The owner's look at `waiters` after passing `h`'s lock on
     /// ([`Latched::reinherit`]) and a SeqCst fence: if somebody waits now,
-    /// the waiter may have missed our INHERITED, so settle the queue under
+    /// the waiter may have missed our INHERITED, so publish the queue's waiters under
     /// the latch (which invalidates the request in the waiter's way).
     ///
     /// # Safety
     /// As [`Table::reinherit`](super::Table::reinherit), for a request
     /// passed on since its owner's last fence.
     #[inline]
-    pub(crate) unsafe fn recheck(&self, c: &AgentCounters, h: HeadRef, wake: &mut Vec<ReqPtr>) {
+    pub(crate) unsafe fn recheck(&self, c: &AgentCounters, h: Handle, wake: &mut Vec<ReqPtr>) {
         // SAFETY: a handle of this table (the contract).
         if unsafe { self.head(h) }.waiters.load(Ordering::Relaxed) {
             // SAFETY: as above.

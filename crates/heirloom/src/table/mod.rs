@@ -42,10 +42,12 @@ use crate::sync::{Ordering, fence};
 pub const DEFAULT_BUCKETS: usize = 1 << 8;
 
 /// The latch-free tables' size (their default
-/// [`Builder::buckets`](crate::Builder::buckets)): 4,096 buckets, on which
-/// short transactions ran as fast as on 256. These tables do not grow: a
+/// [`Builder::buckets`](crate::Builder::buckets)): 4,096 buckets, enough
+/// that short transactions rarely share a list and few enough to stay in
+/// cache (MEASUREMENTS.md, "A latched table that grows; 4,096 latch-free
+/// buckets"). These tables do not grow: a
 /// new lock walks its bucket's list, so a transaction's cost per lock
-/// grows with the locks it holds (see the same entry); set more buckets
+/// grows with the locks it holds (the same entry); set more buckets
 /// for transactions that hold hundreds of thousands.
 pub const DEFAULT_LATCHFREE_BUCKETS: usize = 1 << 12;
 
@@ -67,7 +69,8 @@ pub enum TableKind {
     /// The latch-free table with the multicore slides' append: one swap of
     /// the bucket's tail, the request linked ACTIVE and then deciding
     /// whether it is granted or waits. The same lists otherwise; slower
-    /// than `LatchFree` on a hot lock (the crate README has the figures).
+    /// than `LatchFree` on a hot lock (MEASUREMENTS.md, "The slides' append
+    /// as a table of its own").
     LatchFreeSwap,
     /// `Global` with its latch elided by Intel RTM (`heirloom_rtm`): each
     /// section a hardware transaction that reads the latch's word, the
@@ -93,7 +96,7 @@ pub enum TableKind {
     /// concurrency control" in the TSX paper): use it only where
     /// transactions cannot conflict (one thread, or work that only reads).
     /// Begin and commit still run (the exclusive-mode gate, statistics).
-    None,
+    NoLocking,
 }
 
 impl TableKind {
@@ -153,7 +156,7 @@ impl TableKind {
             TableKind::GlobalHtm => "global-htm",
             TableKind::LatchedHtm => "latched-htm",
             TableKind::Server { .. } => "server",
-            TableKind::None => "none",
+            TableKind::NoLocking => "none",
         }
     }
 }
@@ -187,7 +190,7 @@ impl std::str::FromStr for TableKind {
             "global-htm" => Ok(TableKind::GlobalHtm),
             "latched-htm" => Ok(TableKind::LatchedHtm),
             "server" => Ok(TableKind::Server { partitions: 1 }),
-            "none" => Ok(TableKind::None),
+            "none" => Ok(TableKind::NoLocking),
             _ => match s.strip_prefix("server:").map(str::parse::<u16>) {
                 Some(Ok(n)) if (1..=server::MAX_PARTITIONS).contains(&n) => Ok(TableKind::Server { partitions: n }),
                 _ => Err(bad()),
@@ -204,7 +207,7 @@ pub(crate) struct Acquiring {
     pub(crate) req: ReqPtr,
     pub(crate) mode: Mode,
     pub(crate) out: Outcome,
-    pub(crate) head: HeadRef,
+    pub(crate) head: Handle,
 }
 
 /// One release of a batch ([`Table::release_batch`]): `heat` set means
@@ -214,7 +217,7 @@ pub(crate) struct Acquiring {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Releasing {
     pub(crate) req: ReqPtr,
-    pub(crate) head: HeadRef,
+    pub(crate) head: Handle,
     pub(crate) heat: Option<Heat>,
     pub(crate) out: Option<Handoff>,
     pub(crate) tag: u32,
@@ -228,12 +231,16 @@ pub(crate) struct Caller<'a> {
     pub(crate) agent: u32,
 }
 
-/// Where a request's queue is: a table-specific handle, valid while the
-/// request is linked.
+/// How a table finds a linked request's lock again: a word each kind
+/// encodes its own way (the global table: the queue's slab index; the
+/// latched table: the lock head's address; the latch-free tables: the
+/// bucket, the fast-path slot and flags; the server: the partition and the
+/// queue's index there; a fast hold: [`Handle::FAST`] and its slot). Valid
+/// while the request is linked; opaque above the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct HeadRef(pub(crate) usize);
+pub(crate) struct Handle(pub(crate) usize);
 
-impl HeadRef {
+impl Handle {
     /// The bit that marks a fast hold's handle (`table/fast.rs`) on the
     /// tables that have a fast path; no other handle of any table sets it
     /// (addresses, slab and bucket indexes are far below it).
@@ -260,11 +267,11 @@ pub(crate) struct Converting {
     /// it). On `Refused` always the old one.
     pub(crate) req: ReqPtr,
     /// Where `req` is linked.
-    pub(crate) head: HeadRef,
+    pub(crate) head: Handle,
 }
 
 impl Converting {
-    pub(crate) fn in_place(outcome: Outcome, req: ReqPtr, head: HeadRef) -> Self {
+    pub(crate) fn in_place(outcome: Outcome, req: ReqPtr, head: Handle) -> Self {
         Converting { outcome, req, head }
     }
 }
@@ -324,7 +331,7 @@ impl Table {
             TableKind::Server { partitions } => Table::Server(server::Server::new(partitions)),
             // Never asked (the transaction takes no lock): the smallest
             // table, so that the interface stays total.
-            TableKind::None => Table::Latched(latched::Latched::new(1, false, false, false, false)),
+            TableKind::NoLocking => Table::Latched(latched::Latched::new(1, false, false, false, false)),
         }
     }
 
@@ -368,7 +375,7 @@ impl Table {
         may_wait: bool,
         try_fast: bool,
         wake: &mut Vec<ReqPtr>,
-    ) -> (Outcome, HeadRef) {
+    ) -> (Outcome, Handle) {
         let c = a.counters;
         match self {
             // SAFETY: this function's contract.
@@ -420,7 +427,7 @@ impl Table {
         &self,
         a: Caller<'_>,
         id: LockId,
-        h: HeadRef,
+        h: Handle,
         r: ReqPtr,
         to: Mode,
         may_wait: bool,
@@ -472,7 +479,7 @@ impl Table {
         txn: u64,
         ts: u64,
         wake: &mut Vec<ReqPtr>,
-    ) -> Option<HeadRef> {
+    ) -> Option<Handle> {
         match self {
             Table::Latched(t) => t.try_fast_hold(a, id, mode, txn, ts, wake),
             Table::LatchFree(t) => t.try_fast_hold(a, id, mode, txn, ts, wake),
@@ -484,7 +491,7 @@ impl Table {
     /// Releases agent `a`'s fast hold `h` of `id` in `mode` without reading
     /// its node (which it may not have, see [`Table::try_fast_hold`]).
     #[inline(always)]
-    pub(crate) fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, mode: Mode, wake: &mut Vec<ReqPtr>) {
+    pub(crate) fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: Handle, mode: Mode, wake: &mut Vec<ReqPtr>) {
         match self {
             Table::Latched(t) => t.release_fast_hold(a, id, h, mode, wake),
             Table::LatchFree(t) => t.release_fast_hold(a, id, h, mode, wake),
@@ -498,7 +505,7 @@ impl Table {
     /// wake-up duty done) if a strong request is counted, and the caller
     /// converts as for any request.
     #[inline]
-    pub(crate) fn upgrade_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, wake: &mut Vec<ReqPtr>) -> bool {
+    pub(crate) fn upgrade_fast_hold(&self, a: Caller<'_>, id: LockId, h: Handle, wake: &mut Vec<ReqPtr>) -> bool {
         match self {
             Table::Latched(t) => t.upgrade_fast_hold(a, id, h, wake),
             Table::LatchFree(t) => t.upgrade_fast_hold(a, id, h, wake),
@@ -550,7 +557,7 @@ impl Table {
     /// # Safety
     /// See the type's docs.
     #[inline]
-    pub(crate) unsafe fn release(&self, a: Caller<'_>, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+    pub(crate) unsafe fn release(&self, a: Caller<'_>, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
         let c = a.counters;
         match self {
             Table::Global(t) => t.release(c, h, r, wake),
@@ -575,7 +582,7 @@ impl Table {
     pub(crate) unsafe fn release_or_inherit(
         &self,
         a: Caller<'_>,
-        h: HeadRef,
+        h: Handle,
         r: ReqPtr,
         heat: Heat,
         wake: &mut Vec<ReqPtr>,
@@ -658,7 +665,7 @@ impl Table {
     /// # Safety
     /// See the type's docs.
     #[inline]
-    pub(crate) unsafe fn reinherit(&self, a: Caller<'_>, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Reinherit {
+    pub(crate) unsafe fn reinherit(&self, a: Caller<'_>, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Reinherit {
         let c = a.counters;
         match self {
             Table::Global(_) | Table::Server(_) => Reinherit::Declined,
@@ -691,7 +698,7 @@ impl Table {
     pub(crate) unsafe fn recheck_passed(
         &self,
         a: Caller<'_>,
-        heads: impl Iterator<Item = HeadRef>,
+        heads: impl Iterator<Item = Handle>,
         wake: &mut Vec<ReqPtr>,
     ) {
         if let Table::Latched(t) = self {
@@ -711,7 +718,7 @@ impl Table {
     ///
     /// # Safety
     /// See the type's docs.
-    pub(crate) unsafe fn cancel(&self, a: Caller<'_>, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+    pub(crate) unsafe fn cancel(&self, a: Caller<'_>, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
         let c = a.counters;
         match self {
             // SAFETY: this function's contract.
@@ -731,7 +738,7 @@ impl Table {
     /// # Safety
     /// `h` is the handle this table returned when `r` was linked; `r` need
     /// not be alive (it is looked for before it is touched).
-    pub(crate) unsafe fn blockers(&self, a: Caller<'_>, h: HeadRef, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+    pub(crate) unsafe fn blockers(&self, a: Caller<'_>, h: Handle, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
         let c = a.counters;
         match self {
             Table::Global(t) => t.with(c, h, |q| q.blockers(r, out)),
@@ -774,7 +781,7 @@ impl Table {
     /// Server table: the partition of `h` if its server has failed (a
     /// waiter there must give up); `None` on every other table.
     #[inline]
-    pub(crate) fn failed(&self, h: HeadRef) -> Option<usize> {
+    pub(crate) fn failed(&self, h: Handle) -> Option<usize> {
         match self {
             Table::Server(t) => t.failed(h),
             _ => None,

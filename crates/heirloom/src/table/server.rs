@@ -95,7 +95,7 @@ use parking_lot::Mutex;
 
 use self::slot::{Doorbell, Slot, spin};
 use super::global::Queues;
-use super::{Acquiring, Caller, HeadRef, Releasing};
+use super::{Acquiring, Caller, Handle, Releasing};
 use crate::id::LockId;
 use crate::inherit::Heat;
 use crate::mode::Mode;
@@ -104,7 +104,7 @@ use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::{ReqPtr, wake_granted};
 use crate::sync::{Arc, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
-/// The most partitions a server table may have (`HeadRef` keeps the
+/// The most partitions a server table may have (`Handle` keeps the
 /// partition in its low bits).
 pub const MAX_PARTITIONS: u16 = 64;
 const PART_BITS: u32 = 6;
@@ -414,12 +414,12 @@ impl Server {
     }
 
     #[inline]
-    fn head(idx: usize, part: usize) -> HeadRef {
-        HeadRef(idx << PART_BITS | part)
+    fn head(idx: usize, part: usize) -> Handle {
+        Handle(idx << PART_BITS | part)
     }
 
     #[inline]
-    fn split(h: HeadRef) -> (usize, usize) {
+    fn split(h: Handle) -> (usize, usize) {
         (h.0 >> PART_BITS, h.0 & PART_MASK)
     }
 
@@ -451,7 +451,7 @@ impl Server {
         req: ReqPtr,
         mode: Mode,
         may_wait: bool,
-    ) -> (Outcome, HeadRef) {
+    ) -> (Outcome, Handle) {
         let part = self.part_of(id);
         match self.call(
             a,
@@ -472,7 +472,7 @@ impl Server {
     pub(crate) fn convert(
         &self,
         a: Caller<'_>,
-        h: HeadRef,
+        h: Handle,
         req: ReqPtr,
         to: Mode,
         may_wait: bool,
@@ -493,7 +493,7 @@ impl Server {
         }
     }
 
-    pub(crate) fn release(&self, a: Caller<'_>, h: HeadRef, req: ReqPtr, heat: Option<Heat>) -> Handoff {
+    pub(crate) fn release(&self, a: Caller<'_>, h: Handle, req: ReqPtr, heat: Option<Heat>) -> Handoff {
         let (idx, part) = Self::split(h);
         match self.call(a, part, Msg::Release { idx, req, heat }) {
             Msg::Handoff(o) => o,
@@ -503,7 +503,7 @@ impl Server {
         }
     }
 
-    pub(crate) fn cancel(&self, a: Caller<'_>, h: HeadRef, req: ReqPtr) -> Cancel {
+    pub(crate) fn cancel(&self, a: Caller<'_>, h: Handle, req: ReqPtr) -> Cancel {
         let (idx, part) = Self::split(h);
         match self.call(a, part, Msg::Cancel { idx, req }) {
             Msg::Cancelled(o) => o,
@@ -512,7 +512,7 @@ impl Server {
         }
     }
 
-    pub(crate) fn blockers(&self, a: Caller<'_>, h: HeadRef, req: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+    pub(crate) fn blockers(&self, a: Caller<'_>, h: Handle, req: ReqPtr, out: &mut Vec<Blocker>) -> bool {
         let (idx, part) = Self::split(h);
         match self.call(
             a,
@@ -626,7 +626,7 @@ impl Server {
 
     /// The partition of `h`, if its server has failed.
     #[inline]
-    pub(crate) fn failed(&self, h: HeadRef) -> Option<usize> {
+    pub(crate) fn failed(&self, h: Handle) -> Option<usize> {
         let part = Self::split(h).1;
         // Acquire: pairs with the server's Release store, before its wake-ups.
         self.parts[part].failed.load(Ordering::Acquire).then_some(part)

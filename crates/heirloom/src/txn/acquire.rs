@@ -13,11 +13,11 @@ impl Transaction<'_> {
     #[inline(never)]
     pub(super) fn lock_alone(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
         self.agent.shared.counters.lock_requests.bump();
-        let (w, m) = id.filter_bit();
-        if self.agent.maybe_held[w] & m != 0
-            && let Some(k) = self.scan(id).and_then(|k| self.usable(k))
+        let bit = id.filter_bit();
+        if self.agent.cache.may_hold_bit(bit)
+            && let Some(k) = self.agent.cache.scan(id).and_then(|k| self.usable(k))
         {
-            let held = self.agent.held[k].mode;
+            let held = self.agent.cache[k].mode;
             return if held.covers(mode) {
                 self.agent.shared.counters.cache_hits.bump();
                 Ok(())
@@ -29,8 +29,9 @@ impl Transaction<'_> {
             return self.acquire_fast(id, mode);
         }
         let (req, head) = self.link(id, mode)?;
-        self.agent.maybe_held[w] |= m;
-        self.push_entry(Held::live(id, mode, req, head));
+        let cache = &mut self.agent.cache;
+        cache.note_bit(bit);
+        cache.push_noted(Held::live(id, mode, req, head));
         Ok(())
     }
 
@@ -45,8 +46,8 @@ impl Transaction<'_> {
         let (txn, ts) = (a.txn.id.0, a.txn.age);
         let head =
             a.lm.table
-                .try_fast_hold(a.shared.caller(), id, mode, txn, ts, &mut a.wake);
-        wake_granted(&mut a.wake);
+                .try_fast_hold(a.shared.caller(), id, mode, txn, ts, &mut a.scratch.wake);
+        wake_granted(&mut a.scratch.wake);
         let Some(head) = head else {
             return self.acquire(id, mode);
         };
@@ -65,11 +66,11 @@ impl Transaction<'_> {
     #[inline]
     pub(super) fn upgrade_fast(&mut self, k: usize) -> bool {
         let a = &mut *self.agent;
-        let h = a.held[k];
+        let h = a.cache[k];
         let done =
             a.lm.table
-                .upgrade_fast_hold(a.shared.caller(), h.id, h.head, &mut a.wake);
-        wake_granted(&mut a.wake);
+                .upgrade_fast_hold(a.shared.caller(), h.id, h.head, &mut a.scratch.wake);
+        wake_granted(&mut a.scratch.wake);
         if done {
             // Counted as the conversion it is (a failed one is counted by
             // the conversion that follows).
@@ -77,7 +78,7 @@ impl Transaction<'_> {
             c.table_op(h.id.level());
             c.immediate_grants.bump();
             c.fast_ops.bump();
-            a.held[k].mode = Mode::IX;
+            a.cache[k].mode = Mode::IX;
         }
         done
     }
@@ -93,7 +94,7 @@ impl Transaction<'_> {
         let q = unsafe { r.get() };
         q.txn.store(a.txn.id.0, Ordering::Relaxed);
         q.ts.store(a.txn.age, Ordering::Relaxed);
-        let h = &mut a.held[k];
+        let h = &mut a.cache[k];
         // SAFETY: our own node, linked nowhere.
         unsafe { a.lm.table.materialize_fast(h.id, h.mode, r) };
         h.req = r;
@@ -110,7 +111,7 @@ impl Transaction<'_> {
     /// for it under the conflict policy. On error nothing is linked any more
     /// (a refused request never was; a failed wait was cancelled).
     #[inline(always)]
-    pub(super) fn link(&mut self, id: LockId, mode: Mode) -> Result<(ReqPtr, HeadRef), LockError> {
+    pub(super) fn link(&mut self, id: LockId, mode: Mode) -> Result<(ReqPtr, Handle), LockError> {
         let may_wait = self.may_wait();
         let a = &mut *self.agent;
         let r = a.nodes.take(&a.shared.counters);
@@ -124,13 +125,20 @@ impl Transaction<'_> {
         // SAFETY: `r` is this agent's own node, linked nowhere (see the
         // contract on `Table`).
         let (out, head) = unsafe {
-            a.lm.table
-                .acquire(a.shared.caller(), id, r, mode, may_wait, !a.lm.fast_holds, &mut a.wake)
+            a.lm.table.acquire(
+                a.shared.caller(),
+                id,
+                r,
+                mode,
+                may_wait,
+                !a.lm.fast_holds,
+                &mut a.scratch.wake,
+            )
         };
         if a.lm.lock_classes {
             c.classify(id.level() == Level::Row, mode.is_shared(), c.contention() != before);
         }
-        wake_granted(&mut a.wake);
+        wake_granted(&mut a.scratch.wake);
         match out {
             Outcome::Granted => {
                 let c = &a.shared.counters;
@@ -170,15 +178,15 @@ impl Transaction<'_> {
 
     pub(super) fn convert(&mut self, k: usize, to: Mode) -> Result<(), LockError> {
         // A mode changes: `Transaction::lock_path`'s hints no longer hold.
-        self.agent.parent_hints = NO_HINTS;
-        if self.agent.held[k].req == self.agent.nodes.none() {
+        self.agent.cache.forget_hints();
+        if self.agent.cache[k].req == self.agent.nodes.none() {
             // A fast hold with no node: IS to IX in place needs none.
-            if self.agent.held[k].mode == Mode::IS && to == Mode::IX && self.upgrade_fast(k) {
+            if self.agent.cache[k].mode == Mode::IS && to == Mode::IX && self.upgrade_fast(k) {
                 return Ok(());
             }
             self.materialize(k);
         }
-        let h = self.agent.held[k];
+        let h = self.agent.cache[k];
         let may_wait = self.may_wait();
         let a = &mut *self.agent;
         let c = &a.shared.counters;
@@ -198,14 +206,14 @@ impl Transaction<'_> {
                 to,
                 may_wait,
                 wake_behind,
-                &mut a.wake,
+                &mut a.scratch.wake,
                 &mut a.nodes,
             )
         };
         if a.lm.lock_classes {
             c.classify(h.id.level() == Level::Row, to.is_shared(), c.contention() != before);
         }
-        wake_granted(&mut a.wake);
+        wake_granted(&mut a.scratch.wake);
         match conv.outcome {
             Outcome::Granted => {
                 c.immediate_grants.bump();

@@ -13,7 +13,7 @@ impl Transaction<'_> {
     pub(super) fn make_room(&mut self, lock: LockId, need: usize) -> Result<(), LockError> {
         let a = &*self.agent;
         match &a.lm.lock_memory {
-            Some(_) if a.nodes.out + need > a.reserved => self.grow_room(lock, need),
+            Some(_) if a.nodes.out + need > a.limits.reserved => self.grow_room(lock, need),
             _ => Ok(()),
         }
     }
@@ -26,17 +26,17 @@ impl Transaction<'_> {
         };
         loop {
             let a = &mut *self.agent;
-            let short = (a.nodes.out + need).saturating_sub(a.reserved);
+            let short = (a.nodes.out + need).saturating_sub(a.limits.reserved);
             if short == 0 {
                 return Ok(());
             }
             let chunk = short.div_ceil(mem.chunk) * mem.chunk;
             if mem.reserve(chunk) {
-                a.reserved += chunk;
+                a.limits.reserved += chunk;
                 return Ok(());
             }
             if mem.reserve(short) {
-                a.reserved += short;
+                a.limits.reserved += short;
                 return Ok(());
             }
             // The manager is full: escalate, largest group first, while
@@ -59,7 +59,7 @@ impl Transaction<'_> {
     /// locks (at least one).
     pub(super) fn largest_group(&self) -> Option<TableId> {
         let mut groups: Vec<(TableId, usize)> = Vec::new();
-        for h in self.agent.held.iter().filter(|h| matches!(h.state, LIVE | RECLAIMED)) {
+        for h in self.agent.cache.iter().filter(|h| matches!(h.state, LIVE | RECLAIMED)) {
             if h.id.level() < Level::Page {
                 continue;
             }
@@ -76,7 +76,7 @@ impl Transaction<'_> {
     /// Under `Wait::Skip` a busy table is left for a later try.
     #[cold]
     pub(super) fn escalate_due(&mut self) -> Result<(), LockError> {
-        let Some(t) = self.agent.escalate_due.take() else {
+        let Some(t) = self.agent.limits.escalate_due.take() else {
             return Ok(());
         };
         match self.escalate(t) {
@@ -94,7 +94,7 @@ impl Transaction<'_> {
         let table = LockId::table(t);
         let mut esc = Mode::S;
         let mut below = 0usize;
-        for h in self.agent.held.iter() {
+        for h in self.agent.cache.iter() {
             if matches!(h.state, LIVE | RECLAIMED) && table.is_ancestor_of(&h.id) {
                 below += 1;
                 if !matches!(h.mode, Mode::IS | Mode::S) {
@@ -107,16 +107,15 @@ impl Transaction<'_> {
         }
         // Held: a row or page lock below it needed its intention lock.
         let Some(k) = self.lookup(table) else { return Ok(false) };
-        let held = self.agent.held[k].mode;
+        let held = self.agent.cache[k].mode;
         let to = held.join(esc);
         if !held.covers(to) {
             self.agent.shared.counters.lock_requests.bump();
             self.convert(k, to)?;
         }
         let a = &mut *self.agent;
-        let mut gone = std::mem::take(&mut a.escalating);
-        a.parent_hints = NO_HINTS;
-        a.held.retain(|h| {
+        let mut gone = std::mem::take(&mut a.releases.escalating);
+        a.cache.remove_where(|h| {
             let covered = table.is_ancestor_of(&h.id)
                 && match h.state {
                     LIVE | RECLAIMED => to.covers_descendants(h.mode),
@@ -126,21 +125,20 @@ impl Transaction<'_> {
             if covered {
                 gone.push(*h);
             }
-            !covered
+            covered
         });
-        a.reindex();
         let mut released = 0u64;
         // Acquisition order is root first: release leaf first.
         for h in gone.drain(..).rev() {
             if h.state != DEAD {
                 released += 1;
                 a.release_now(h);
-                if !a.superseded.is_empty() {
+                if !a.releases.superseded.is_empty() {
                     a.release_superseded(Some(h.id));
                 }
             }
         }
-        a.escalating = gone;
+        a.releases.escalating = gone;
         if a.lm.escalate_after != 0 {
             a.forget_below(t, released as u32);
         }

@@ -4,8 +4,8 @@
 //! # Panic safety
 //!
 //! Every request this transaction has linked is known to its agent at every
-//! instant: granted ones are in the lock cache (`Agent::held`), and the one
-//! it waits for is `Agent::in_flight` from before it can park until the
+//! instant: granted ones are in the lock cache (`Agent::cache`), and the one
+//! it waits for is `Waiting::in_flight` from before it can park until the
 //! wait is decided. So a panic anywhere (the caller's code, the conflict
 //! policy, the deadlock search, a bug of ours) unwinds into
 //! `Transaction::drop`, which cancels the request in flight and releases
@@ -47,15 +47,15 @@ impl Transaction<'_> {
     /// left unused is reclaimed here, and a reclaimed one may be passed on
     /// again without a latch (`Table::reinherit`).
     pub(super) fn release_all(&mut self, committed: bool) {
-        if self.agent.in_flight.is_some() {
+        if self.agent.waiting.in_flight.is_some() {
             self.agent.abandon_in_flight();
         }
         // A run that a panic interrupted may have left a batch behind.
-        self.agent.settle_releases();
+        self.agent.finish_releases();
         let a = &mut *self.agent;
         let lm = &*a.lm;
         let c = &a.shared.counters;
-        while let Some(h) = a.held.pop() {
+        while let Some(h) = a.cache.pop_ending() {
             // SAFETY (every dereference and table call in this loop): `h` is
             // an entry of this agent's cache, so `h.req` is its own node and,
             // unless DEAD or invalidated, linked where `h.head` says.
@@ -70,7 +70,7 @@ impl Transaction<'_> {
                     if lm.sli.keeps_unused(h.idle) {
                         c.inherited.bump();
                         c.inherited_idle.bump();
-                        a.inherited.push(Held { idle: h.idle + 1, ..h });
+                        a.inheritance.list.push(Held { idle: h.idle + 1, ..h });
                         continue;
                     }
                     // SAFETY: as at the loop's head.
@@ -85,14 +85,7 @@ impl Transaction<'_> {
                 // A fast hold is no request to pass on (`Builder::fast_path`);
                 // released here, from its entry (it may have no node).
                 _ if h.head.is_fast() => {
-                    c.table_op(h.id.level());
-                    c.fast_ops.bump();
-                    lm.table
-                        .release_fast_hold(a.shared.caller(), h.id, h.head, h.mode, &mut a.wake);
-                    wake_granted(&mut a.wake);
-                    if h.req != a.nodes.none() {
-                        a.nodes.give_back(h.req);
-                    }
+                    release_fast(lm, &a.shared, &mut a.nodes, &mut a.scratch.wake, h);
                     fault::hit(Point::Finish);
                     continue;
                 }
@@ -102,11 +95,14 @@ impl Transaction<'_> {
                         // without the latch if nobody waits.
                         let again = if h.state == RECLAIMED {
                             // SAFETY: as at the loop's head.
-                            unsafe { lm.table.reinherit(a.shared.caller(), h.head, h.req, &mut a.wake) }
+                            unsafe {
+                                lm.table
+                                    .reinherit(a.shared.caller(), h.head, h.req, &mut a.scratch.wake)
+                            }
                         } else {
                             Reinherit::Declined
                         };
-                        wake_granted(&mut a.wake);
+                        wake_granted(&mut a.scratch.wake);
                         match again {
                             Reinherit::Passed => {
                                 c.table_ops_avoided.bump();
@@ -119,7 +115,7 @@ impl Transaction<'_> {
                             Reinherit::Declined => {
                                 c.table_op(h.id.level());
                                 heat = Some(if lm.sli.reuse_heat() {
-                                    reuse_heat(&mut a.recent, h.id, hot)
+                                    reuse_heat(&mut a.inheritance.recent, h.id, hot)
                                 } else {
                                     hot
                                 });
@@ -134,23 +130,23 @@ impl Transaction<'_> {
                 head: h.head,
                 heat,
                 out,
-                tag: a.released.len() as u32,
+                tag: a.releases.entries.len() as u32,
             };
             // The tables that gain nothing from a batch release now.
             // SAFETY: as at the loop's head.
-            if unsafe { lm.table.release_now(a.shared.caller(), &mut it, &mut a.wake) } {
-                wake_granted(&mut a.wake);
-                settle(&mut a.inherited, &mut a.nodes, c, h, it.out);
+            if unsafe { lm.table.release_now(a.shared.caller(), &mut it, &mut a.scratch.wake) } {
+                wake_granted(&mut a.scratch.wake);
+                hand_off(&mut a.inheritance.list, &mut a.nodes, c, h, it.out);
                 continue;
             }
-            a.releasing.push(it);
-            a.released.push(h);
+            a.releases.batch.push(it);
+            a.releases.entries.push(h);
         }
-        a.settle_releases();
-        if !a.superseded.is_empty() {
+        a.finish_releases();
+        if !a.releases.superseded.is_empty() {
             a.release_superseded(None);
         }
-        if !a.inherited.is_empty() {
+        if !a.inheritance.list.is_empty() {
             // The locks passed on again without a latch are among the
             // RECLAIMED entries of the new inherited list (the unused ones
             // kept are PENDING; the others passed on again under their
@@ -162,19 +158,21 @@ impl Transaction<'_> {
             unsafe {
                 a.lm.table.recheck_passed(
                     a.shared.caller(),
-                    a.inherited.iter().filter(|h| h.state == RECLAIMED).map(|h| h.head),
-                    &mut a.wake,
+                    a.inheritance
+                        .list
+                        .iter()
+                        .filter(|h| h.state == RECLAIMED)
+                        .map(|h| h.head),
+                    &mut a.scratch.wake,
                 )
             };
-            wake_granted(&mut a.wake);
+            wake_granted(&mut a.scratch.wake);
             a.keep_rooted_inheritance(a.txn.id, a.txn.age);
         }
-        debug_assert!(a.held.is_empty());
-        a.index.clear();
-        a.maybe_held = [0; 8];
+        a.cache.ended();
         if a.lm.special {
-            a.below.clear();
-            a.escalate_due = None;
+            a.limits.below.clear();
+            a.limits.escalate_due = None;
             a.shrink_reservation();
         }
         let c = &a.shared.counters;

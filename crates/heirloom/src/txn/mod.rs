@@ -20,9 +20,8 @@ use std::time::{Duration, Instant};
 
 use parking_lot::lock_api::RawMutex as _;
 
-use crate::agent::{
-    Agent, DEAD, Held, InFlight, LIVE, NO_BOUND, NO_HINT, NO_HINTS, PENDING, RECLAIMED, TxnState, settle,
-};
+use crate::agent::{Agent, InFlight, NO_BOUND, TxnState, hand_off, release_fast};
+use crate::cache::{DEAD, Held, LIVE, NO_HINT, PENDING, RECLAIMED};
 use crate::deadlock;
 use crate::error::{LockError, Restart, TxnId};
 use crate::fault::{self, Point};
@@ -33,9 +32,9 @@ use crate::mode::Mode;
 use crate::policy::{ConflictPolicy, Wait};
 use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING, wake_granted};
-use crate::shared::{Inner, Route, WaitInfo};
+use crate::shared::{ManagerState, Route, WaitInfo};
 use crate::sync::{Arc, Ordering, Wake, fence, wait_while};
-use crate::table::{Acquiring, HeadRef, Reinherit, Releasing, fast};
+use crate::table::{Acquiring, Handle, Reinherit, Releasing, fast};
 
 mod acquire;
 mod escalate;
@@ -118,7 +117,7 @@ impl Agent {
 /// Closes the gate for an exclusive-mode run and opens it again on drop
 /// (also when the transaction's closure panics).
 struct ExclusiveGuard {
-    lm: Arc<Inner>,
+    lm: Arc<ManagerState>,
     /// The acquisition of `exclusive_serial`, given back in `drop`.
     serial: Option<<parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::Guard>,
 }
@@ -168,7 +167,7 @@ impl std::fmt::Debug for Transaction<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Transaction")
             .field("id", &self.id())
-            .field("locks", &self.agent.held.len())
+            .field("locks", &self.agent.cache.len())
             .finish()
     }
 }
@@ -206,9 +205,9 @@ impl<'a> Transaction<'a> {
             call_timeout_ns: NO_BOUND,
             lock_timeout_ns: NO_BOUND,
         };
-        agent.parent_hints = NO_HINTS;
+        agent.cache.forget_hints();
         let mut t = Transaction { agent };
-        if !t.agent.inherited.is_empty() {
+        if !t.agent.inheritance.list.is_empty() {
             t.adopt_inherited();
         }
         t
@@ -219,22 +218,8 @@ impl<'a> Transaction<'a> {
     #[inline]
     fn adopt_inherited(&mut self) {
         let a = &mut *self.agent;
-        debug_assert!(a.held.is_empty() && a.index.is_empty());
-        // The list becomes the cache (the cache's empty vector becomes the
-        // list; both keep their capacity).
         a.inherited_root_first();
-        std::mem::swap(&mut a.held, &mut a.inherited);
-        a.maybe_held = [0; 8];
-        for h in a.held.iter_mut() {
-            h.state = PENDING;
-            let (w, m) = h.id.filter_bit();
-            a.maybe_held[w] |= m;
-        }
-        if a.held.len() > Agent::SCAN_LIMIT {
-            for (i, x) in a.held.iter().enumerate() {
-                a.index.insert(x.id, i as u32);
-            }
-        }
+        a.cache.adopt(&mut a.inheritance.list);
     }
 
     /// This transaction's id.
@@ -257,7 +242,7 @@ impl<'a> Transaction<'a> {
     /// not used yet do not count).
     pub fn lock_count(&self) -> usize {
         self.agent
-            .held
+            .cache
             .iter()
             .filter(|h| matches!(h.state, LIVE | RECLAIMED))
             .count()
@@ -273,7 +258,7 @@ impl<'a> Transaction<'a> {
     /// The mode this transaction holds explicitly on `id`, if any.
     pub fn held_mode(&self, id: LockId) -> Option<Mode> {
         self.find(id)
-            .map(|i| self.agent.held[i])
+            .map(|i| self.agent.cache[i])
             .filter(|h| matches!(h.state, LIVE | RECLAIMED))
             .map(|h| h.mode)
     }
@@ -299,8 +284,8 @@ impl<'a> Transaction<'a> {
         }
     }
 
-    /// `lock` under `TableKind::None` or with escalation or a lock-memory
-    /// cap configured (`Inner::special`): the hot path pays one test for
+    /// `lock` under `TableKind::NoLocking` or with escalation or a lock-memory
+    /// cap configured (`ManagerState::special`): the hot path pays one test for
     /// all of them.
     #[cold]
     fn lock_special(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
@@ -310,7 +295,7 @@ impl<'a> Transaction<'a> {
         // Under a lock-memory cap: room for every level, and one more for a
         // conversion's replacement request (the latch-free table).
         self.make_room(id, self.path_of(id).as_slice().len() + 1)?;
-        let before = self.agent.held.len();
+        let before = self.agent.cache.len();
         let r = if self.agent.lm.flat {
             self.lock_alone(id, mode)
         } else {
@@ -318,7 +303,7 @@ impl<'a> Transaction<'a> {
         };
         self.after_new_locks(before);
         r?;
-        if self.agent.escalate_due.is_some() {
+        if self.agent.limits.escalate_due.is_some() {
             self.escalate_due()?;
         }
         Ok(())
@@ -331,8 +316,8 @@ impl<'a> Transaction<'a> {
         if a.lm.escalate_after == 0 {
             return;
         }
-        for k in before..a.held.len() {
-            let id = a.held[k].id;
+        for k in before..a.cache.len() {
+            let id = a.cache[k].id;
             if id.level() >= Level::Page {
                 a.count_below(id);
             }
@@ -344,7 +329,7 @@ impl<'a> Transaction<'a> {
     ///
     /// A walk that ends at the leaf with every level above the leaf's
     /// parent held in an intention mode leaves the parent's cache entry in
-    /// the parent's slot of `Agent::parent_hints`; the next request for a
+    /// the parent's slot of the cache's hints (`LockCache::hint`); the next request for a
     /// sibling starts at the parent. A hint is trusted only while the
     /// entry it names holds the parent and nothing has changed a mode or
     /// moved an entry since it was left: a conversion, an unlock, an
@@ -366,8 +351,8 @@ impl<'a> Transaction<'a> {
         let mut hint = NO_HINT;
         if last > 0 {
             slot = id.hint_slot();
-            hint = self.agent.parent_hints[slot];
-            if let Some(p) = self.agent.held.get(hint as usize)
+            hint = self.agent.cache.hint(slot);
+            if let Some(p) = self.agent.cache.get(hint as usize)
                 && matches!(p.state, LIVE | RECLAIMED)
                 && p.id == id.ancestor(last - 1)
             {
@@ -399,7 +384,7 @@ impl<'a> Transaction<'a> {
             match cached {
                 Some(k) => {
                     let c = &self.agent.shared.counters;
-                    let held = self.agent.held[k].mode;
+                    let held = self.agent.cache[k].mode;
                     if i < last && held.covers_descendants(mode) {
                         c.cache_hits.bump();
                         // Minus the `last - i` levels below (wrapping add).
@@ -413,7 +398,7 @@ impl<'a> Transaction<'a> {
                         self.uncount_below(r, i, last)?;
                     }
                     if i + 1 < last {
-                        pure &= matches!(self.agent.held[k].mode, Mode::IS | Mode::IX);
+                        pure &= matches!(self.agent.cache[k].mode, Mode::IS | Mode::IX);
                     } else if i + 1 == last {
                         parent = k as u32;
                     }
@@ -429,7 +414,7 @@ impl<'a> Transaction<'a> {
                     if i + 1 < last {
                         pure &= matches!(want, Mode::IS | Mode::IX);
                     } else if i + 1 == last {
-                        parent = (self.agent.held.len() - 1) as u32;
+                        parent = (self.agent.cache.len() - 1) as u32;
                     }
                 }
             }
@@ -437,7 +422,7 @@ impl<'a> Transaction<'a> {
         if last > 0 {
             // The purity is of the modes after the walk's conversions (which
             // dropped every hint), and the walk moved no entry.
-            self.agent.parent_hints[slot] = if pure { parent } else { NO_HINT };
+            self.agent.cache.set_hint(slot, if pure { parent } else { NO_HINT });
         }
         Ok(())
     }
@@ -536,7 +521,7 @@ impl<'a> Transaction<'a> {
             return Ok(());
         }
         let held = |h: &Held| matches!(h.state, LIVE | RECLAIMED);
-        let Some(k) = self.find(id).filter(|&k| held(&self.agent.held[k])) else {
+        let Some(k) = self.find(id).filter(|&k| held(&self.agent.cache[k])) else {
             return Err(LockError::NotHeld {
                 txn: self.id(),
                 lock: id,
@@ -544,7 +529,7 @@ impl<'a> Transaction<'a> {
         };
         // Without intention locks no lock depends on another.
         if !self.agent.lm.flat
-            && let Some(child) = self.agent.held.iter().find(|h| held(h) && id.is_ancestor_of(&h.id))
+            && let Some(child) = self.agent.cache.iter().find(|h| held(h) && id.is_ancestor_of(&h.id))
         {
             return Err(LockError::ChildrenHeld {
                 txn: self.id(),
@@ -553,13 +538,7 @@ impl<'a> Transaction<'a> {
             });
         }
         let a = &mut *self.agent;
-        a.parent_hints = NO_HINTS;
-        let h = a.held.remove(k);
-        if k == a.held.len() && a.held.len() > Agent::SCAN_LIMIT {
-            a.index.remove(&h.id);
-        } else {
-            a.reindex();
-        }
+        let h = a.cache.remove(k);
         if a.lm.escalate_after != 0
             && h.id.level() >= Level::Page
             && let Some(t) = h.id.table_id()
@@ -568,7 +547,7 @@ impl<'a> Transaction<'a> {
         }
         a.shared.counters.unlocks.bump();
         a.release_now(h);
-        if !a.superseded.is_empty() {
+        if !a.releases.superseded.is_empty() {
             a.release_superseded(Some(h.id));
         }
         Ok(())
@@ -638,7 +617,7 @@ impl<'a> Transaction<'a> {
         if self.agent.lm.flat { id.alone() } else { id.path() }
     }
 
-    /// `TableKind::None`: the request is counted (with its ancestors, as
+    /// `TableKind::NoLocking`: the request is counted (with its ancestors, as
     /// `lock` counts them) and nothing else happens.
     #[cold]
     fn no_lock(&mut self, id: LockId) -> Result<(), LockError> {
@@ -675,25 +654,25 @@ impl<'a> Transaction<'a> {
                 self.make_room(first, need + 1)?;
             }
         }
-        let before = self.agent.held.len();
-        let mut batch = std::mem::take(&mut self.agent.acquiring);
-        let mut done = std::mem::take(&mut self.agent.covered);
+        let before = self.agent.cache.len();
+        let mut batch = std::mem::take(&mut self.agent.scratch.acquiring);
+        let mut done = std::mem::take(&mut self.agent.scratch.covered);
         done.clear();
         done.resize(reqs.len(), false);
-        let mut paths = std::mem::take(&mut self.agent.paths);
+        let mut paths = std::mem::take(&mut self.agent.scratch.paths);
         paths.clear();
         paths.extend(reqs.iter().map(|r| self.path_of(r.0)));
         let out =
             (0..crate::id::MAX_DEPTH).try_for_each(|depth| self.lock_level(reqs, &paths, depth, &mut batch, &mut done));
         batch.clear();
-        self.agent.acquiring = batch;
-        self.agent.covered = done;
-        self.agent.paths = paths;
+        self.agent.scratch.acquiring = batch;
+        self.agent.scratch.covered = done;
+        self.agent.scratch.paths = paths;
         if self.agent.lm.special {
             self.after_new_locks(before);
         }
         out?;
-        if self.agent.escalate_due.is_some() {
+        if self.agent.limits.escalate_due.is_some() {
             self.escalate_due()?;
         }
         Ok(())
@@ -726,7 +705,7 @@ impl<'a> Transaction<'a> {
                 let parent = ids[depth - 1];
                 let covers = self
                     .find(parent)
-                    .map(|k| self.agent.held[k])
+                    .map(|k| self.agent.cache[k])
                     .is_some_and(|h| matches!(h.state, LIVE | RECLAIMED) && h.mode.covers_descendants(mode));
                 if covers {
                     done[i] = true;
@@ -742,7 +721,7 @@ impl<'a> Transaction<'a> {
             last = Some((lid, want));
             match self.lookup(lid) {
                 Some(k) => {
-                    let held = self.agent.held[k].mode;
+                    let held = self.agent.cache[k].mode;
                     if held.covers(want) {
                         self.agent.shared.counters.cache_hits.bump();
                     } else if let Err(e) = self.convert(k, held.join(want)) {
@@ -758,7 +737,7 @@ impl<'a> Transaction<'a> {
                     req: self.agent.nodes.take(&self.agent.shared.counters),
                     mode: want,
                     out: Outcome::Granted,
-                    head: HeadRef(0),
+                    head: Handle(0),
                 }),
             }
         }
@@ -793,7 +772,7 @@ impl<'a> Transaction<'a> {
         let before = if a.lm.lock_classes { c.contention() } else { 0 };
         // SAFETY: the agent's own nodes, linked nowhere (the contract on
         // `Table`).
-        unsafe { a.lm.table.acquire_batch(a.shared.caller(), batch, &mut a.wake) };
+        unsafe { a.lm.table.acquire_batch(a.shared.caller(), batch, &mut a.scratch.wake) };
         // One batch, one verdict: hot if any of it met contention.
         let hot = c.contention() != before;
         if a.lm.lock_classes {
@@ -801,7 +780,7 @@ impl<'a> Transaction<'a> {
                 c.classify(it.id.level() == Level::Row, it.mode.is_shared(), hot);
             }
         }
-        wake_granted(&mut a.wake);
+        wake_granted(&mut a.scratch.wake);
         let mut first_refused = None;
         let mut failed = None;
         for it in batch.iter_mut() {
@@ -849,10 +828,10 @@ impl<'a> Transaction<'a> {
         self.agent.lm.kind
     }
 
-    /// [`Agent::null_section`] from inside a transaction (it takes no
-    /// lock and does not change the transaction).
-    pub fn null_section(&mut self, id: LockId) {
-        self.agent.null_section(id);
+    /// The agent the transaction runs on (for the crate's own hooks,
+    /// `probe.rs`).
+    pub(crate) fn agent_mut(&mut self) -> &mut Agent {
+        self.agent
     }
 
     /// Commits: releases every lock, leaf to root. Fails (and aborts) if the
@@ -875,23 +854,9 @@ impl<'a> Transaction<'a> {
         self.finish(false);
     }
 
-    #[inline]
+    #[inline(always)]
     fn find(&self, id: LockId) -> Option<usize> {
-        if !self.agent.may_hold(id) {
-            return None;
-        }
-        self.scan(id)
-    }
-
-    /// `find` past the held-lock filter (its caller tested it).
-    #[inline]
-    fn scan(&self, id: LockId) -> Option<usize> {
-        let held = &self.agent.held;
-        if held.len() <= Agent::SCAN_LIMIT {
-            held.iter().rposition(|h| h.id == id)
-        } else {
-            self.agent.index.get(&id).map(|&i| i as usize)
-        }
+        self.agent.cache.find(id)
     }
 
     /// The cache entry of `id` the transaction can use: a pending inherited
@@ -902,19 +867,11 @@ impl<'a> Transaction<'a> {
         self.usable(k)
     }
 
-    /// [`Transaction::lookup`] for an ancestor on a lock's path. The cache
-    /// is in acquisition order, so ancestors (and the inherited locks,
-    /// root first) sit near its front: scanned from the front, skipping
-    /// the DEAD entries an invalidation leaves. At most one entry per lock
-    /// is not DEAD (a lock is pushed again only after its entry was found
-    /// DEAD), and it is the one `find` returns.
+    /// [`Transaction::lookup`] for an ancestor on a lock's path
+    /// (`LockCache::find_ancestor`).
     #[inline]
     fn lookup_ancestor(&mut self, id: LockId) -> Option<usize> {
-        let held = &self.agent.held;
-        if held.len() > Agent::SCAN_LIMIT {
-            return self.lookup(id);
-        }
-        let k = held.iter().position(|h| h.id == id && h.state != DEAD)?;
+        let k = self.agent.cache.find_ancestor(id)?;
         self.usable(k)
     }
 
@@ -922,7 +879,7 @@ impl<'a> Transaction<'a> {
     /// is reclaimed here (one CAS); an invalidated one is dropped.
     #[inline]
     fn usable(&mut self, k: usize) -> Option<usize> {
-        match self.agent.held[k].state {
+        match self.agent.cache[k].state {
             LIVE | RECLAIMED => Some(k),
             PENDING => self.reclaim(k),
             _ => None,
@@ -932,7 +889,7 @@ impl<'a> Transaction<'a> {
     #[inline]
     fn reclaim(&mut self, k: usize) -> Option<usize> {
         let a = &mut *self.agent;
-        let h = &mut a.held[k];
+        let h = &mut a.cache[k];
         let c = &a.shared.counters;
         // SAFETY: a pending entry of this agent's cache: its own node
         // (`ReqPtr` contract 1).
@@ -954,33 +911,7 @@ impl<'a> Transaction<'a> {
 
     #[inline(always)]
     fn push_held(&mut self, h: Held) {
-        self.agent.note_held(h.id);
-        self.push_entry(h);
-    }
-
-    /// `push_held` with the held-lock filter already marked.
-    #[inline(always)]
-    fn push_entry(&mut self, h: Held) {
-        let a = &mut *self.agent;
-        a.held.push(h);
-        if a.held.len() > Agent::SCAN_LIMIT {
-            self.index_last();
-        }
-    }
-
-    /// `push_held` past [`Agent::SCAN_LIMIT`] entries: the index learns the
-    /// entry just pushed (all of them, the first time).
-    #[cold]
-    fn index_last(&mut self) {
-        let a = &mut *self.agent;
-        let n = a.held.len();
-        if n == Agent::SCAN_LIMIT + 1 {
-            for (i, x) in a.held.iter().enumerate() {
-                a.index.insert(x.id, i as u32);
-            }
-        } else {
-            a.index.insert(a.held[n - 1].id, (n - 1) as u32);
-        }
+        self.agent.cache.push(h);
     }
 }
 

@@ -40,7 +40,7 @@ impl Transaction<'_> {
 
     pub(super) fn wounded_by(&self) -> Option<TxnId> {
         let s = &self.agent.shared;
-        // Acquire: pairs with the Release store in `Inner::wound`, so that
+        // Acquire: pairs with the Release store in `ManagerState::wound`, so that
         // `wounded_by` is the wounder's.
         (s.wound.wounded.load(Ordering::Acquire) == self.id().0)
             .then(|| TxnId(s.wound.wounded_by.load(Ordering::Relaxed)))
@@ -109,7 +109,7 @@ impl Transaction<'_> {
     /// Waits until the linked request `f.req` is granted, applying the
     /// conflict policy. On error the request has been cancelled (a
     /// conversion fell back to its old mode). While it runs the request is
-    /// `Agent::in_flight`, so a panic in here leaves nothing linked that
+    /// `Waiting::in_flight`, so a panic in here leaves nothing linked that
     /// the transaction's drop does not know about.
     ///
     /// When the policy is checked (the cadence of PostgreSQL's
@@ -125,7 +125,7 @@ impl Transaction<'_> {
     #[cold]
     pub(super) fn wait(&mut self, f: InFlight, lock: LockId) -> Result<(), LockError> {
         let (head, r, mode) = (f.head, f.req, f.mode);
-        self.agent.in_flight = Some(f);
+        self.agent.waiting.in_flight = Some(f);
         let lm = self.agent.lm.clone();
         let shared = self.agent.shared.clone();
         let c = &shared.counters;
@@ -134,21 +134,21 @@ impl Transaction<'_> {
         // SAFETY: in flight: this agent's own node (`ReqPtr` contract 1).
         let q = unsafe { r.get() };
         q.since.store(lm.now_ns(), Ordering::Relaxed);
-        self.agent.waits += 1;
+        self.agent.waiting.waits += 1;
         let info = WaitInfo {
             txn: self.id(),
             head,
             req: r,
             lock,
             mode,
-            seq: self.agent.waits,
+            seq: self.agent.waiting.waits,
             victim: false,
         };
         crate::sharing::note(std::ptr::from_ref(&*shared.wait) as usize);
         *shared.wait.lock() = Some(info);
         shared.wound.waiting_req.store(r.key(), Ordering::Relaxed);
         // SeqCst fence between this store and the loads of `wounded` below;
-        // pairs with the fence in `Inner::wound` (Dekker: either the wounder
+        // pairs with the fence in `ManagerState::wound` (Dekker: either the wounder
         // sees our key and wakes us, or we see the wound before parking).
         fence(Ordering::SeqCst);
         fault::hit(Point::Wait);
@@ -219,7 +219,7 @@ impl Transaction<'_> {
                 spin_pending = false;
                 // A notice while spinning is a wake-up (see `Wake::Woken`
                 // below); a grant or a wound the loop's top reads.
-                if crate::sync::spin_while(still_waiting, self.agent.spin_ns) && (!detect || searched) {
+                if crate::sync::spin_while(still_waiting, self.agent.waiting.spin_ns) && (!detect || searched) {
                     check = true;
                 }
                 continue;
@@ -262,11 +262,11 @@ impl Transaction<'_> {
             Err(e) => {
                 // Decided here: if `cancel` itself failed, `finish` must not
                 // cancel a second time.
-                self.agent.in_flight = None;
+                self.agent.waiting.in_flight = None;
                 let a = &mut *self.agent;
                 // SAFETY: our own request, linked where `head` says.
-                let cancel = unsafe { lm.table.cancel(shared.caller(), head, r, &mut a.wake) };
-                wake_granted(&mut a.wake);
+                let cancel = unsafe { lm.table.cancel(shared.caller(), head, r, &mut a.scratch.wake) };
+                wake_granted(&mut a.scratch.wake);
                 if cancel == Cancel::WasGranted {
                     // Granted just before the cancel: keep it (a wound
                     // dooms the next lock call or the next wait; see
@@ -277,7 +277,7 @@ impl Transaction<'_> {
                 }
             }
         };
-        self.agent.in_flight = None;
+        self.agent.waiting.in_flight = None;
         out
     }
 
@@ -293,13 +293,13 @@ impl Transaction<'_> {
         let w = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
         let floor = max / 50;
         let goal = if w <= max { w.saturating_mul(2).min(max) } else { floor };
-        let b = self.agent.spin_ns;
+        let b = self.agent.waiting.spin_ns;
         let next = if goal >= b {
             b + (goal - b) / 8
         } else {
             b - (b - goal) / 8
         };
-        self.agent.spin_ns = next.clamp(floor, max);
+        self.agent.waiting.spin_ns = next.clamp(floor, max);
     }
 
     /// The transactions in the way of our waiting request now (a fresh
@@ -390,7 +390,7 @@ impl Transaction<'_> {
                 }
             }
             ConflictPolicy::WaitDie => {
-                let b = &mut self.agent.blockers;
+                let b = &mut self.agent.scratch.blockers;
                 b.clear();
                 // SAFETY: our own request in flight, with its table's handle.
                 unsafe { lm.table.blockers(self.agent.shared.caller(), info.head, info.req, b) };
@@ -405,7 +405,7 @@ impl Transaction<'_> {
                 }
             }
             ConflictPolicy::WoundWait => {
-                let b = &mut self.agent.blockers;
+                let b = &mut self.agent.scratch.blockers;
                 b.clear();
                 // SAFETY: our own request in flight, with its table's handle.
                 unsafe { lm.table.blockers(self.agent.shared.caller(), info.head, info.req, b) };

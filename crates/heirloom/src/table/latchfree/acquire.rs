@@ -23,7 +23,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         &self,
         c: &AgentCounters,
         id: LockId,
-        h: HeadRef,
+        h: Handle,
         r: ReqPtr,
         to: Mode,
         may_wait: bool,
@@ -85,7 +85,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         try_fast: bool,
         // Only a fast acquisition that backs off wakes anybody.
         wake: &mut Vec<ReqPtr>,
-    ) -> (Outcome, HeadRef) {
+    ) -> (Outcome, Handle) {
         let hash = id.hash64();
         let bi = (hash & self.mask) as usize;
         let b = &self.buckets[bi];
@@ -146,8 +146,8 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // what is ahead and a CAS of the last `next` links the request,
         // GRANTED or WAITING (the read-after-write step follows). Not a
         // function of its own: as one (inlined or not, its inputs in a
-        // struct or one by one) it cost the one-thread transaction 8-14
-        // instructions more (callgrind, `scripts/callgrind.sh`).
+        // struct or one by one) it cost the one-thread transaction
+        // instructions (`scripts/callgrind.sh` shows it).
         //
         // An empty bucket (most row locks' on a table of many rows): no
         // request of the lock is linked anywhere, so nothing is in the way,
@@ -254,14 +254,14 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         if !waiting {
             return (Outcome::Granted, h);
         }
-        self.settle_waiter(b, c, q, &g, h)
+        self.recheck_waiter(b, c, q, &g, h)
     }
 
     /// The slides' append: one swap of the bucket's tail links the request
     /// ACTIVE; a walk up to it then grants it, withdraws it (refused), or
     /// leaves it WAITING for the read-after-write step.
     #[inline(always)]
-    fn append_swapped(&self, c: &AgentCounters, a: &Append<'_>, wake: &mut Vec<ReqPtr>) -> (Outcome, HeadRef) {
+    fn append_swapped(&self, c: &AgentCounters, a: &Append<'_>, wake: &mut Vec<ReqPtr>) -> (Outcome, Handle) {
         let Append {
             b,
             id,
@@ -361,7 +361,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // waiter it must wake).
         b.waiting.fetch_add(1, Ordering::Relaxed);
         q.status.store(WAITING, Ordering::Release);
-        self.settle_waiter(b, c, q, &g, h)
+        self.recheck_waiter(b, c, q, &g, h)
     }
 
     /// The read-after-write step of a request just linked as WAITING (and
@@ -369,14 +369,14 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// more. Out of line: only a request that found another in its way
     /// gets here, and it is about to wait.
     #[cold]
-    pub(super) fn settle_waiter(
+    pub(super) fn recheck_waiter(
         &self,
         b: &Bucket,
         c: &AgentCounters,
         q: &Request,
         g: &Guard,
-        h: HeadRef,
-    ) -> (Outcome, HeadRef) {
+        h: Handle,
+    ) -> (Outcome, Handle) {
         // Read-after-write: a SeqCst fence between our count in `waiting`
         // and the WAITING published (by the CAS that linked it, or the
         // store after the swap append), and the re-reads of the requests
@@ -474,7 +474,7 @@ struct Append<'a> {
     mode: Mode,
     may_wait: bool,
     /// The handle, with `H_STRONG` if the request is counted in its slot.
-    h: HeadRef,
+    h: Handle,
     /// The lock's fast-path slot, if it has one.
     fast_slot: Option<(&'a fast::Fast, usize)>,
     /// The caller's own fast holds on the lock (never in its way).

@@ -20,7 +20,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     pub(crate) unsafe fn release_or_inherit(
         &self,
         c: &AgentCounters,
-        h: HeadRef,
+        h: Handle,
         r: ReqPtr,
         heat: Heat,
         wake: &mut Vec<ReqPtr>,
@@ -29,7 +29,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // SAFETY: the caller's own live request (the contract).
         let q = unsafe { r.get() };
         // A fast hold is no request to pass on (the transaction releases
-        // it before it gets here, `HeadRef::is_fast`). A counted strong one
+        // it before it gets here, `Handle::is_fast`). A counted strong one
         // is not passed on either: while INHERITED it would keep the
         // lock's fast path shut, and an invalidator, which cannot tell
         // that it was counted, would leave the count for its owner to
@@ -63,7 +63,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     pub(crate) unsafe fn reinherit(
         &self,
         c: &AgentCounters,
-        h: HeadRef,
+        h: Handle,
         r: ReqPtr,
         wake: &mut Vec<ReqPtr>,
     ) -> Reinherit {

@@ -55,8 +55,9 @@
 //! else (release, inheritance, the fast path, reclamation) is the CAS
 //! append's. Every append writes the bucket's tail line, which the CAS
 //! append does not (it writes only the last request's `next`): on one hot
-//! lock under contention this table is slower (the crate README has the
-//! figures), so `LatchFree` keeps the CAS append.
+//! lock under contention this table is slower (MEASUREMENTS.md, "The
+//! slides' append as a table of its own"), so `LatchFree` keeps the CAS
+//! append.
 //!
 //! ## Release (`release`) and the wake-up that is never lost
 //!
@@ -113,7 +114,7 @@
 //! other transactions' fast holds that conflict with it as granted
 //! requests ahead of it (`Fast::in_way`, in `acquire` and `clear`); its
 //! own are ahead of everything, so they shut out the waiters they conflict
-//! with, as an own older request does. A handle (`HeadRef`) carries the
+//! with, as an own older request does. A handle (`Handle`) carries the
 //! lock's slot and whether the request is a fast hold (`H_FAST`) or a
 //! counted strong one (`H_STRONG`), so release, cancel and blockers know
 //! which protocol is theirs. A fast IS that must become IX sets its IX bit
@@ -165,7 +166,7 @@ use std::ptr;
 use crossbeam_epoch::{self as epoch, Guard, Shared};
 use crossbeam_utils::CachePadded;
 
-use super::{Caller, Converting, HeadRef, Reinherit, fast};
+use super::{Caller, Converting, Handle, Reinherit, fast};
 use crate::id::{Level, LockId};
 use crate::inherit::{self, Heat};
 use crate::mode::Mode;
@@ -208,7 +209,7 @@ fn noted<T>(a: &epoch::Atomic<T>) -> &epoch::Atomic<T> {
 /// Tag on `Request::next`: the request is logically deleted.
 const MARK: usize = 1;
 
-/// A handle (`HeadRef`) of this table: the bucket in bits 0..32, the
+/// A handle (`Handle`) of this table: the bucket in bits 0..32, the
 /// lock's fast-path slot (a row's: its stripe's) plus one in bits 32..56
 /// (0: none), and flags.
 const H_BUCKET: usize = 0xffff_ffff;
@@ -216,20 +217,20 @@ const H_SLOT: u32 = 32;
 const H_SLOT_MASK: usize = 0xff_ffff;
 const _: () = assert!(fast::SLOTS + fast::rows::STRIPES < H_SLOT_MASK);
 /// The request is a fast hold (`fast.rs`), linked nowhere.
-const H_FAST: usize = HeadRef::FAST;
+const H_FAST: usize = Handle::FAST;
 /// The request is strong: counted in its slot's word, or with
 /// `H_REGISTERED` registered in its agent's record (`fast::Strong`).
 const H_STRONG: usize = 1 << 60;
 const H_REGISTERED: usize = 1 << 61;
 
 #[inline]
-fn handle(bucket: usize, slot: Option<usize>, flags: usize) -> HeadRef {
-    HeadRef(bucket | slot.map_or(0, |s| (s + 1) << H_SLOT) | flags)
+fn handle(bucket: usize, slot: Option<usize>, flags: usize) -> Handle {
+    Handle(bucket | slot.map_or(0, |s| (s + 1) << H_SLOT) | flags)
 }
 
 /// The fast-path slot named in `h`.
 #[inline]
-fn slot_of(h: HeadRef) -> Option<usize> {
+fn slot_of(h: Handle) -> Option<usize> {
     match (h.0 >> H_SLOT) & H_SLOT_MASK {
         0 => None,
         s => Some(s - 1),
@@ -343,7 +344,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         txn: u64,
         ts: u64,
         wake: &mut Vec<ReqPtr>,
-    ) -> Option<HeadRef> {
+    ) -> Option<Handle> {
         let f = self.fast.as_deref()?;
         let words = id.words();
         let s = f.slot_for(id, true)?;
@@ -361,7 +362,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
 
     /// As [`Table::upgrade_fast_hold`](super::Table::upgrade_fast_hold).
     #[inline]
-    pub(crate) fn upgrade_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, wake: &mut Vec<ReqPtr>) -> bool {
+    pub(crate) fn upgrade_fast_hold(&self, a: Caller<'_>, id: LockId, h: Handle, wake: &mut Vec<ReqPtr>) -> bool {
         let Some((f, s)) = self.fast_of(h) else {
             unreachable!("a fast hold without its slot")
         };
@@ -374,7 +375,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
 
     /// As [`Table::release_fast_hold`](super::Table::release_fast_hold).
     #[inline(always)]
-    pub(crate) fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: HeadRef, mode: Mode, wake: &mut Vec<ReqPtr>) {
+    pub(crate) fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: Handle, mode: Mode, wake: &mut Vec<ReqPtr>) {
         let Some((f, s)) = self.fast_of(h) else {
             unreachable!("a fast hold without its slot")
         };
@@ -397,7 +398,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     }
 
     #[inline]
-    fn bucket(&self, h: HeadRef) -> &Bucket {
+    fn bucket(&self, h: Handle) -> &Bucket {
         &self.buckets[h.0 & H_BUCKET]
     }
 
@@ -421,14 +422,14 @@ impl<const SWAP: bool> LatchFree<SWAP> {
 
     /// The fast path and the slot named in the handle `h`, if any.
     #[inline]
-    fn fast_of(&self, h: HeadRef) -> Option<(&fast::Fast, usize)> {
+    fn fast_of(&self, h: Handle) -> Option<(&fast::Fast, usize)> {
         Some((self.fast.as_deref()?, slot_of(h)?))
     }
 
     /// The blockers of the waiting `r`; `false` if it no longer waits. `r`
     /// may belong to another agent, so it is dereferenced only once it was
     /// found in the list while pinned.
-    pub(crate) fn blockers(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+    pub(crate) fn blockers(&self, c: &AgentCounters, h: Handle, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
         let b = self.bucket(h);
         let g = pin();
         let target = r.as_ptr();

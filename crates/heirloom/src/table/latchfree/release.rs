@@ -29,7 +29,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// agent's record (after it went OBSOLETE, or when it was never
     /// linked).
     #[inline]
-    pub(super) fn uncount_strong(&self, h: HeadRef, agent: u32) {
+    pub(super) fn uncount_strong(&self, h: Handle, agent: u32) {
         if h.0 & H_STRONG != 0
             && let Some((f, s)) = self.fast_of(h)
         {
@@ -45,7 +45,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// Gives up the fast hold `q` (see `fast.rs`): one taken with a node
     /// (`lock`'s own are released by `release_fast_hold`).
     #[cold]
-    pub(super) fn release_fast(&self, c: &AgentCounters, h: HeadRef, q: &Request, wake: &mut Vec<ReqPtr>) {
+    pub(super) fn release_fast(&self, c: &AgentCounters, h: Handle, q: &Request, wake: &mut Vec<ReqPtr>) {
         q.status.store(OBSOLETE, Ordering::Relaxed);
         let id = LockId::from_words(q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
         let a = Caller {
@@ -199,14 +199,14 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// # Safety
     /// As [`Table::release`](super::Table::release).
     #[inline]
-    pub(crate) unsafe fn release(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+    pub(crate) unsafe fn release(&self, c: &AgentCounters, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
         // SAFETY: the caller's own live request (the contract).
         self.release_req(c, h, unsafe { r.get() }, wake)
     }
 
     /// Releases `q` (a fast hold or a linked request).
     #[inline]
-    pub(super) fn release_req(&self, c: &AgentCounters, h: HeadRef, q: &Request, wake: &mut Vec<ReqPtr>) {
+    pub(super) fn release_req(&self, c: &AgentCounters, h: Handle, q: &Request, wake: &mut Vec<ReqPtr>) {
         if h.0 & H_FAST != 0 {
             self.release_fast(c, h, q, wake);
         } else {
@@ -216,7 +216,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     }
 
     #[inline]
-    pub(super) fn release_linked(&self, c: &AgentCounters, h: HeadRef, q: &Request, wake: &mut Vec<ReqPtr>) {
+    pub(super) fn release_linked(&self, c: &AgentCounters, h: Handle, q: &Request, wake: &mut Vec<ReqPtr>) {
         let b = self.bucket(h);
         // Release: whoever reads OBSOLETE (Acquire) sees what we did under the lock.
         q.status.store(OBSOLETE, Ordering::Release);
@@ -256,7 +256,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     ///
     /// # Safety
     /// As [`Table::cancel`](super::Table::cancel).
-    pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+    pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
         let b = self.bucket(h);
         // SAFETY: the caller's own live request (the contract).
         let q = unsafe { r.get() };

@@ -266,11 +266,10 @@ impl<M: Copy> Slot<M> {
 /// How long a server with no message keeps looking before it parks.
 /// Parking is cheap only if the other side is running: a parked thread's
 /// core may go idle, and waking it then costs tens of microseconds on a
-/// virtual machine, longer than the message it waited for. Measured on the
-/// 2-core development VM (`nullcs`, one client): with crossbeam's
-/// `Backoff` until completed (about 10 us) on both sides, 3.0 us per null
-/// round trip and a context switch every twelve messages; with this bound
-/// on the server, 0.16 us; with 10 us on the server, 0.40 us. After the
+/// virtual machine, longer than the message it waited for; a server that
+/// parks sooner turns most round trips into context switches (`nullcs`;
+/// the crate's MEASUREMENTS.md, "Shared memory against message passing").
+/// After the
 /// first few spins the wait yields the core, so runnable threads (the
 /// clients) lose little to it. A client waiting for a reply gives up much
 /// sooner (`Slot::wait`): a reply that takes long means the server is busy

@@ -19,7 +19,7 @@ fn node(r: &ReqPtr) -> &Request {
 }
 
 /// Acquires `id` in `mode` (granted: nothing else is held) and releases it
-/// again; `true` if it was granted fast (`HeadRef::is_fast`).
+/// again; `true` if it was granted fast (`Handle::is_fast`).
 fn take(t: &Latched, r: ReqPtr, id: LockId, mode: Mode) -> bool {
     let (c, mut wake) = (AgentCounters::default(), Vec::new());
     node(&r).txn.fetch_add(1, Ordering::Relaxed);

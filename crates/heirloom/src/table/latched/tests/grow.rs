@@ -14,11 +14,11 @@ use crate::queue::Outcome;
 use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
 use crate::sync::Ordering;
-use crate::table::HeadRef;
+use crate::table::Handle;
 
 const T: TableId = TableId::new(0, 1);
 
-fn acquire(t: &Latched, r: ReqPtr, id: LockId, mode: Mode) -> (Outcome, HeadRef) {
+fn acquire(t: &Latched, r: ReqPtr, id: LockId, mode: Mode) -> (Outcome, Handle) {
     let (c, mut wake) = (AgentCounters::default(), Vec::new());
     // SAFETY: the test's own node, linked nowhere (released or refused).
     let out = unsafe { t.acquire(&c, id, r, mode, false, true, &mut wake) };
@@ -26,7 +26,7 @@ fn acquire(t: &Latched, r: ReqPtr, id: LockId, mode: Mode) -> (Outcome, HeadRef)
     out
 }
 
-fn release(t: &Latched, r: ReqPtr, h: HeadRef) {
+fn release(t: &Latched, r: ReqPtr, h: Handle) {
     let (c, mut wake) = (AgentCounters::default(), Vec::new());
     // SAFETY: the granted request and the handle its acquisition returned.
     unsafe { t.release(&c, h, r, &mut wake) };
@@ -35,7 +35,7 @@ fn release(t: &Latched, r: ReqPtr, h: HeadRef) {
 
 /// X on rows `0..n` for one transaction, each granted: the nodes and
 /// handles.
-fn take_rows(t: &Latched, n: u64) -> Vec<(ReqPtr, HeadRef)> {
+fn take_rows(t: &Latched, n: u64) -> Vec<(ReqPtr, Handle)> {
     (0..n)
         .map(|i| {
             let r = request(0, 1);

@@ -16,7 +16,7 @@ use crate::queue::Outcome;
 use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING};
 use crate::stats::AgentCounters;
 use crate::sync::{Arc, AtomicBool, Ordering};
-use crate::table::HeadRef;
+use crate::table::Handle;
 
 const T: TableId = TableId::new(0, 1);
 
@@ -26,12 +26,12 @@ fn request(agent: u32) -> ReqPtr {
     support::request(agent, agent as u64 + 1)
 }
 
-fn acquire(t: &Latched, id: LockId, r: ReqPtr, mode: Mode, wake: &mut Vec<ReqPtr>) -> (Outcome, HeadRef) {
+fn acquire(t: &Latched, id: LockId, r: ReqPtr, mode: Mode, wake: &mut Vec<ReqPtr>) -> (Outcome, Handle) {
     // SAFETY: a model's own node, linked nowhere yet (see above).
     unsafe { t.acquire(&AgentCounters::default(), id, r, mode, true, true, wake) }
 }
 
-fn release(t: &Latched, h: HeadRef, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+fn release(t: &Latched, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
     // SAFETY: a model's own node, with the handle its acquisition returned.
     unsafe { t.release(&AgentCounters::default(), h, r, wake) }
 }
@@ -127,9 +127,9 @@ fn a_conversion_of_a_fast_hold_waits_for_the_others_only() {
         // SAFETY: the model's own node, linked nowhere yet.
         let out = unsafe { q.convert_outside(conv, Mode::X, true, false, &mut wake) };
         // SAFETY: the table's own head.
-        unsafe { &*p }.settle(&mut q, &mut wake, false);
+        unsafe { &*p }.publish_waiters(&mut q, &mut wake, false);
         drop(q);
-        let hc = HeadRef(p as usize);
+        let hc = Handle(p as usize);
         if matches!(out, Outcome::Waiting) {
             wait_granted(conv);
         }

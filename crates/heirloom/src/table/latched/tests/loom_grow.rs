@@ -17,12 +17,12 @@ use crate::queue::Outcome;
 use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
 use crate::sync::Arc;
-use crate::table::HeadRef;
+use crate::table::Handle;
 
 const T: TableId = TableId::new(0, 1);
 
 /// X on row `row` without waiting: the handle if granted.
-fn take(t: &Latched, row: u64, r: ReqPtr) -> Option<HeadRef> {
+fn take(t: &Latched, row: u64, r: ReqPtr) -> Option<Handle> {
     let mut wake = Vec::new();
     // SAFETY: a model's own node, linked nowhere yet (see above).
     let (out, h) = unsafe {
@@ -40,7 +40,7 @@ fn take(t: &Latched, row: u64, r: ReqPtr) -> Option<HeadRef> {
     matches!(out, Outcome::Granted).then_some(h)
 }
 
-fn release(t: &Latched, h: HeadRef, r: ReqPtr) {
+fn release(t: &Latched, h: Handle, r: ReqPtr) {
     let mut wake = Vec::new();
     // SAFETY: a model's own granted node, with its handle.
     unsafe { t.release(&AgentCounters::default(), h, r, &mut wake) };
@@ -64,7 +64,7 @@ fn a_lock_keeps_one_head_while_the_table_grows() {
                     .collect::<Vec<_>>()
             })
         };
-        let got: Vec<Option<HeadRef>> = (0..3u64).zip(&mine).map(|(row, &r)| take(&t, row, r)).collect();
+        let got: Vec<Option<Handle>> = (0..3u64).zip(&mine).map(|(row, &r)| take(&t, row, r)).collect();
         let their = other.join().unwrap();
         for (k, row) in [2usize, 0].into_iter().enumerate() {
             assert!(

@@ -1,5 +1,5 @@
 //! loom model of latch-free re-inheritance against a waiter (the `waiters`
-//! flag Dekker of `Head::settle` and `Latched::reinherit`, step for step):
+//! flag Dekker of `Head::publish_waiters` and `Latched::reinherit`, step for step):
 //! a waiter is never left waiting behind an INHERITED request that nobody
 //! will invalidate.
 
@@ -14,14 +14,14 @@ fn node(r: &ReqPtr) -> &Request {
 
 /// A conflicting X request on the lock whose owner holds `r`, under the
 /// lock's latch (which guards "X is waiting"): `Queue::acquire`, then, if it
-/// has to wait, `Head::settle` with its fence and re-check.
+/// has to wait, `Head::publish_waiters` with its fence and re-check.
 fn request_x(latch: &loom::sync::Mutex<bool>, waiters: &AtomicBool, r: ReqPtr) {
     let mut x_waiting = latch.lock().unwrap();
     // Queue::acquire: an INHERITED request in the way is invalidated.
     if node(&r).status.load(Ordering::Acquire) == INHERITED && invalidate(node(&r)) {
         return;
     }
-    // Blocked by a GRANTED holder: link as waiting, then settle.
+    // Blocked by a GRANTED holder: link as waiting, then publish the waiters.
     *x_waiting = true;
     waiters.store(true, Ordering::Relaxed);
     fence(Ordering::SeqCst);
@@ -50,7 +50,7 @@ fn a_waiter_is_never_stranded_behind_a_reinherited_request() {
             fence(Ordering::SeqCst);
             if waiters.load(Ordering::Relaxed) {
                 let mut x_waiting = latch.lock().unwrap();
-                // Head::settle under the latch: let the waiter in.
+                // Head::publish_waiters under the latch: let the waiter in.
                 if *x_waiting && invalidate(node(&r)) {
                     *x_waiting = false;
                 }
@@ -95,7 +95,7 @@ fn a_second_waiter_needs_no_barrier_of_its_own() {
                         return; // the other requester invalidated it: granted
                     }
                     *x_waiting += 1;
-                    // Head::settle_slow.
+                    // Head::publish_waiters_slow.
                     if !waiters.load(Ordering::Relaxed) {
                         waiters.store(true, Ordering::Relaxed);
                         fence(Ordering::SeqCst);

@@ -16,7 +16,7 @@ use crate::queue::{Cancel, Outcome};
 use crate::request::{GRANTED, NEVER_LINKED, OBSOLETE, ORPHANED, RETURNED, ReqPtr, Request, WAITING};
 use crate::stats::AgentCounters;
 use crate::sync::{Arc, AtomicBool, Ordering};
-use crate::table::HeadRef;
+use crate::table::Handle;
 use crate::table::fast::FastTry;
 
 const T: TableId = TableId::new(0, 1);
@@ -24,7 +24,7 @@ const T: TableId = TableId::new(0, 1);
 // The table's unsafe entry points, for the models. Every node is the
 // model's own: allocated by `request`, freed at the model's end (`orphan`,
 // `free`) or by the collector after `orphan`, so alive wherever the model
-// uses it; the one handle is `HeadRef(0)`, the table's one bucket.
+// uses it; the one handle is `Handle(0)`, the table's one bucket.
 
 fn node(r: &ReqPtr) -> &Request {
     // SAFETY: a model's own node (see above).
@@ -38,19 +38,19 @@ fn acquire<const S: bool>(
     r: ReqPtr,
     mode: Mode,
     wait: bool,
-) -> (Outcome, HeadRef) {
+) -> (Outcome, Handle) {
     // SAFETY: a model's own node, linked nowhere yet (see above).
     unsafe { t.acquire(c, id, r, mode, wait, true, &mut Vec::new()) }
 }
 
 fn release<const S: bool>(t: &LatchFree<S>, c: &AgentCounters, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
     // SAFETY: a model's own node, linked in bucket 0 (see above).
-    unsafe { t.release(c, HeadRef(0), r, wake) }
+    unsafe { t.release(c, Handle(0), r, wake) }
 }
 
 fn cancel<const S: bool>(t: &LatchFree<S>, c: &AgentCounters, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
     // SAFETY: a model's own node, linked in bucket 0 (see above).
-    unsafe { t.cancel(c, HeadRef(0), r, wake) }
+    unsafe { t.cancel(c, Handle(0), r, wake) }
 }
 
 fn request(txn: u64) -> ReqPtr {
