@@ -11,10 +11,10 @@ fn an_idle_server_burns_no_cpu() {
 
     use heirloom::{LockId, LockManager, Mode, TableId, TableKind};
 
-    /// CPU ticks (user + system) of this process's lock-server threads.
-    fn server_ticks() -> (usize, u64) {
-        let mut threads = 0;
-        let mut ticks = 0;
+    /// Each lock-server thread of this process: its scheduler state ("R",
+    /// "S", ...) and its CPU ticks (user + system).
+    fn servers() -> Vec<(String, u64)> {
+        let mut out = Vec::new();
         for e in std::fs::read_dir("/proc/self/task").expect("/proc/self/task") {
             let dir = e.expect("a task").path();
             let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
@@ -26,26 +26,22 @@ fn an_idle_server_burns_no_cpu() {
             let rest = &stat[stat.rfind(')').map_or(0, |i| i + 2)..];
             let f: Vec<&str> = rest.split_whitespace().collect();
             if f.len() > 12 {
-                threads += 1;
-                ticks += f[11].parse::<u64>().unwrap_or(0) + f[12].parse::<u64>().unwrap_or(0);
-            }
-        }
-        (threads, ticks)
-    }
-
-    /// The scheduler state of each lock-server thread ("R", "S", ...).
-    fn server_states() -> Vec<String> {
-        let mut out = Vec::new();
-        for e in std::fs::read_dir("/proc/self/task").expect("/proc/self/task") {
-            let dir = e.expect("a task").path();
-            let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
-            if comm.starts_with("heirloom-lock-s") {
-                let stat = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
-                let rest = &stat[stat.rfind(')').map_or(0, |i| i + 2)..];
-                out.extend(rest.split_whitespace().next().map(str::to_owned));
+                let ticks = f[11].parse::<u64>().unwrap_or(0) + f[12].parse::<u64>().unwrap_or(0);
+                out.push((f[0].to_owned(), ticks));
             }
         }
         out
+    }
+
+    /// How many server threads there are, and their ticks together.
+    fn server_ticks() -> (usize, u64) {
+        let s = servers();
+        (s.len(), s.iter().map(|x| x.1).sum())
+    }
+
+    /// How many server threads are asleep.
+    fn asleep() -> usize {
+        servers().iter().filter(|x| x.0 == "S").count()
     }
 
     let lm = LockManager::builder()
@@ -60,10 +56,9 @@ fn an_idle_server_burns_no_cpu() {
     // Wait until both servers have run out of work and parked: asleep
     // ("S") in two looks 50 ms apart, however long a loaded machine takes.
     common::until("the servers never parked", || {
-        let asleep = server_states().iter().filter(|s| *s == "S").count() == 2;
-        asleep && {
+        asleep() == 2 && {
             std::thread::sleep(Duration::from_millis(50));
-            server_states().iter().filter(|s| *s == "S").count() == 2
+            asleep() == 2
         }
     });
     let (threads, before) = server_ticks();
