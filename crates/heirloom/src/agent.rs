@@ -24,7 +24,7 @@ use crate::shared::{AgentShared, ManagerState};
 use crate::stats::AgentCounters;
 use crate::stats::Stats;
 use crate::sync::{Arc, Ordering};
-use crate::table::{Acquiring, Handle, Releasing};
+use crate::table::{Acquiring, Handle, LockTable, Releasing};
 
 /// The request a transaction is waiting for: linked, not yet decided.
 #[derive(Clone, Copy, Debug)]
@@ -35,7 +35,7 @@ pub(crate) struct InFlight {
     /// The mode asked for (for a conversion, the target).
     pub(crate) mode: Mode,
     /// A conversion: the cache entry it converts (`req` is that entry's
-    /// request, or the one replacing it; see `Table::convert`). `None`: a
+    /// request, or the one replacing it; see `LockTable::convert`). `None`: a
     /// new request, not in the cache.
     pub(crate) held: Option<usize>,
 }

@@ -141,7 +141,7 @@
 use crate::error::{Cycle, TxnId, WaitEdge};
 use crate::queue::Blocker;
 use crate::shared::{ManagerState, Registry, WaitInfo};
-use crate::table::Caller;
+use crate::table::{Caller, LockTable};
 
 /// One waiter of a cycle and the edge it was found through.
 #[derive(Clone, Copy)]

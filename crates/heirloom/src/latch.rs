@@ -51,6 +51,10 @@
 
 use std::ops::{Deref, DerefMut};
 
+use parking_lot::{Mutex, MutexGuard};
+
+use crate::stats::AgentCounters;
+
 use crate::sync::{AsymmetricFence, AtomicU8, AtomicU32, Ordering, UnsafeCell};
 
 const FREE: u8 = 0;
@@ -351,6 +355,76 @@ impl<T> Drop for LatchGuard<'_, T> {
     fn drop(&mut self) {
         self.latch.unlock();
     }
+}
+
+/// A latch [`latch`] can take: parking_lot's `Mutex` (the global table's
+/// one latch) or [`Latch`] (the latched table's heads and buckets).
+pub(crate) trait TryLatch {
+    type Guard<'a>
+    where
+        Self: 'a;
+    fn try_latch(&self) -> Option<Self::Guard<'_>>;
+    fn latch_waiting(&self) -> Self::Guard<'_>;
+}
+
+impl<T> TryLatch for Mutex<T> {
+    type Guard<'a>
+        = MutexGuard<'a, T>
+    where
+        T: 'a;
+
+    #[inline]
+    fn try_latch(&self) -> Option<MutexGuard<'_, T>> {
+        // The sharing instrument (`sharing.rs`): parking_lot's word and
+        // the value beside it are written, not through the shim's atomics.
+        crate::sharing::note_range(std::ptr::from_ref(self) as usize, std::mem::size_of::<Self>());
+        self.try_lock()
+    }
+
+    fn latch_waiting(&self) -> MutexGuard<'_, T> {
+        crate::sharing::note_range(std::ptr::from_ref(self) as usize, std::mem::size_of::<Self>());
+        self.lock()
+    }
+}
+
+impl<T> TryLatch for Latch<T> {
+    type Guard<'a>
+        = LatchGuard<'a, T>
+    where
+        T: 'a;
+
+    #[inline]
+    fn try_latch(&self) -> Option<LatchGuard<'_, T>> {
+        self.try_lock()
+    }
+
+    fn latch_waiting(&self) -> LatchGuard<'_, T> {
+        self.lock()
+    }
+}
+
+/// Takes `m`, counting the acquisition in `latch_contended` if it found the
+/// latch held.
+#[inline]
+pub(crate) fn latch<'a, L: TryLatch>(m: &'a L, c: &AgentCounters) -> L::Guard<'a> {
+    latch_heat(m, c).0
+}
+
+/// [`latch`], also saying whether the latch was found held (the heat that
+/// speculative lock inheritance looks at).
+#[inline]
+pub(crate) fn latch_heat<'a, L: TryLatch>(m: &'a L, c: &AgentCounters) -> (L::Guard<'a>, bool) {
+    match m.try_latch() {
+        Some(g) => (g, false),
+        None => (latch_slow(m, c), true),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn latch_slow<'a, L: TryLatch>(m: &'a L, c: &AgentCounters) -> L::Guard<'a> {
+    c.latch_contended.bump();
+    m.latch_waiting()
 }
 
 #[cfg(all(test, heirloom_loom))]

@@ -14,7 +14,7 @@ use crate::policy::ConflictPolicy;
 use crate::shared::{LockMemory, ManagerState, Registry, Route};
 use crate::stats::Stats;
 use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
-use crate::table::{MAX_BUCKETS, Table, TableKind};
+use crate::table::{LockTable, MAX_BUCKETS, Table, TableKind};
 use heirloom_rtm::ElisionStats;
 
 /// Builds a [`LockManager`].

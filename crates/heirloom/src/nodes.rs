@@ -2,7 +2,7 @@
 //! it after a table is done with it.
 //!
 //! How soon a node may be reused is the table's to say ([`Reuse`], from
-//! `Table::nodes`): the queue tables unlink a request under its latch,
+//! `LockTable::nodes`): the queue tables unlink a request under its latch,
 //! so the node is free at once; the latch-free table leaves released
 //! requests in its lists for any thread to unlink and frees nothing before
 //! an epoch grace period (see `table/latchfree/reclaim.rs`), so its nodes come

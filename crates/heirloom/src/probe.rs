@@ -15,6 +15,7 @@
 
 use crate::agent::Agent;
 use crate::id::LockId;
+use crate::table::LockTable;
 use crate::txn::Transaction;
 
 /// A null critical section in the lock table.

@@ -1,7 +1,8 @@
 //! The shape the READMEs describe, checked on the sources of every crate of
 //! the workspace: modules import each other without circles (at the level
 //! of top-level modules, tests left out), the transaction layer never asks
-//! which lock table it holds, and the kit's front door names no benchmark.
+//! which lock table it holds, the lock tables never call up into the
+//! layers above them, and the kit's front door names no benchmark.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -50,6 +51,36 @@ fn module_of(src: &Path, file: &Path) -> String {
     first.as_os_str().to_string_lossy().trim_end_matches(".rs").to_string()
 }
 
+/// The top-level modules `code` names through `crate::` (`crate::{a,
+/// b::c}` or `crate::a`).
+fn named_modules(code: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = code;
+    while let Some(i) = rest.find("crate::") {
+        rest = &rest[i + "crate::".len()..];
+        let names: Vec<String> = if let Some(inner) = rest.strip_prefix('{') {
+            let end = inner.find('}').unwrap_or(inner.len());
+            inner[..end]
+                .split(',')
+                .map(|s| s.trim().split("::").next().unwrap_or("").to_string())
+                .collect()
+        } else {
+            vec![
+                rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap_or("")
+                    .to_string(),
+            ]
+        };
+        for n in names {
+            if !n.is_empty() && n.chars().next().is_some_and(|c| c.is_lowercase()) {
+                out.insert(n);
+            }
+        }
+    }
+    out
+}
+
 /// Top-level module -> top-level modules it names through `crate::`.
 fn imports(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut files = Vec::new();
@@ -60,32 +91,8 @@ fn imports(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
         if m == "lib" || m == "main" {
             continue;
         }
-        let code = code(&f);
         let deps = g.entry(m.clone()).or_default();
-        let mut rest = code.as_str();
-        while let Some(i) = rest.find("crate::") {
-            rest = &rest[i + "crate::".len()..];
-            // `crate::{a, b::c}` or `crate::a`
-            let names: Vec<String> = if let Some(inner) = rest.strip_prefix('{') {
-                let end = inner.find('}').unwrap_or(inner.len());
-                inner[..end]
-                    .split(',')
-                    .map(|s| s.trim().split("::").next().unwrap_or("").to_string())
-                    .collect()
-            } else {
-                vec![
-                    rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                        .next()
-                        .unwrap_or("")
-                        .to_string(),
-                ]
-            };
-            for n in names {
-                if !n.is_empty() && n != m && n.chars().next().is_some_and(|c| c.is_lowercase()) {
-                    deps.insert(n);
-                }
-            }
-        }
+        deps.extend(named_modules(&code(&f)).into_iter().filter(|n| *n != m));
     }
     g
 }
@@ -173,6 +180,77 @@ fn transactions_and_agents_never_ask_which_table_they_hold() {
             assert!(!code.contains(kind), "{f} names {kind}");
         }
     }
+}
+
+/// The modules above the lock tables: what a table or a queue must never
+/// call (it is called by them, and answers through `wake` and its return
+/// values).
+const ABOVE_THE_TABLES: [&str; 10] = [
+    "txn", "agent", "cache", "shared", "manager", "deadlock", "policy", "probe", "gate", "misuse",
+];
+
+/// Why `code`, a file of the lock-table layer (`table/` or `queue`), calls
+/// upward, if it does: it names a module above the tables, a queue names
+/// the tables, or a table kind's file reaches the registry of kinds
+/// (`Table::` or `each!`, which only `table/mod.rs` may use) instead of
+/// the interface.
+fn calls_upward(code: &str, is_queue: bool, is_registry: bool) -> Option<String> {
+    let named = named_modules(code);
+    if let Some(m) = ABOVE_THE_TABLES.iter().find(|m| named.contains(**m)) {
+        return Some(format!("names `crate::{m}`"));
+    }
+    if is_queue && named.contains("table") {
+        return Some("a queue names the tables above it".into());
+    }
+    if !is_registry {
+        let registry = code.match_indices("Table::").any(|(i, _)| {
+            !code[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        });
+        if registry || code.contains("each!") {
+            return Some("reaches the registry of kinds (`Table`) instead of the interface".into());
+        }
+    }
+    None
+}
+
+#[test]
+fn no_table_module_calls_upward() {
+    let src = crate_src("heirloom");
+    let mut files = Vec::new();
+    rust_files(&src.join("table"), &mut files);
+    rust_files(&src.join("queue"), &mut files);
+    files.push(src.join("queue.rs"));
+    assert!(files.len() >= 15, "the lock-table layer's files: {files:?}");
+    for path in files {
+        let rel = path.strip_prefix(&src).expect("under src");
+        let is_queue = rel.starts_with("queue") || rel == Path::new("queue.rs");
+        let is_registry = rel == Path::new("table/mod.rs");
+        if let Some(why) = calls_upward(&code(&path), is_queue, is_registry) {
+            panic!("{} calls upward: it {why}", rel.display());
+        }
+    }
+}
+
+#[test]
+fn the_upward_check_finds_a_call_upward() {
+    assert!(calls_upward("use crate::txn::Transaction;", false, false).is_some());
+    assert!(calls_upward("use crate::{mode::Mode, agent::Agent};", false, false).is_some());
+    assert!(calls_upward("use crate::table::Handle;", true, false).is_some());
+    assert!(calls_upward("match t { Table::Latched(l) => 1 }", false, false).is_some());
+    assert!(calls_upward("each!(self, t => t.fast())", false, false).is_some());
+    assert!(calls_upward("each!(self, t => t.fast())", false, true).is_none());
+    assert!(
+        calls_upward(
+            "use crate::table::{Caller, LockTable};\nLockTable::acquire",
+            false,
+            false
+        )
+        .is_none()
+    );
+    assert!(calls_upward("use crate::{mode::Mode, queue::Queue};", true, false).is_none());
 }
 
 #[test]

@@ -27,7 +27,7 @@ fn manager(kind: TableKind, policy: ConflictPolicy, sli: Inheritance) -> LockMan
 }
 
 /// Whether the table passes a reclaimed lock on again at commit without a
-/// table operation (`Table::reinherit`).
+/// table operation (`LockTable::reinherit`).
 fn reinherits_without_table(kind: TableKind) -> bool {
     kind.base() == TableKind::Latched || kind.is_latch_free()
 }

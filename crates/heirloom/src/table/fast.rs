@@ -111,13 +111,13 @@
 //! ## No request node
 //!
 //! `Transaction::lock` takes a fast hold without a request node
-//! (`Table::try_fast_hold` and `Table::release_fast_hold`, which read the
+//! (`LockTable::try_fast_hold` and `LockTable::release_fast_hold`, which read the
 //! lock, the mode and the agent from the caller): the transaction's cache
 //! entry names the agent's `Nodes::none`, which is never linked, given
 //! back or read. IS to IX in place needs no node either
-//! (`Table::upgrade_fast_hold`, `Fast::upgrade_bits`); any other
+//! (`LockTable::upgrade_fast_hold`, `Fast::upgrade_bits`); any other
 //! conversion first gives the entry a node filled as the fast path fills
-//! one (`Transaction::convert`, `Table::materialize_fast`).
+//! one (`Transaction::convert`, `holds::materialize`).
 //!
 //! ## Who holds a fast lock
 //!
@@ -136,7 +136,9 @@ use crate::queue::{Blocker, OutsideHolds, Strong};
 use crate::request::Request;
 use crate::sync::{AsymmetricFence, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
+pub(crate) mod holds;
 pub(crate) mod rows;
+pub(crate) use holds::FastTable;
 use rows::Rows;
 
 /// Slots per table (a database and its tables fit many times over).
@@ -204,7 +206,9 @@ pub(crate) fn strong_at(slot: usize, mode: Mode) -> bool {
 
 /// Fills `q` as the node of a fast hold of the lock with `words` in
 /// `mode`: what the operations that read a fast hold's node (release,
-/// conversion) expect of it.
+/// conversion) expect of it. Linked nowhere, the node is reusable at once
+/// when given back (`NEVER_LINKED`, read only where nodes wait for a grace
+/// period: the latch-free tables').
 #[inline]
 pub(crate) fn fill_node(q: &Request, words: (u64, u64), mode: Mode) {
     q.key.store(words.0, Ordering::Relaxed);
@@ -212,6 +216,7 @@ pub(crate) fn fill_node(q: &Request, words: (u64, u64), mode: Mode) {
     q.mode.store(mode as u8, Ordering::Relaxed);
     q.want.store(mode as u8, Ordering::Relaxed);
     q.status.store(crate::request::GRANTED, Ordering::Relaxed);
+    q.recycle.store(crate::request::NEVER_LINKED, Ordering::Relaxed);
 }
 
 struct Meta {
@@ -492,7 +497,7 @@ impl Fast {
     }
 
     /// [`Fast::upgrade`] of `agent`'s fast IS hold of `slot`'s lock, its
-    /// bits only (a hold with no node, `Table::upgrade_fast_hold`).
+    /// bits only (a hold with no node, `LockTable::upgrade_fast_hold`).
     #[inline]
     pub(crate) fn upgrade_bits(&self, slot: usize, agent: u32) -> bool {
         debug_assert!(

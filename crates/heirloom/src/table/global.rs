@@ -25,12 +25,14 @@ use std::collections::HashMap;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
-use super::{Handle, latch_heat};
+use super::{Acquiring, Caller, Converting, Handle, LockTable, Releasing};
 use crate::id::{IdBuildHasher, LockId};
 use crate::inherit::Heat;
+use crate::latch::latch_heat;
 use crate::mode::Mode;
 use crate::monitor::{LockInfo, describe};
-use crate::queue::{Cancel, Handoff, Outcome, Queue};
+use crate::nodes::Nodes;
+use crate::queue::{Blocker, Cancel, Handoff, Outcome, Queue};
 use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
 use heirloom_rtm::Elision;
@@ -233,107 +235,143 @@ impl Global {
         }
     }
 
-    /// # Safety
-    /// As [`Table::acquire`](super::Table::acquire).
+    /// Runs `f` on the queue of `h` under the latch.
     #[inline]
-    pub(crate) unsafe fn acquire(
+    fn with<R>(&self, c: &AgentCounters, h: At, mut f: impl FnMut(&mut Queue) -> R) -> R {
+        self.run(c, |g, _| f(&mut g.queues[h.0].1))
+    }
+}
+
+/// This table's handle ([`LockTable::Handle`]): the index of the lock's
+/// queue in the slab.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct At(usize);
+
+impl From<Handle> for At {
+    #[inline]
+    fn from(h: Handle) -> Self {
+        At(h.0)
+    }
+}
+
+impl From<At> for Handle {
+    #[inline]
+    fn from(h: At) -> Self {
+        Handle(h.0)
+    }
+}
+
+// SAFETY: every queue operation runs under the one latch (or in a
+// transaction that aborts when it is taken) and pushes what it grants to
+// `wake`; a queue's slab index stays its own while a request is linked in
+// it (a queue is unmapped only when empty); nodes are not kept past their
+// unlinking.
+unsafe impl LockTable for Global {
+    type Handle = At;
+
+    #[inline]
+    unsafe fn acquire(
         &self,
-        c: &AgentCounters,
+        a: Caller<'_>,
         id: LockId,
         r: ReqPtr,
         mode: Mode,
         may_wait: bool,
-    ) -> (Outcome, Handle) {
-        self.run(c, |g, contended| {
+        _try_fast: bool,
+        _wake: &mut Vec<ReqPtr>,
+    ) -> (Outcome, At) {
+        self.run(a.counters, |g, contended| {
             // SAFETY: the caller's own live request (this function's contract).
             let (out, idx) = unsafe { g.acquire(id, r, mode, may_wait, contended) };
-            (out, Handle(idx))
+            (out, At(idx))
         })
     }
 
-    /// Many acquisitions under one take of the latch (see
-    /// [`Table::acquire_batch`](super::Table::acquire_batch)).
-    ///
-    /// # Safety
-    /// As [`Table::acquire_batch`](super::Table::acquire_batch).
-    pub(crate) unsafe fn acquire_batch(&self, c: &AgentCounters, items: &mut [super::Acquiring]) {
-        self.run(c, |g, contended| {
+    /// Under one take of the latch.
+    unsafe fn acquire_batch(&self, a: Caller<'_>, items: &mut [Acquiring], _wake: &mut Vec<ReqPtr>) {
+        self.run(a.counters, |g, contended| {
             for it in items.iter_mut() {
                 // SAFETY: the caller's own requests, linked nowhere.
                 let (out, idx) = unsafe { g.acquire(it.id, it.req, it.mode, false, contended) };
                 it.out = out;
-                it.head = Handle(idx);
+                it.head = At(idx).into();
             }
         })
     }
 
-    /// Many releases under one take of the latch (see
-    /// [`Table::release_batch`](super::Table::release_batch)).
-    ///
-    /// # Safety
-    /// As [`Table::release_batch`](super::Table::release_batch).
-    pub(crate) unsafe fn release_batch(
+    /// In place.
+    unsafe fn convert(
         &self,
-        c: &AgentCounters,
-        items: &mut [super::Releasing],
+        a: Caller<'_>,
+        _id: LockId,
+        h: At,
+        r: ReqPtr,
+        to: Mode,
+        may_wait: bool,
+        wake_behind: bool,
         wake: &mut Vec<ReqPtr>,
-    ) {
-        self.run(c, |g, _| {
-            for it in items.iter_mut().filter(|it| it.out.is_none()) {
-                // SAFETY: the caller's own granted requests, linked here.
-                it.out = Some(unsafe { g.release(it.head.0, it.req, it.heat, wake) });
-            }
-        })
-    }
-
-    /// Takes and drops the latch (see
-    /// [`Table::null_section`](super::Table::null_section)).
-    pub(crate) fn null_section(&self, c: &AgentCounters) {
-        self.run(c, |_, _| ());
+        _nodes: &mut Nodes,
+    ) -> Converting {
+        // SAFETY: the caller's own granted request, linked in the queue of
+        // `h` (this function's contract).
+        let outcome = self.with(a.counters, h, |q| unsafe {
+            q.convert(r, to, may_wait, wake_behind, wake)
+        });
+        Converting::in_place(outcome, r, h.into())
     }
 
     #[inline]
-    pub(crate) fn with<R>(&self, c: &AgentCounters, h: Handle, mut f: impl FnMut(&mut Queue) -> R) -> R {
-        self.run(c, |g, _| f(&mut g.queues[h.0].1))
-    }
-
-    #[inline]
-    pub(crate) fn release(&self, c: &AgentCounters, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
-        self.run(c, |g, _| {
+    unsafe fn release(&self, a: Caller<'_>, h: At, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+        self.run(a.counters, |g, _| {
             // SAFETY: the caller's own granted request, linked in the queue
-            // of `h` (the contract on `Table`).
+            // of `h` (this function's contract).
             unsafe { g.release(h.0, r, None, wake) };
         })
     }
 
-    /// # Safety
-    /// As [`Table::release_or_inherit`](super::Table::release_or_inherit).
-    pub(crate) unsafe fn release_or_inherit(
+    unsafe fn release_or_inherit(
         &self,
-        c: &AgentCounters,
-        h: Handle,
+        a: Caller<'_>,
+        h: At,
         r: ReqPtr,
         heat: Heat,
         wake: &mut Vec<ReqPtr>,
     ) -> Handoff {
         // SAFETY: the caller's own request, linked in the queue of `h`
         // (this function's contract).
-        self.run(c, |g, _| unsafe { g.release(h.0, r, Some(heat), wake) })
+        self.run(a.counters, |g, _| unsafe { g.release(h.0, r, Some(heat), wake) })
     }
 
-    /// # Safety
-    /// As [`Table::cancel`](super::Table::cancel).
-    pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+    /// Under one take of the latch.
+    unsafe fn release_batch(&self, a: Caller<'_>, items: &mut [Releasing], wake: &mut Vec<ReqPtr>) {
+        self.run(a.counters, |g, _| {
+            for it in items.iter_mut().filter(|it| it.out.is_none()) {
+                // SAFETY: the caller's own granted requests, linked here.
+                it.out = Some(unsafe { g.release(At::from(it.head).0, it.req, it.heat, wake) });
+            }
+        })
+    }
+
+    unsafe fn cancel(&self, a: Caller<'_>, h: At, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
         // SAFETY: the caller's own request, linked in the queue of `h`.
-        self.run(c, |g, _| unsafe { g.cancel(h.0, r, wake) })
+        self.run(a.counters, |g, _| unsafe { g.cancel(h.0, r, wake) })
     }
 
-    /// The elision's counters (`TableKind::GlobalHtm`).
-    pub(crate) fn elision(&self) -> Option<heirloom_rtm::ElisionStats> {
-        self.elision.as_ref().map(Elision::stats)
+    unsafe fn blockers(&self, a: Caller<'_>, h: At, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+        self.with(a.counters, h, |q| q.blockers(r, out))
     }
 
-    pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
+    /// The one latch, taken and dropped.
+    fn null_section(&self, a: Caller<'_>, _id: LockId) {
+        self.run(a.counters, |_, _| ());
+    }
+
+    fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
         self.inner.lock().snapshot(now_ns, out);
+    }
+
+    /// `TableKind::GlobalHtm`'s.
+    fn elision(&self) -> Option<heirloom_rtm::ElisionStats> {
+        self.elision.as_ref().map(Elision::stats)
     }
 }

@@ -46,7 +46,7 @@
 //!   and is given up when that request is released (`Agent::converted`).
 //!   A fast release or a fast request backing off that finds the word
 //!   non-zero takes the head latch and grants the waiters now clear
-//!   ([`Latched::fast_wake`]).
+//!   (`FastTable::after_fast_release`).
 //! * Row S locks (`Builder::fast_rows`) are fast holds the same way, with
 //!   the row's stripe for a slot (`table/fast/rows.rs`): a row's queue
 //!   closes the stripe's word before it decides a request that conflicts
@@ -83,23 +83,24 @@
 //! the array changed, so that it does not go round a chain in circles. A
 //! miss of the fast walk goes to the bucket latch, where the chains are
 //! exact; the one walk that must not miss, the wake-up after a fast
-//! release ([`Latched::fast_wake`]), walks again under it
+//! release (`FastTable::after_fast_release`), walks again under it
 //! ([`Latched::find_exact`]). A snapshot holds off growths while it walks.
 
 use std::ptr;
 
 use crossbeam_utils::CachePadded;
 
-use super::fast::{self, Fast};
-use super::{Caller, Converting, Handle, MAX_BUCKETS, latch, latch_heat};
+use super::fast::{self, Fast, FastTable, holds};
+use super::{Caller, Converting, Handle, LockTable, MAX_BUCKETS, Reinherit};
 use crate::id::{Level, LockId};
-use crate::latch::{Latch, LatchGuard};
+use crate::inherit::Heat;
+use crate::latch::{Latch, LatchGuard, latch, latch_heat};
 use crate::mode::Mode;
 use crate::monitor::{LockInfo, describe};
 
 use crate::nodes::Nodes;
-use crate::queue::{Blocker, Cancel, Outcome, Outside, Queue};
-use crate::request::{INHERITED, ReqPtr, Request};
+use crate::queue::{Blocker, Cancel, Handoff, Outcome, Outside, Queue};
+use crate::request::{INHERITED, ReqPtr};
 use crate::stats::AgentCounters;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence};
 use heirloom_rtm::Elision;
@@ -224,17 +225,42 @@ pub(crate) struct Latched {
     elision: Option<Elision>,
 }
 
-/// A handle of a fast hold of slot `s`.
-#[inline]
-fn fast_handle(s: usize) -> Handle {
-    Handle(Handle::FAST | s)
+/// This table's handle ([`LockTable::Handle`]): the address of the lock's
+/// head, or for a fast hold [`Handle::FAST`] and its slot (a head's
+/// address is far below that bit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct At(usize);
+
+impl At {
+    #[inline]
+    fn head(p: *const CachePadded<Head>) -> Self {
+        At(p as usize)
+    }
+
+    #[inline]
+    fn fast(s: usize) -> Self {
+        At(Handle::FAST | s)
+    }
+
+    /// The slot of a fast hold's handle; `None` for a head's.
+    #[inline]
+    fn fast_slot(self) -> Option<usize> {
+        (self.0 & Handle::FAST != 0).then_some(self.0 & !Handle::FAST)
+    }
 }
 
-/// The slot of a fast hold's handle; `None` for a head's (an address,
-/// below `Handle::FAST`).
-#[inline]
-fn fast_slot(h: Handle) -> Option<usize> {
-    h.is_fast().then_some(h.0 & !Handle::FAST)
+impl From<Handle> for At {
+    #[inline]
+    fn from(h: Handle) -> Self {
+        At(h.0)
+    }
+}
+
+impl From<At> for Handle {
+    #[inline]
+    fn from(h: At) -> Self {
+        Handle(h.0)
+    }
 }
 
 impl Latched {
@@ -280,11 +306,6 @@ impl Latched {
         self.dir().buckets.len()
     }
 
-    /// The elision's counters (`TableKind::LatchedHtm`).
-    pub(crate) fn elision(&self) -> Option<heirloom_rtm::ElisionStats> {
-        self.elision.as_ref().map(Elision::stats)
-    }
-
     /// Runs `f` on `head`'s queue elided by `e` (see `Latch::elide`), then
     /// settles the head as the latched path does; `f` gets the heat. The
     /// latch-contended count gets a contended section.
@@ -308,65 +329,6 @@ impl Latched {
         out
     }
 
-    /// Is the intention-lock fast path on?
-    #[inline]
-    pub(crate) fn has_fast_path(&self) -> bool {
-        self.fast.is_some()
-    }
-
-    /// The fast path, when on.
-    #[inline]
-    pub(crate) fn fast(&self) -> Option<&Fast> {
-        self.fast.as_deref()
-    }
-
-    /// As [`Table::try_fast_hold`](super::Table::try_fast_hold).
-    #[inline(always)]
-    pub(crate) fn try_fast_hold(
-        &self,
-        a: Caller<'_>,
-        id: LockId,
-        mode: Mode,
-        txn: u64,
-        ts: u64,
-        wake: &mut Vec<ReqPtr>,
-    ) -> Option<Handle> {
-        let f = self.fast.as_deref()?;
-        let s = f.slot_for(id, true)?;
-        match f.acquire(s, id.words(), a.agent, txn, ts, mode) {
-            fast::FastTry::Held => Some(fast_handle(s)),
-            fast::FastTry::BackedOff => {
-                self.fast_wake(a.counters, id, wake);
-                None
-            }
-            fast::FastTry::Refused => None,
-        }
-    }
-
-    /// As [`Table::upgrade_fast_hold`](super::Table::upgrade_fast_hold).
-    #[inline]
-    pub(crate) fn upgrade_fast_hold(&self, a: Caller<'_>, id: LockId, h: Handle, wake: &mut Vec<ReqPtr>) -> bool {
-        let (Some(s), Some(f)) = (fast_slot(h), self.fast.as_deref()) else {
-            unreachable!("a fast hold without its slot")
-        };
-        if f.upgrade_bits(s, a.agent) {
-            return true;
-        }
-        self.fast_wake(a.counters, id, wake);
-        false
-    }
-
-    /// As [`Table::release_fast_hold`](super::Table::release_fast_hold).
-    #[inline(always)]
-    pub(crate) fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: Handle, mode: Mode, wake: &mut Vec<ReqPtr>) {
-        let (Some(s), Some(f)) = (fast_slot(h), self.fast.as_deref()) else {
-            unreachable!("a fast hold without its slot")
-        };
-        if f.release(s, id.words(), a.agent, mode) {
-            self.fast_wake(a.counters, id, wake);
-        }
-    }
-
     /// Where the fast holds of `id` are counted, if it can have any (a slot
     /// is claimed for it if need be; see `Fast::slot`).
     #[inline]
@@ -387,117 +349,10 @@ impl Latched {
     /// bucket index, not an address; one manager has one table, so the
     /// handles in its agents' lock caches are all of its kind.)
     #[inline]
-    unsafe fn head(&self, h: Handle) -> &Head {
-        debug_assert!(fast_slot(h).is_none(), "a fast hold has no head");
+    unsafe fn head(&self, h: At) -> &Head {
+        debug_assert!(h.fast_slot().is_none(), "a fast hold has no head");
         // SAFETY: the address of a live head of this table (the contract).
         unsafe { &*(h.0 as *const CachePadded<Head>) }
-    }
-
-    /// Takes and drops the latch of `id`'s head, or of its bucket if no
-    /// head is bound to it (see [`Table::null_section`](super::Table::null_section)).
-    pub(crate) fn null_section(&self, c: &AgentCounters, id: LockId) {
-        let d = self.dir();
-        let bucket = d.bucket(id);
-        let p = self.find(d, bucket, id.words());
-        if p.is_null() {
-            drop(latch(&bucket.latch, c));
-        } else {
-            // SAFETY: heads live as long as the table.
-            drop(latch(&unsafe { &*p }.queue, c));
-        }
-    }
-
-    /// # Safety
-    /// As [`Table::acquire`](super::Table::acquire).
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn acquire(
-        &self,
-        c: &AgentCounters,
-        id: LockId,
-        r: ReqPtr,
-        mode: Mode,
-        may_wait: bool,
-        try_fast: bool,
-        wake: &mut Vec<ReqPtr>,
-    ) -> (Outcome, Handle) {
-        if try_fast && let Some(h) = self.try_fast(c, id, r, mode, wake) {
-            return (Outcome::Granted, h);
-        }
-        {
-            // SAFETY: the caller's own live request (the contract).
-            let q = unsafe { r.get() };
-            // The queue reads them for the lock's fast holds (`Outside`).
-            let (key, hi) = id.words();
-            q.key.store(key, Ordering::Relaxed);
-            q.hi.store(hi, Ordering::Relaxed);
-        }
-        if let Some(e) = &self.elision {
-            // Elided when the lock has a head already; binding one takes
-            // the latches.
-            let p = self.find_now(id);
-            if !p.is_null() {
-                // SAFETY: chain heads live as long as the table.
-                let head = unsafe { &*p };
-                let words = id.words();
-                let out = self.elided(e, c, head, wake, |q, _, contended| {
-                    // Rebound between the walk and the section: nothing done.
-                    // SAFETY: the caller's own live request (the contract).
-                    head.bound_to(words)
-                        .then(|| unsafe { q.acquire(r, mode, may_wait, contended) })
-                });
-                if let Some(out) = out {
-                    return (out, Handle(p as usize));
-                }
-            }
-        }
-        let (mut q, p, contended) = self.latched_head(c, id);
-        // SAFETY: the caller's own live request (the contract).
-        let out = unsafe { q.acquire(r, mode, may_wait, contended) };
-        // SAFETY: chain heads live as long as the table.
-        unsafe { &*p }.publish_waiters(&mut q, wake, self.sli);
-        (out, Handle(p as usize))
-    }
-
-    /// The fast path (`fast.rs`) for `r`, a request for `id` in `mode`: the
-    /// fast hold's handle if it was granted so.
-    #[inline]
-    fn try_fast(&self, c: &AgentCounters, id: LockId, r: ReqPtr, mode: Mode, wake: &mut Vec<ReqPtr>) -> Option<Handle> {
-        if !fast::takes_fast(id, mode) {
-            return None;
-        }
-        // SAFETY: the caller's own live request (`Table::acquire`'s contract).
-        let q = unsafe { r.get() };
-        let (txn, ts) = (q.txn.load(Ordering::Relaxed), q.ts.load(Ordering::Relaxed));
-        let a = Caller {
-            counters: c,
-            agent: q.agent,
-        };
-        let h = self.try_fast_hold(a, id, mode, txn, ts, wake)?;
-        fast::fill_node(q, id.words(), mode);
-        Some(h)
-    }
-
-    /// After a fast hold of `id` was given up (or a fast request took its
-    /// bit back) while the word was closed: a strong request may have
-    /// seen the hold and be waiting for it, so grant what is clear now,
-    /// under the head latch (see `fast.rs`, "On the latched table").
-    #[cold]
-    fn fast_wake(&self, c: &AgentCounters, id: LockId, wake: &mut Vec<ReqPtr>) {
-        // Exact: a waiter missed for a growth would wait for ever.
-        let p = self.find_exact(c, id);
-        if p.is_null() {
-            // No head: nobody waits for the lock.
-            return;
-        }
-        // SAFETY: chain heads live as long as the table.
-        let head = unsafe { &*p };
-        let mut q = latch(&head.queue, c);
-        // Rebound meanwhile: the lock's queue emptied, nobody waits.
-        if head.bound_to(id.words()) {
-            q.recheck_inherited(wake);
-            head.publish_waiters(&mut q, wake, self.sli);
-        }
     }
 
     /// `id`'s head, latched (bound first if the lock has none), its
@@ -665,7 +520,7 @@ impl Latched {
     /// # Safety
     /// `h` was returned by this table's `acquire` (see [`Latched::head`]).
     #[inline]
-    pub(crate) unsafe fn with<R>(&self, c: &AgentCounters, h: Handle, f: impl FnOnce(&mut Queue) -> R) -> R {
+    unsafe fn with<R>(&self, c: &AgentCounters, h: At, f: impl FnOnce(&mut Queue) -> R) -> R {
         // SAFETY: a handle of this table (the contract).
         let mut q = latch(&unsafe { self.head(h) }.queue, c);
         f(&mut q)
@@ -677,10 +532,10 @@ impl Latched {
     /// # Safety
     /// `h` was returned by this table's `acquire` (see [`Latched::head`]).
     #[inline]
-    pub(crate) unsafe fn update<R>(
+    unsafe fn update<R>(
         &self,
         c: &AgentCounters,
-        h: Handle,
+        h: At,
         wake: &mut Vec<ReqPtr>,
         mut f: impl FnMut(&mut Queue, &mut Vec<ReqPtr>) -> R,
     ) -> R {
@@ -694,45 +549,78 @@ impl Latched {
         head.publish_waiters(&mut q, wake, self.sli);
         out
     }
+}
 
-    /// Releases the granted `r`.
-    ///
-    /// # Safety
-    /// As [`Table::release`](super::Table::release).
+// SAFETY: grants are decided by each lock's `Queue` under its head latch
+// (or in a transaction that aborts if the latch is taken), with the fast
+// holds counted through `Outside`; every queue operation pushes what it
+// grants to `wake` and publishes `waiters` before the latch is given
+// back; a head lives as long as the table, so its address finds it while
+// its request is linked; nodes are not kept past their unlinking.
+unsafe impl LockTable for Latched {
+    type Handle = At;
+
     #[inline]
-    pub(crate) unsafe fn release(&self, c: &AgentCounters, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
-        match (fast_slot(h), self.fast.as_deref()) {
-            // SAFETY: the caller's own live request (the contract).
-            (Some(_), Some(_)) => self.release_fast_node(c, h, unsafe { r.get() }, wake),
-            // SAFETY: a handle of this table and its request (the contract).
-            _ => unsafe { self.update(c, h, wake, |q, w| q.release(r, w)) },
-        }
-    }
-
-    /// Releases the fast hold `h` whose node is `q` (a hold taken with a
-    /// node; `lock`'s own are released by `release_fast_hold`).
-    #[cold]
-    fn release_fast_node(&self, c: &AgentCounters, h: Handle, q: &Request, wake: &mut Vec<ReqPtr>) {
-        let id = LockId::from_words(q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
-        let a = Caller {
-            counters: c,
-            agent: q.agent,
-        };
-        self.release_fast_hold(a, id, h, q.mode(), wake);
-    }
-
-    /// Converts the granted `r` (a request for `id`) to `to`: in place, or
-    /// for a fast hold with a request from `nodes` served as a conversion
-    /// (`Queue::convert_outside`), or a second fast hold (IS to IX).
-    ///
-    /// # Safety
-    /// As [`Table::convert`](super::Table::convert).
-    #[allow(clippy::too_many_arguments)] // the table interface's inputs
-    pub(crate) unsafe fn convert(
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn acquire(
         &self,
-        c: &AgentCounters,
+        a: Caller<'_>,
         id: LockId,
-        h: Handle,
+        r: ReqPtr,
+        mode: Mode,
+        may_wait: bool,
+        try_fast: bool,
+        wake: &mut Vec<ReqPtr>,
+    ) -> (Outcome, At) {
+        let c = a.counters;
+        // SAFETY: the caller's own request, linked nowhere (the contract).
+        if try_fast && let Some(h) = unsafe { holds::try_node(self, c, id, r, mode, wake) } {
+            return (Outcome::Granted, h);
+        }
+        {
+            // SAFETY: the caller's own live request (the contract).
+            let q = unsafe { r.get() };
+            // The queue reads them for the lock's fast holds (`Outside`).
+            let (key, hi) = id.words();
+            q.key.store(key, Ordering::Relaxed);
+            q.hi.store(hi, Ordering::Relaxed);
+        }
+        if let Some(e) = &self.elision {
+            // Elided when the lock has a head already; binding one takes
+            // the latches.
+            let p = self.find_now(id);
+            if !p.is_null() {
+                // SAFETY: chain heads live as long as the table.
+                let head = unsafe { &*p };
+                let words = id.words();
+                let out = self.elided(e, c, head, wake, |q, _, contended| {
+                    // Rebound between the walk and the section: nothing done.
+                    // SAFETY: the caller's own live request (the contract).
+                    head.bound_to(words)
+                        .then(|| unsafe { q.acquire(r, mode, may_wait, contended) })
+                });
+                if let Some(out) = out {
+                    return (out, At::head(p));
+                }
+            }
+        }
+        let (mut q, p, contended) = self.latched_head(c, id);
+        // SAFETY: the caller's own live request (the contract).
+        let out = unsafe { q.acquire(r, mode, may_wait, contended) };
+        // SAFETY: chain heads live as long as the table.
+        unsafe { &*p }.publish_waiters(&mut q, wake, self.sli);
+        (out, At::head(p))
+    }
+
+    /// In place; or for a fast hold with a request from `nodes` served as
+    /// a conversion (`Queue::convert_outside`), or a second fast hold (IS
+    /// to IX).
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn convert(
+        &self,
+        a: Caller<'_>,
+        id: LockId,
+        h: At,
         r: ReqPtr,
         to: Mode,
         may_wait: bool,
@@ -740,26 +628,28 @@ impl Latched {
         wake: &mut Vec<ReqPtr>,
         nodes: &mut Nodes,
     ) -> Converting {
-        let (Some(s), Some(f)) = (fast_slot(h), self.fast.as_deref()) else {
+        let c = a.counters;
+        let (Some(s), Some(f)) = (h.fast_slot(), self.fast.as_deref()) else {
             // SAFETY: a handle of this table and its request (the contract).
             let outcome = unsafe { self.update(c, h, wake, |q, w| q.convert(r, to, may_wait, wake_behind, w)) };
-            return Converting::in_place(outcome, r, h);
+            return Converting::in_place(outcome, r, h.into());
         };
         // SAFETY: the caller's own granted request (the contract).
         let old = unsafe { r.get() };
         if old.mode() == Mode::IS && to == Mode::IX {
             if f.upgrade(s, old) {
-                return Converting::in_place(Outcome::Granted, r, h);
+                return Converting::in_place(Outcome::Granted, r, h.into());
             }
-            self.fast_wake(c, id, wake);
+            self.after_fast_release(c, id, Mode::IX, wake);
         }
         // The caller's own node, linked nowhere.
         let n = nodes.take_for(c, old);
-        if let Some(fh) = self.try_fast(c, id, n, to, wake) {
+        // SAFETY: as above.
+        if let Some(fh) = unsafe { holds::try_node(self, c, id, n, to, wake) } {
             return Converting {
                 outcome: Outcome::Granted,
                 req: n,
-                head: fh,
+                head: fh.into(),
             };
         }
         let (mut q, p, _) = self.latched_head(c, id);
@@ -768,91 +658,162 @@ impl Latched {
         // SAFETY: chain heads live as long as the table.
         unsafe { &*p }.publish_waiters(&mut q, wake, self.sli);
         drop(q);
-        let head = Handle(p as usize);
         match outcome {
             Outcome::Refused(_) => {
                 // Never linked: reusable at once.
                 nodes.put(n);
-                Converting::in_place(outcome, r, h)
+                Converting::in_place(outcome, r, h.into())
             }
-            _ => Converting { outcome, req: n, head },
+            _ => Converting {
+                outcome,
+                req: n,
+                head: At::head(p).into(),
+            },
         }
     }
 
-    /// Withdraws the waiting `r` unless it was granted meanwhile (a fast
-    /// hold never waits).
-    ///
-    /// # Safety
-    /// As [`Table::cancel`](super::Table::cancel).
-    pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
-        if fast_slot(h).is_some() {
-            return Cancel::WasGranted;
+    #[inline]
+    fn fast(&self) -> Option<&Fast> {
+        self.fast.as_deref()
+    }
+
+    #[inline(always)]
+    fn try_fast_hold(
+        &self,
+        a: Caller<'_>,
+        id: LockId,
+        mode: Mode,
+        txn: u64,
+        ts: u64,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Option<At> {
+        holds::try_hold(self, a, id, mode, txn, ts, wake)
+    }
+
+    #[inline(always)]
+    fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: At, mode: Mode, wake: &mut Vec<ReqPtr>) {
+        holds::release_hold(self, a, id, h, mode, wake);
+    }
+
+    #[inline]
+    fn upgrade_fast_hold(&self, a: Caller<'_>, id: LockId, h: At, wake: &mut Vec<ReqPtr>) -> bool {
+        holds::upgrade_hold(self, a, id, h, wake)
+    }
+
+    /// A latch per lock either way: nothing gained by a batch.
+    #[inline]
+    fn releases_at_once(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    unsafe fn release(&self, a: Caller<'_>, h: At, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+        if h.fast_slot().is_some() {
+            // A fast hold taken with a node (`lock`'s own are released by
+            // `release_fast_hold`).
+            // SAFETY: the caller's own live request (the contract).
+            let q = unsafe { r.get() };
+            holds::release_node(self, a.counters, h, q, wake);
+            return;
         }
         // SAFETY: a handle of this table and its request (the contract).
-        unsafe { self.update(c, h, wake, |q, w| q.cancel(r, w)) }
+        unsafe { self.update(a.counters, h, wake, |q, w| q.release(r, w)) }
     }
 
-    /// The blockers of the waiting `r`; `false` if it no longer waits.
-    ///
-    /// # Safety
-    /// As [`Table::blockers`](super::Table::blockers).
-    pub(crate) unsafe fn blockers(&self, c: &AgentCounters, h: Handle, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
-        if fast_slot(h).is_some() {
-            return false;
-        }
-        // SAFETY: a handle of this table (the contract).
-        unsafe { self.with(c, h, |q| q.blockers(r, out)) }
+    #[inline]
+    unsafe fn release_or_inherit(
+        &self,
+        a: Caller<'_>,
+        h: At,
+        r: ReqPtr,
+        heat: Heat,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Handoff {
+        // SAFETY: a handle of this table and its request (the contract).
+        unsafe { self.update(a.counters, h, wake, |q, w| q.release_or_inherit(r, heat, w)) }
     }
 
     /// Passes a reclaimed request `r` on to the agent's next transaction
     /// again, without the latch, unless somebody waits for the lock. The
     /// owner's store of INHERITED and the waiter's store of `waiters` are
     /// each followed by a SeqCst fence before the other is read (Dekker;
-    /// see [`Head::publish_waiters`]), so a waiter is never left behind an inherited
-    /// request nobody will invalidate. The owner's half of it comes later:
-    /// one fence after every lock of the commit is passed on, then
-    /// [`Latched::recheck`] of each (`loom_reinherit.rs`, the third model).
-    /// (An asymmetric fence, light here and `membarrier` on the waiter's
-    /// side, was measured and rejected: every first waiter then pays a
-    /// `membarrier`; MEASUREMENTS.md, "Figures that stood in doc comments".)
-    ///
-    /// # Safety
-    /// As [`Table::reinherit`](super::Table::reinherit).
+    /// see [`Head::publish_waiters`]), so a waiter is never left behind an
+    /// inherited request nobody will invalidate. The owner's half of it
+    /// comes later: one fence after every lock of the commit is passed on,
+    /// then [`LockTable::recheck_passed`] (`loom_reinherit.rs`, the third
+    /// model). (An asymmetric fence, light here and `membarrier` on the
+    /// waiter's side, was measured and rejected: every first waiter then
+    /// pays a `membarrier`; MEASUREMENTS.md, "Figures that stood in doc
+    /// comments".)
     #[inline]
-    pub(crate) unsafe fn reinherit(&self, h: Handle, r: ReqPtr) -> bool {
+    unsafe fn reinherit(&self, _a: Caller<'_>, h: At, r: ReqPtr, _wake: &mut Vec<ReqPtr>) -> Reinherit {
         // SAFETY: a handle of this table (the contract).
         let head = unsafe { self.head(h) };
         if head.waiters.load(Ordering::Relaxed) {
-            return false;
+            return Reinherit::Declined;
         }
         // Release: pairs with the Acquire of an invalidator's CAS.
         // SAFETY: the caller's own live request (the contract).
         unsafe { r.get() }.status.store(INHERITED, Ordering::Release);
-        true
+        Reinherit::Passed
     }
 
-    /// The owner's look at `waiters` after passing `h`'s lock on
-    /// ([`Latched::reinherit`]) and a SeqCst fence: if somebody waits now,
-    /// the waiter may have missed our INHERITED, so publish the queue's waiters under
-    /// the latch (which invalidates the request in the waiter's way).
-    ///
-    /// # Safety
-    /// As [`Table::reinherit`](super::Table::reinherit), for a request
-    /// passed on since its owner's last fence.
+    /// The owner's look at `waiters` after passing locks on
+    /// ([`LockTable::reinherit`]) and a SeqCst fence: if somebody waits
+    /// now, the waiter may have missed our INHERITED, so publish the
+    /// queue's waiters under the latch (which invalidates the request in
+    /// the waiter's way).
     #[inline]
-    pub(crate) unsafe fn recheck(&self, c: &AgentCounters, h: Handle, wake: &mut Vec<ReqPtr>) {
-        // SAFETY: a handle of this table (the contract).
-        if unsafe { self.head(h) }.waiters.load(Ordering::Relaxed) {
-            // SAFETY: as above.
-            unsafe { self.update(c, h, wake, |_, _| ()) };
+    unsafe fn recheck_passed(&self, a: Caller<'_>, heads: impl Iterator<Item = At>, wake: &mut Vec<ReqPtr>) {
+        let mut fenced = false;
+        for h in heads {
+            if !fenced {
+                fence(Ordering::SeqCst);
+                fenced = true;
+            }
+            // SAFETY: a handle of this table (the contract).
+            if unsafe { self.head(h) }.waiters.load(Ordering::Relaxed) {
+                // SAFETY: as above.
+                unsafe { self.update(a.counters, h, wake, |_, _| ()) };
+            }
         }
     }
 
-    /// Appends every lock with live requests. Each lock's queue is read
-    /// under its head latch, and its fast holds with it, while the latch
-    /// keeps its granted requests as they are (`Fast::fold_into`): each
-    /// lock's entry is consistent, its holders compatible.
-    pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
+    /// A fast hold never waits.
+    unsafe fn cancel(&self, a: Caller<'_>, h: At, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+        if h.fast_slot().is_some() {
+            return Cancel::WasGranted;
+        }
+        // SAFETY: a handle of this table and its request (the contract).
+        unsafe { self.update(a.counters, h, wake, |q, w| q.cancel(r, w)) }
+    }
+
+    unsafe fn blockers(&self, a: Caller<'_>, h: At, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+        if h.fast_slot().is_some() {
+            return false;
+        }
+        // SAFETY: a handle of this table (the contract).
+        unsafe { self.with(a.counters, h, |q| q.blockers(r, out)) }
+    }
+
+    /// The latch of `id`'s head, or of its bucket if no head is bound to it.
+    fn null_section(&self, a: Caller<'_>, id: LockId) {
+        let d = self.dir();
+        let bucket = d.bucket(id);
+        let p = self.find(d, bucket, id.words());
+        if p.is_null() {
+            drop(latch(&bucket.latch, a.counters));
+        } else {
+            // SAFETY: heads live as long as the table.
+            drop(latch(&unsafe { &*p }.queue, a.counters));
+        }
+    }
+
+    /// Each lock's queue is read under its head latch, and its fast holds
+    /// with it, while the latch keeps its granted requests as they are
+    /// (`Fast::fold_into`): each lock's entry is consistent, its holders
+    /// compatible.
+    fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
         let fast = self.fast.as_deref();
         // The locks whose fast holds were folded under a head latch.
         let mut done = fast::Folded::default();
@@ -882,6 +843,43 @@ impl Latched {
         // on rows, which conflict with nothing listed.
         if let Some(f) = fast {
             f.snapshot_into(out, &done);
+        }
+    }
+
+    /// `TableKind::LatchedHtm`'s.
+    fn elision(&self) -> Option<heirloom_rtm::ElisionStats> {
+        self.elision.as_ref().map(Elision::stats)
+    }
+}
+
+impl FastTable for Latched {
+    #[inline]
+    fn fast_hold(&self, _id: LockId, s: usize) -> At {
+        At::fast(s)
+    }
+
+    #[inline]
+    fn fast_slot(h: At) -> Option<usize> {
+        h.fast_slot()
+    }
+
+    /// Grants what is clear now under the lock's head latch (see
+    /// `fast.rs`, "On the latched table").
+    #[cold]
+    fn after_fast_release(&self, c: &AgentCounters, id: LockId, _mode: Mode, wake: &mut Vec<ReqPtr>) {
+        // Exact: a waiter missed for a growth would wait for ever.
+        let p = self.find_exact(c, id);
+        if p.is_null() {
+            // No head: nobody waits for the lock.
+            return;
+        }
+        // SAFETY: chain heads live as long as the table.
+        let head = unsafe { &*p };
+        let mut q = latch(&head.queue, c);
+        // Rebound meanwhile: the lock's queue emptied, nobody waits.
+        if head.bound_to(id.words()) {
+            q.recheck_inherited(wake);
+            head.publish_waiters(&mut q, wake, self.sli);
         }
     }
 }

@@ -95,11 +95,12 @@ use parking_lot::Mutex;
 
 use self::slot::{Doorbell, Slot, spin};
 use super::global::Queues;
-use super::{Acquiring, Caller, Handle, Releasing};
+use super::{Acquiring, Caller, Converting, Handle, LockTable, Releasing};
 use crate::id::LockId;
 use crate::inherit::Heat;
 use crate::mode::Mode;
 use crate::monitor::LockInfo;
+use crate::nodes::Nodes;
 use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::{ReqPtr, wake_granted};
 use crate::sync::{Arc, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
@@ -400,27 +401,10 @@ impl Server {
         }
     }
 
-    /// Makes room for the slots of agent `agent`.
-    pub(crate) fn attach(&self, agent: u32) {
-        for p in self.parts.iter() {
-            p.attach(agent as usize);
-        }
-    }
-
     /// The partition that owns `id`.
     #[inline]
     pub(crate) fn part_of(&self, id: LockId) -> usize {
         ((id.hash64() as u128 * self.parts.len() as u128) >> 64) as usize
-    }
-
-    #[inline]
-    fn head(idx: usize, part: usize) -> Handle {
-        Handle(idx << PART_BITS | part)
-    }
-
-    #[inline]
-    fn split(h: Handle) -> (usize, usize) {
-        (h.0 >> PART_BITS, h.0 & PART_MASK)
     }
 
     /// Sends `msg` to partition `part` from agent `a` and waits for the reply.
@@ -439,94 +423,13 @@ impl Server {
         }
     }
 
-    /// A null round trip to the partition of `id` (`nullcs`).
-    pub(crate) fn null(&self, a: Caller<'_>, id: LockId) {
-        self.call(a, self.part_of(id), Msg::Null);
-    }
-
-    pub(crate) fn acquire(
-        &self,
-        a: Caller<'_>,
-        id: LockId,
-        req: ReqPtr,
-        mode: Mode,
-        may_wait: bool,
-    ) -> (Outcome, Handle) {
-        let part = self.part_of(id);
-        match self.call(
-            a,
-            part,
-            Msg::Acquire {
-                id,
-                req,
-                mode,
-                may_wait,
-            },
-        ) {
-            Msg::Acquired { out, idx } => (out, Self::head(idx, part)),
-            Msg::Failed => (Outcome::Failed(part), Self::head(0, part)),
-            m => unreachable!("lock server: {m:?} in reply to an acquisition"),
-        }
-    }
-
-    pub(crate) fn convert(
-        &self,
-        a: Caller<'_>,
-        h: Handle,
-        req: ReqPtr,
-        to: Mode,
-        may_wait: bool,
-        wake_behind: bool,
-    ) -> Outcome {
-        let (idx, part) = Self::split(h);
-        let msg = Msg::Convert {
-            idx,
-            req,
-            to,
-            may_wait,
-            wake_behind,
-        };
-        match self.call(a, part, msg) {
-            Msg::Outcome(o) => o,
-            Msg::Failed => Outcome::Failed(part),
-            m => unreachable!("lock server: {m:?} in reply to a conversion"),
-        }
-    }
-
-    pub(crate) fn release(&self, a: Caller<'_>, h: Handle, req: ReqPtr, heat: Option<Heat>) -> Handoff {
-        let (idx, part) = Self::split(h);
-        match self.call(a, part, Msg::Release { idx, req, heat }) {
+    /// A release, or with `heat` a release or keep INHERITED.
+    fn release_or_keep(&self, a: Caller<'_>, h: At, req: ReqPtr, heat: Option<Heat>) -> Handoff {
+        match self.call(a, h.part, Msg::Release { idx: h.idx, req, heat }) {
             Msg::Handoff(o) => o,
             // Nothing there will be granted again: as good as released.
             Msg::Failed => Handoff::Released,
             m => unreachable!("lock server: {m:?} in reply to a release"),
-        }
-    }
-
-    pub(crate) fn cancel(&self, a: Caller<'_>, h: Handle, req: ReqPtr) -> Cancel {
-        let (idx, part) = Self::split(h);
-        match self.call(a, part, Msg::Cancel { idx, req }) {
-            Msg::Cancelled(o) => o,
-            Msg::Failed => Cancel::Cancelled,
-            m => unreachable!("lock server: {m:?} in reply to a cancel"),
-        }
-    }
-
-    pub(crate) fn blockers(&self, a: Caller<'_>, h: Handle, req: ReqPtr, out: &mut Vec<Blocker>) -> bool {
-        let (idx, part) = Self::split(h);
-        match self.call(
-            a,
-            part,
-            Msg::Blockers {
-                idx,
-                req,
-                out: std::ptr::from_mut(out),
-            },
-        ) {
-            Msg::Found(f) => f,
-            // Not waiting there any more (its owner is told so).
-            Msg::Failed => false,
-            m => unreachable!("lock server: {m:?} in reply to a blockers query"),
         }
     }
 
@@ -600,45 +503,6 @@ impl Server {
         }
     }
 
-    pub(crate) fn acquire_batch(&self, a: Caller<'_>, items: &mut [Acquiring]) {
-        self.scatter(
-            a,
-            items,
-            |it| self.part_of(it.id),
-            |items, len| Msg::AcquireBatch { items, len },
-            |it, part| it.out = Outcome::Failed(part),
-        );
-    }
-
-    pub(crate) fn release_batch(&self, a: Caller<'_>, items: &mut [Releasing]) {
-        // Items already decided (`out` set) go with the others: the server
-        // skips them, and sorting them along keeps the code simple.
-        self.scatter(
-            a,
-            items,
-            |it| Self::split(it.head).1,
-            |items, len| Msg::ReleaseBatch { items, len },
-            |it, _| {
-                it.out.get_or_insert(Handoff::Released);
-            },
-        );
-    }
-
-    /// The partition of `h`, if its server has failed.
-    #[inline]
-    pub(crate) fn failed(&self, h: Handle) -> Option<usize> {
-        let part = Self::split(h).1;
-        // Acquire: pairs with the server's Release store, before its wake-ups.
-        self.parts[part].failed.load(Ordering::Acquire).then_some(part)
-    }
-
-    /// The partitions whose server has failed.
-    pub(crate) fn failed_partitions(&self) -> Vec<usize> {
-        (0..self.parts.len())
-            .filter(|&i| self.parts[i].failed.load(Ordering::Acquire))
-            .collect()
-    }
-
     /// Tests: makes the server of `part` panic while it serves a message.
     #[cfg_attr(any(not(test), heirloom_loom), allow(dead_code))]
     pub(crate) fn fail(&self, part: usize) {
@@ -652,8 +516,175 @@ impl Server {
             p.admin.wait();
         }
     }
+}
 
-    pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
+/// This table's handle ([`LockTable::Handle`]): the partition that owns
+/// the lock and the index of its queue there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct At {
+    idx: usize,
+    part: usize,
+}
+
+impl From<Handle> for At {
+    #[inline]
+    fn from(h: Handle) -> Self {
+        At {
+            idx: h.0 >> PART_BITS,
+            part: h.0 & PART_MASK,
+        }
+    }
+}
+
+impl From<At> for Handle {
+    #[inline]
+    fn from(h: At) -> Self {
+        Handle(h.idx << PART_BITS | h.part)
+    }
+}
+
+// SAFETY: a partition's queues are touched by its server thread alone
+// (or a client helping it under its desk), which decides every grant
+// and pushes the granted to the clients' wake lists; a queue's index
+// stays its own while a request is linked in it; nodes are not kept past
+// their unlinking.
+unsafe impl LockTable for Server {
+    type Handle = At;
+
+    /// Makes room for the slots of agent `agent`.
+    fn attach(&self, agent: u32) {
+        for p in self.parts.iter() {
+            p.attach(agent as usize);
+        }
+    }
+
+    unsafe fn acquire(
+        &self,
+        a: Caller<'_>,
+        id: LockId,
+        req: ReqPtr,
+        mode: Mode,
+        may_wait: bool,
+        _try_fast: bool,
+        _wake: &mut Vec<ReqPtr>,
+    ) -> (Outcome, At) {
+        let part = self.part_of(id);
+        match self.call(
+            a,
+            part,
+            Msg::Acquire {
+                id,
+                req,
+                mode,
+                may_wait,
+            },
+        ) {
+            Msg::Acquired { out, idx } => (out, At { idx, part }),
+            Msg::Failed => (Outcome::Failed(part), At { idx: 0, part }),
+            m => unreachable!("lock server: {m:?} in reply to an acquisition"),
+        }
+    }
+
+    /// One message per partition, to every partition before waiting for any.
+    unsafe fn acquire_batch(&self, a: Caller<'_>, items: &mut [Acquiring], _wake: &mut Vec<ReqPtr>) {
+        self.scatter(
+            a,
+            items,
+            |it| self.part_of(it.id),
+            |items, len| Msg::AcquireBatch { items, len },
+            |it, part| it.out = Outcome::Failed(part),
+        );
+    }
+
+    /// In place, by the partition's server.
+    unsafe fn convert(
+        &self,
+        a: Caller<'_>,
+        _id: LockId,
+        h: At,
+        req: ReqPtr,
+        to: Mode,
+        may_wait: bool,
+        wake_behind: bool,
+        _wake: &mut Vec<ReqPtr>,
+        _nodes: &mut Nodes,
+    ) -> Converting {
+        let msg = Msg::Convert {
+            idx: h.idx,
+            req,
+            to,
+            may_wait,
+            wake_behind,
+        };
+        let outcome = match self.call(a, h.part, msg) {
+            Msg::Outcome(o) => o,
+            Msg::Failed => Outcome::Failed(h.part),
+            m => unreachable!("lock server: {m:?} in reply to a conversion"),
+        };
+        Converting::in_place(outcome, req, h.into())
+    }
+
+    unsafe fn release(&self, a: Caller<'_>, h: At, req: ReqPtr, _wake: &mut Vec<ReqPtr>) {
+        self.release_or_keep(a, h, req, None);
+    }
+
+    unsafe fn release_or_inherit(
+        &self,
+        a: Caller<'_>,
+        h: At,
+        req: ReqPtr,
+        heat: Heat,
+        _wake: &mut Vec<ReqPtr>,
+    ) -> Handoff {
+        self.release_or_keep(a, h, req, Some(heat))
+    }
+
+    /// One message per partition.
+    unsafe fn release_batch(&self, a: Caller<'_>, items: &mut [Releasing], _wake: &mut Vec<ReqPtr>) {
+        // Items already decided (`out` set) go with the others: the server
+        // skips them, and sorting them along keeps the code simple.
+        self.scatter(
+            a,
+            items,
+            |it| At::from(it.head).part,
+            |items, len| Msg::ReleaseBatch { items, len },
+            |it, _| {
+                it.out.get_or_insert(Handoff::Released);
+            },
+        );
+    }
+
+    unsafe fn cancel(&self, a: Caller<'_>, h: At, req: ReqPtr, _wake: &mut Vec<ReqPtr>) -> Cancel {
+        match self.call(a, h.part, Msg::Cancel { idx: h.idx, req }) {
+            Msg::Cancelled(o) => o,
+            Msg::Failed => Cancel::Cancelled,
+            m => unreachable!("lock server: {m:?} in reply to a cancel"),
+        }
+    }
+
+    unsafe fn blockers(&self, a: Caller<'_>, h: At, req: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+        match self.call(
+            a,
+            h.part,
+            Msg::Blockers {
+                idx: h.idx,
+                req,
+                out: std::ptr::from_mut(out),
+            },
+        ) {
+            Msg::Found(f) => f,
+            // Not waiting there any more (its owner is told so).
+            Msg::Failed => false,
+            m => unreachable!("lock server: {m:?} in reply to a blockers query"),
+        }
+    }
+
+    /// A null round trip to the partition of `id`.
+    fn null_section(&self, a: Caller<'_>, id: LockId) {
+        self.call(a, self.part_of(id), Msg::Null);
+    }
+
+    fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
         let _serial = self.admin.lock();
         for p in self.parts.iter() {
             // SAFETY: the admin slot, used only under `self.admin`, one
@@ -667,6 +698,21 @@ impl Server {
                 p.admin.wait();
             }
         }
+    }
+
+    /// The partition of `h`, if its server has failed.
+    #[inline]
+    fn failed(&self, h: At) -> Option<usize> {
+        let part = h.part;
+        // Acquire: pairs with the server's Release store, before its wake-ups.
+        self.parts[part].failed.load(Ordering::Acquire).then_some(part)
+    }
+
+    /// The partitions whose server has failed.
+    fn failed_partitions(&self) -> Vec<usize> {
+        (0..self.parts.len())
+            .filter(|&i| self.parts[i].failed.load(Ordering::Acquire))
+            .collect()
     }
 }
 
@@ -794,7 +840,7 @@ fn handle(q: &mut Queues, me: usize, msg: Msg, contended: bool, wake: &mut Vec<R
                 // SAFETY: the client's own requests, linked nowhere.
                 let (out, idx) = unsafe { q.acquire(it.id, it.req, it.mode, false, contended) };
                 it.out = out;
-                it.head = Server::head(idx, me);
+                it.head = At { idx, part: me }.into();
             }
             Msg::Done
         }
@@ -802,9 +848,8 @@ fn handle(q: &mut Queues, me: usize, msg: Msg, contended: bool, wake: &mut Vec<R
             // SAFETY: as for `AcquireBatch`.
             let items = unsafe { std::slice::from_raw_parts_mut(items, len) };
             for it in items.iter_mut().filter(|it| it.out.is_none()) {
-                let (idx, _) = Server::split(it.head);
                 // SAFETY: the client's own granted requests, linked there.
-                it.out = Some(unsafe { q.release(idx, it.req, it.heat, wake) });
+                it.out = Some(unsafe { q.release(At::from(it.head).idx, it.req, it.heat, wake) });
             }
             Msg::Done
         }

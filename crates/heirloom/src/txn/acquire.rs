@@ -37,7 +37,7 @@ impl Transaction<'_> {
 
     /// A database or table intention lock, or a row S lock, on the table's
     /// fast path with no
-    /// request node (`Table::try_fast_hold`; the entry's node is
+    /// request node (`LockTable::try_fast_hold`; the entry's node is
     /// `Nodes::none` until a conversion needs one, `Transaction::convert`),
     /// or, if it cannot be granted so now, a request as `acquire` makes.
     #[inline]
@@ -61,7 +61,7 @@ impl Transaction<'_> {
     }
 
     /// Converts entry `k`, a fast IS hold with no node, to IX in place
-    /// (`Table::upgrade_fast_hold`); `false` if a strong request is counted
+    /// (`LockTable::upgrade_fast_hold`); `false` if a strong request is counted
     /// on the lock (the caller converts it as any request).
     #[inline]
     pub(super) fn upgrade_fast(&mut self, k: usize) -> bool {
@@ -96,7 +96,7 @@ impl Transaction<'_> {
         q.ts.store(a.txn.age, Ordering::Relaxed);
         let h = &mut a.cache[k];
         // SAFETY: our own node, linked nowhere.
-        unsafe { a.lm.table.materialize_fast(h.id, h.mode, r) };
+        unsafe { crate::table::fast::holds::materialize(h.id, h.mode, r) };
         h.req = r;
     }
 
@@ -149,7 +149,7 @@ impl Transaction<'_> {
             }
             Outcome::Refused(b) => {
                 // Not left linked (the swap-append table withdrew it; see
-                // `Table::acquire`): given back.
+                // `LockTable::acquire`): given back.
                 a.nodes.give_back_refused(r);
                 return Err(self.refused(id, mode, b.txn));
             }

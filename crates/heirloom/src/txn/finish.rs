@@ -41,11 +41,11 @@ impl Transaction<'_> {
     /// set only at the end, so running it again after a panic continues
     /// with what is left.
     ///
-    /// The releases go to the table as one batch (`Table::release_batch`:
+    /// The releases go to the table as one batch (`LockTable::release_batch`:
     /// one message per partition on the server, one latch on the global
     /// table), after the decisions that need no table: an inherited lock
     /// left unused is reclaimed here, and a reclaimed one may be passed on
-    /// again without a latch (`Table::reinherit`).
+    /// again without a latch (`LockTable::reinherit`).
     pub(super) fn release_all(&mut self, committed: bool) {
         if self.agent.waiting.in_flight.is_some() {
             self.agent.abandon_in_flight();

@@ -34,7 +34,7 @@ use crate::queue::{Blocker, Cancel, Handoff, Outcome};
 use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING, wake_granted};
 use crate::shared::{ManagerState, Route, WaitInfo};
 use crate::sync::{Arc, Ordering, Wake, fence, wait_while};
-use crate::table::{Acquiring, Handle, Reinherit, Releasing, fast};
+use crate::table::{Acquiring, Handle, LockTable, Reinherit, Releasing, fast};
 
 mod acquire;
 mod escalate;

@@ -9,9 +9,9 @@ use crossbeam_utils::CachePadded;
 use super::{Head, KEEP_HEADS, Latched};
 use crate::id::LockId;
 use crate::latch::Latch;
+use crate::latch::latch;
 use crate::stats::AgentCounters;
 use crate::sync::{AtomicPtr, Ordering};
-use crate::table::latch;
 
 pub(super) struct Bucket {
     /// Guards binding and the chain's growth.

@@ -14,16 +14,16 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// each other's way (`in_way`), and nothing that was compatible with
     /// `to` conflicts with the older, weaker mode, so `r` can stay until the
     /// new one is granted and is then released by the caller (see
-    /// [`Table::convert`](super::Table::convert)).
+    /// [`LockTable::convert`]).
     ///
     /// # Safety
-    /// As [`Table::convert`](super::Table::convert).
+    /// As [`LockTable::convert`].
     #[allow(clippy::too_many_arguments)] // the table interface's inputs
-    pub(crate) unsafe fn convert(
+    pub(super) unsafe fn convert_in_list(
         &self,
         c: &AgentCounters,
         id: LockId,
-        h: Handle,
+        h: At,
         r: ReqPtr,
         to: Mode,
         may_wait: bool,
@@ -33,7 +33,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // SAFETY: the caller's own granted request (the contract).
         let old = unsafe { r.get() };
         // A fast IS becomes IX in place (`Fast::upgrade`).
-        if h.0 & H_FAST != 0
+        if h.is_fast()
             && old.mode() == Mode::IS
             && to == Mode::IX
             && let Some((f, s)) = self.fast_of(h)
@@ -42,14 +42,14 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 return Converting {
                     outcome: Outcome::Granted,
                     req: r,
-                    head: h,
+                    head: h.into(),
                 };
             }
-            self.after_fast_release(self.bucket(h), c, id.words(), Mode::IX, wake);
+            self.after_fast_release_in(self.bucket(h), c, id.words(), Mode::IX, wake);
         }
         let n = nodes.take_for(c, old);
         // SAFETY: `n` is the caller's own node from its pool, linked nowhere.
-        let (outcome, head) = unsafe { self.acquire(c, id, n, to, may_wait, true, wake) };
+        let (outcome, head) = unsafe { self.acquire_in_list(c, id, n, to, may_wait, true, wake) };
         match outcome {
             Outcome::Refused(_) => {
                 // Never linked (CAS append: reusable at once), or withdrawn
@@ -58,10 +58,14 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 Converting {
                     outcome,
                     req: r,
-                    head: h,
+                    head: h.into(),
                 }
             }
-            _ => Converting { outcome, req: n, head },
+            _ => Converting {
+                outcome,
+                req: n,
+                head: head.into(),
+            },
         }
     }
 
@@ -69,13 +73,13 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// request is not left linked: the CAS append never links it (and
     /// marks it NEVER_LINKED), the swap append withdraws it (OBSOLETE,
     /// taken out); either way its node goes back with `Nodes::give_back`.
-    /// `try_fast`: as [`Table::acquire`](super::Table::acquire)'s.
+    /// `try_fast`: as [`LockTable::acquire`]'s.
     ///
     /// # Safety
-    /// As [`Table::acquire`](super::Table::acquire).
+    /// As [`LockTable::acquire`].
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn acquire(
+    pub(super) unsafe fn acquire_in_list(
         &self,
         c: &AgentCounters,
         id: LockId,
@@ -85,43 +89,29 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         try_fast: bool,
         // Only a fast acquisition that backs off wakes anybody.
         wake: &mut Vec<ReqPtr>,
-    ) -> (Outcome, Handle) {
-        let hash = id.hash64();
-        let bi = (hash & self.mask) as usize;
-        let b = &self.buckets[bi];
+    ) -> (Outcome, At) {
+        // The shared fast path (`fast/holds.rs`), for a request with a
+        // node; not again when turned away already
+        // (`LockTable::try_fast_hold`).
+        // SAFETY: the caller's own request, linked nowhere (the contract).
+        if try_fast && let Some(h) = unsafe { holds::try_node(self, c, id, r, mode, wake) } {
+            return (Outcome::Granted, h);
+        }
+        let (bi, b) = self.bucket_of(id);
         let words = id.words();
         // SAFETY: the caller's own live request (the contract).
         let q = unsafe { r.get() };
-        // The intention-lock fast path (`fast.rs`): IS and IX try their
-        // record's bit; strong requests count themselves first.
-        let (mut fast_slot, mut flags) = (None, 0);
+        // Strong requests count themselves in the lock's slot first.
+        let (mut fast_slot, mut strong) = (None, None);
         if let Some(f) = self.fast.as_deref()
             && let Some(s) = f.slot_for(id, true)
         {
             fast_slot = Some((f, s));
-            if fast::takes_fast(id, mode) {
-                // Not again when turned away already (`Table::try_fast_hold`).
-                if try_fast {
-                    let (txn, ts) = (q.txn.load(Ordering::Relaxed), q.ts.load(Ordering::Relaxed));
-                    match f.acquire(s, words, q.agent, txn, ts, mode) {
-                        fast::FastTry::Held => {
-                            fast::fill_node(q, words, mode);
-                            // Linked nowhere: its agent reuses it at once.
-                            q.recycle.store(NEVER_LINKED, Ordering::Relaxed);
-                            return (Outcome::Granted, handle(bi, Some(s), H_FAST));
-                        }
-                        fast::FastTry::BackedOff => self.after_fast_release(b, c, words, mode, wake),
-                        fast::FastTry::Refused => {}
-                    }
-                }
-            } else if fast::strong_at(s, mode) {
-                flags = match f.add_strong(s, q.agent) {
-                    Strong::Counted => H_STRONG,
-                    Strong::Registered => H_STRONG | H_REGISTERED,
-                };
+            if fast::strong_at(s, mode) {
+                strong = Some(f.add_strong(s, q.agent));
             }
         }
-        let h = handle(bi, fast_slot.map(|(_, s)| s), flags);
+        let h = At::linked(bi, fast_slot.map(|(_, s)| s), strong);
         // What the fast path lets this request pass: its own fast holds
         // (a conversion's older request), and whether fast holds of others
         // are in its way (strong requests only).
@@ -261,7 +251,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// ACTIVE; a walk up to it then grants it, withdraws it (refused), or
     /// leaves it WAITING for the read-after-write step.
     #[inline(always)]
-    fn append_swapped(&self, c: &AgentCounters, a: &Append<'_>, wake: &mut Vec<ReqPtr>) -> (Outcome, Handle) {
+    fn append_swapped(&self, c: &AgentCounters, a: &Append<'_>, wake: &mut Vec<ReqPtr>) -> (Outcome, At) {
         let Append {
             b,
             id,
@@ -369,14 +359,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// more. Out of line: only a request that found another in its way
     /// gets here, and it is about to wait.
     #[cold]
-    pub(super) fn recheck_waiter(
-        &self,
-        b: &Bucket,
-        c: &AgentCounters,
-        q: &Request,
-        g: &Guard,
-        h: Handle,
-    ) -> (Outcome, Handle) {
+    pub(super) fn recheck_waiter(&self, b: &Bucket, c: &AgentCounters, q: &Request, g: &Guard, h: At) -> (Outcome, At) {
         // Read-after-write: a SeqCst fence between our count in `waiting`
         // and the WAITING published (by the CAS that linked it, or the
         // store after the swap append), and the re-reads of the requests
@@ -473,8 +456,8 @@ struct Append<'a> {
     q: &'a Request,
     mode: Mode,
     may_wait: bool,
-    /// The handle, with `H_STRONG` if the request is counted in its slot.
-    h: Handle,
+    /// The handle, strong if the request is counted in its slot.
+    h: At,
     /// The lock's fast-path slot, if it has one.
     fast_slot: Option<(&'a fast::Fast, usize)>,
     /// The caller's own fast holds on the lock (never in its way).
@@ -485,7 +468,7 @@ impl Append<'_> {
     /// Are fast holds of other agents in the way (strong requests only)?
     #[inline(always)]
     fn fast_in_way(&self) -> bool {
-        self.h.0 & H_STRONG != 0
+        self.h.strong().is_some()
             && self
                 .fast_slot
                 .is_some_and(|(f, s)| f.in_way(s, self.words, self.mode, self.q.agent))

@@ -15,12 +15,12 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// criteria 2 and 4, see `inherit.rs`); else releases it.
     ///
     /// # Safety
-    /// As [`Table::release_or_inherit`](super::Table::release_or_inherit).
+    /// As [`LockTable::release_or_inherit`].
     #[inline]
-    pub(crate) unsafe fn release_or_inherit(
+    pub(super) unsafe fn release_or_inherit_in_list(
         &self,
         c: &AgentCounters,
-        h: Handle,
+        h: At,
         r: ReqPtr,
         heat: Heat,
         wake: &mut Vec<ReqPtr>,
@@ -34,7 +34,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // lock's fast path shut, and an invalidator, which cannot tell
         // that it was counted, would leave the count for its owner to
         // take back, maybe transactions later.
-        if h.0 & (H_FAST | H_STRONG) != 0 || !heat.allows(|| Self::heat_window(b, q)) {
+        if !h.may_pass_on() || !heat.allows(|| Self::heat_window(b, q)) {
             self.release_req(c, h, q, wake);
             return Handoff::Released;
         }
@@ -58,19 +58,19 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// Re-inheritance of a reclaimed request: no heat check (it was hot).
     ///
     /// # Safety
-    /// As [`Table::reinherit`](super::Table::reinherit).
+    /// As [`LockTable::reinherit`].
     #[inline]
-    pub(crate) unsafe fn reinherit(
+    pub(super) unsafe fn reinherit_in_list(
         &self,
         c: &AgentCounters,
-        h: Handle,
+        h: At,
         r: ReqPtr,
         wake: &mut Vec<ReqPtr>,
     ) -> Reinherit {
         let b = self.bucket(h);
         // SAFETY: the caller's own live request (the contract).
         let q = unsafe { r.get() };
-        if h.0 & (H_FAST | H_STRONG) == 0 && self.pass_on(b, c, q, wake) {
+        if h.may_pass_on() && self.pass_on(b, c, q, wake) {
             Reinherit::Passed
         } else {
             self.release_req(c, h, q, wake);

@@ -114,9 +114,9 @@
 //! other transactions' fast holds that conflict with it as granted
 //! requests ahead of it (`Fast::in_way`, in `acquire` and `clear`); its
 //! own are ahead of everything, so they shut out the waiters they conflict
-//! with, as an own older request does. A handle (`Handle`) carries the
-//! lock's slot and whether the request is a fast hold (`H_FAST`) or a
-//! counted strong one (`H_STRONG`), so release, cancel and blockers know
+//! with, as an own older request does. A handle (`At`) carries the
+//! lock's slot and whether the request is a fast hold (`Handle::FAST`) or a
+//! counted strong one (`At::STRONG`), so release, cancel and blockers know
 //! which protocol is theirs. A fast IS that must become IX sets its IX bit
 //! in place while the word is zero (`Fast::upgrade`). See `fast.rs` for
 //! the word, its seal, the fences and the records of who holds fast.
@@ -166,11 +166,13 @@ use std::ptr;
 use crossbeam_epoch::{self as epoch, Guard, Shared};
 use crossbeam_utils::CachePadded;
 
-use super::{Caller, Converting, Handle, Reinherit, fast};
+use super::fast::{self, FastTable, holds};
+use super::{Caller, Converting, Handle, LockTable, Reinherit};
 use crate::id::{Level, LockId};
 use crate::inherit::{self, Heat};
 use crate::mode::Mode;
-use crate::nodes::Nodes;
+use crate::monitor::LockInfo;
+use crate::nodes::{Nodes, Reuse};
 use crate::queue::{Blocker, Cancel, Handoff, Outcome, Strong};
 use crate::request::{
     ACTIVE, GRANTED, INHERITED, NEVER_LINKED, OBSOLETE, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr, Request, WAITING,
@@ -209,31 +211,91 @@ fn noted<T>(a: &epoch::Atomic<T>) -> &epoch::Atomic<T> {
 /// Tag on `Request::next`: the request is logically deleted.
 const MARK: usize = 1;
 
-/// A handle (`Handle`) of this table: the bucket in bits 0..32, the
-/// lock's fast-path slot (a row's: its stripe's) plus one in bits 32..56
-/// (0: none), and flags.
-const H_BUCKET: usize = 0xffff_ffff;
-const H_SLOT: u32 = 32;
-const H_SLOT_MASK: usize = 0xff_ffff;
-const _: () = assert!(fast::SLOTS + fast::rows::STRIPES < H_SLOT_MASK);
-/// The request is a fast hold (`fast.rs`), linked nowhere.
-const H_FAST: usize = Handle::FAST;
-/// The request is strong: counted in its slot's word, or with
-/// `H_REGISTERED` registered in its agent's record (`fast::Strong`).
-const H_STRONG: usize = 1 << 60;
-const H_REGISTERED: usize = 1 << 61;
+/// This table's handle ([`LockTable::Handle`]):
+/// the bucket in bits 0..32, the lock's fast-path slot (a row's: its
+/// stripe's) plus one in bits 32..56 (0: none), and flags: a fast hold
+/// ([`Handle::FAST`], linked nowhere), a strong request counted in its
+/// slot's word (`STRONG`) or registered in its agent's record
+/// (`REGISTERED` too; `fast::Strong`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct At(usize);
 
-#[inline]
-fn handle(bucket: usize, slot: Option<usize>, flags: usize) -> Handle {
-    Handle(bucket | slot.map_or(0, |s| (s + 1) << H_SLOT) | flags)
+const _: () = assert!(fast::SLOTS + fast::rows::STRIPES < At::SLOT_MASK);
+
+impl At {
+    const BUCKET: usize = 0xffff_ffff;
+    const SLOT: u32 = 32;
+    const SLOT_MASK: usize = 0xff_ffff;
+    const FAST: usize = Handle::FAST;
+    const STRONG: usize = 1 << 60;
+    const REGISTERED: usize = 1 << 61;
+
+    /// A linked request's handle: its bucket, its lock's slot, and how a
+    /// strong request is counted (`None`: it is not strong).
+    #[inline]
+    fn linked(bucket: usize, slot: Option<usize>, strong: Option<Strong>) -> Self {
+        let flags = match strong {
+            None => 0,
+            Some(Strong::Counted) => At::STRONG,
+            Some(Strong::Registered) => At::STRONG | At::REGISTERED,
+        };
+        At(bucket | slot.map_or(0, |s| (s + 1) << At::SLOT) | flags)
+    }
+
+    /// A fast hold's handle.
+    #[inline]
+    fn fast_hold(bucket: usize, slot: usize) -> Self {
+        At(bucket | (slot + 1) << At::SLOT | At::FAST)
+    }
+
+    #[inline]
+    fn bucket(self) -> usize {
+        self.0 & At::BUCKET
+    }
+
+    /// The fast-path slot named in the handle.
+    #[inline]
+    fn slot(self) -> Option<usize> {
+        match (self.0 >> At::SLOT) & At::SLOT_MASK {
+            0 => None,
+            s => Some(s - 1),
+        }
+    }
+
+    #[inline]
+    fn is_fast(self) -> bool {
+        self.0 & At::FAST != 0
+    }
+
+    /// How the strong request is counted; `None` if it is not strong.
+    #[inline]
+    fn strong(self) -> Option<Strong> {
+        match self.0 & (At::STRONG | At::REGISTERED) {
+            0 => None,
+            At::STRONG => Some(Strong::Counted),
+            _ => Some(Strong::Registered),
+        }
+    }
+
+    /// Neither a fast hold nor a counted strong request: a request that
+    /// may be passed on by inheritance.
+    #[inline]
+    fn may_pass_on(self) -> bool {
+        self.0 & (At::FAST | At::STRONG) == 0
+    }
 }
 
-/// The fast-path slot named in `h`.
-#[inline]
-fn slot_of(h: Handle) -> Option<usize> {
-    match (h.0 >> H_SLOT) & H_SLOT_MASK {
-        0 => None,
-        s => Some(s - 1),
+impl From<Handle> for At {
+    #[inline]
+    fn from(h: Handle) -> Self {
+        At(h.0)
+    }
+}
+
+impl From<At> for Handle {
+    #[inline]
+    fn from(h: At) -> Self {
+        Handle(h.0)
     }
 }
 
@@ -322,84 +384,16 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         }
     }
 
-    /// Is the intention-lock fast path on?
     #[inline]
-    pub(crate) fn has_fast_path(&self) -> bool {
-        self.fast.is_some()
+    fn bucket(&self, h: At) -> &Bucket {
+        &self.buckets[h.bucket()]
     }
 
-    /// The fast path, when on.
+    /// `id`'s bucket, and its index.
     #[inline]
-    pub(crate) fn fast(&self) -> Option<&fast::Fast> {
-        self.fast.as_deref()
-    }
-
-    /// As [`Table::try_fast_hold`](super::Table::try_fast_hold).
-    #[inline(always)]
-    pub(crate) fn try_fast_hold(
-        &self,
-        a: Caller<'_>,
-        id: LockId,
-        mode: Mode,
-        txn: u64,
-        ts: u64,
-        wake: &mut Vec<ReqPtr>,
-    ) -> Option<Handle> {
-        let f = self.fast.as_deref()?;
-        let words = id.words();
-        let s = f.slot_for(id, true)?;
-        // The bucket only once it is needed: most refusals need none.
-        let bi = || (id.hash64() & self.mask) as usize;
-        match f.acquire(s, words, a.agent, txn, ts, mode) {
-            fast::FastTry::Held => Some(handle(bi(), Some(s), H_FAST)),
-            fast::FastTry::BackedOff => {
-                self.after_fast_release(&self.buckets[bi()], a.counters, words, mode, wake);
-                None
-            }
-            fast::FastTry::Refused => None,
-        }
-    }
-
-    /// As [`Table::upgrade_fast_hold`](super::Table::upgrade_fast_hold).
-    #[inline]
-    pub(crate) fn upgrade_fast_hold(&self, a: Caller<'_>, id: LockId, h: Handle, wake: &mut Vec<ReqPtr>) -> bool {
-        let Some((f, s)) = self.fast_of(h) else {
-            unreachable!("a fast hold without its slot")
-        };
-        if f.upgrade_bits(s, a.agent) {
-            return true;
-        }
-        self.after_fast_release(self.bucket(h), a.counters, id.words(), Mode::IX, wake);
-        false
-    }
-
-    /// As [`Table::release_fast_hold`](super::Table::release_fast_hold).
-    #[inline(always)]
-    pub(crate) fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: Handle, mode: Mode, wake: &mut Vec<ReqPtr>) {
-        let Some((f, s)) = self.fast_of(h) else {
-            unreachable!("a fast hold without its slot")
-        };
-        if f.release(s, id.words(), a.agent, mode) {
-            self.after_fast_release(self.bucket(h), a.counters, id.words(), mode, wake);
-        }
-    }
-
-    /// Pins the epoch and swaps the head of `id`'s bucket (the swap
-    /// append: its tail, the word every append writes) with itself by a
-    /// compare-and-swap: the exclusive step of a latch-free insert, with no
-    /// work (see [`Table::null_section`](super::Table::null_section)).
-    pub(crate) fn null_section(&self, _c: &AgentCounters, id: LockId) {
-        let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
-        let word = if SWAP { &bucket.tail } else { &bucket.head };
-        let guard = pin();
-        // Acquire/Release as an insert's CAS; the outcome is irrelevant.
-        let cur = word.load(Ordering::Acquire, &guard);
-        let _ = word.compare_exchange(cur, cur, Ordering::AcqRel, Ordering::Acquire, &guard);
-    }
-
-    #[inline]
-    fn bucket(&self, h: Handle) -> &Bucket {
-        &self.buckets[h.0 & H_BUCKET]
+    fn bucket_of(&self, id: LockId) -> (usize, &Bucket) {
+        let bi = (id.hash64() & self.mask) as usize;
+        (bi, &self.buckets[bi])
     }
 
     /// The fast-path slot of the lock of `words`, if it has one (looked up,
@@ -422,14 +416,135 @@ impl<const SWAP: bool> LatchFree<SWAP> {
 
     /// The fast path and the slot named in the handle `h`, if any.
     #[inline]
-    fn fast_of(&self, h: Handle) -> Option<(&fast::Fast, usize)> {
-        Some((self.fast.as_deref()?, slot_of(h)?))
+    fn fast_of(&self, h: At) -> Option<(&fast::Fast, usize)> {
+        Some((self.fast.as_deref()?, h.slot()?))
+    }
+}
+
+// SAFETY: a request is granted only once every request ahead of it in its
+// bucket's list is compatible or gone, and the fast holds in its way are
+// counted (`acquire.rs`); whoever makes a waiter grantable walks for it
+// (`release.rs`, `wake_scan`, with the `waiting` Dekker); a handle names
+// the bucket, which lives as long as the table; nodes once linked are
+// reused only after a grace period (`nodes`, `reclaim.rs`).
+unsafe impl<const SWAP: bool> LockTable for LatchFree<SWAP> {
+    type Handle = At;
+
+    /// Nodes once linked are read by walkers until a grace period passes.
+    fn nodes(&self, agent: u32) -> Nodes {
+        Nodes::new(Reuse::AfterGracePeriod, agent, hand_over_retired)
     }
 
-    /// The blockers of the waiting `r`; `false` if it no longer waits. `r`
-    /// may belong to another agent, so it is dereferenced only once it was
-    /// found in the list while pinned.
-    pub(crate) fn blockers(&self, c: &AgentCounters, h: Handle, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+    /// The append (`acquire.rs`).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn acquire(
+        &self,
+        a: Caller<'_>,
+        id: LockId,
+        r: ReqPtr,
+        mode: Mode,
+        may_wait: bool,
+        try_fast: bool,
+        wake: &mut Vec<ReqPtr>,
+    ) -> (Outcome, At) {
+        // SAFETY: this function's contract.
+        unsafe { self.acquire_in_list(a.counters, id, r, mode, may_wait, try_fast, wake) }
+    }
+
+    /// A new request for the target mode that replaces the old once granted
+    /// (`acquire.rs`): a linked request's mode is fixed, since others
+    /// judged their own by it.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn convert(
+        &self,
+        a: Caller<'_>,
+        id: LockId,
+        h: At,
+        r: ReqPtr,
+        to: Mode,
+        may_wait: bool,
+        _wake_behind: bool,
+        wake: &mut Vec<ReqPtr>,
+        nodes: &mut Nodes,
+    ) -> Converting {
+        // SAFETY: this function's contract.
+        unsafe { self.convert_in_list(a.counters, id, h, r, to, may_wait, wake, nodes) }
+    }
+
+    #[inline]
+    fn fast(&self) -> Option<&fast::Fast> {
+        self.fast.as_deref()
+    }
+
+    #[inline(always)]
+    fn try_fast_hold(
+        &self,
+        a: Caller<'_>,
+        id: LockId,
+        mode: Mode,
+        txn: u64,
+        ts: u64,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Option<At> {
+        holds::try_hold(self, a, id, mode, txn, ts, wake)
+    }
+
+    #[inline(always)]
+    fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: At, mode: Mode, wake: &mut Vec<ReqPtr>) {
+        holds::release_hold(self, a, id, h, mode, wake);
+    }
+
+    #[inline]
+    fn upgrade_fast_hold(&self, a: Caller<'_>, id: LockId, h: At, wake: &mut Vec<ReqPtr>) -> bool {
+        holds::upgrade_hold(self, a, id, h, wake)
+    }
+
+    /// A list per lock either way: nothing gained by a batch.
+    #[inline]
+    fn releases_at_once(&self) -> bool {
+        true
+    }
+
+    /// `release.rs`.
+    #[inline]
+    unsafe fn release(&self, a: Caller<'_>, h: At, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+        // SAFETY: this function's contract.
+        unsafe { self.release_in_list(a.counters, h, r, wake) }
+    }
+
+    /// `inheritance.rs`.
+    #[inline]
+    unsafe fn release_or_inherit(
+        &self,
+        a: Caller<'_>,
+        h: At,
+        r: ReqPtr,
+        heat: Heat,
+        wake: &mut Vec<ReqPtr>,
+    ) -> Handoff {
+        // SAFETY: this function's contract.
+        unsafe { self.release_or_inherit_in_list(a.counters, h, r, heat, wake) }
+    }
+
+    /// `inheritance.rs`: passed on, or released if somebody waits.
+    #[inline]
+    unsafe fn reinherit(&self, a: Caller<'_>, h: At, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Reinherit {
+        // SAFETY: this function's contract.
+        unsafe { self.reinherit_in_list(a.counters, h, r, wake) }
+    }
+
+    /// `release.rs`.
+    unsafe fn cancel(&self, a: Caller<'_>, h: At, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+        // SAFETY: this function's contract.
+        unsafe { self.cancel_in_list(a.counters, h, r, wake) }
+    }
+
+    /// `r` may belong to another agent, so it is dereferenced only once it
+    /// was found in the list while pinned.
+    unsafe fn blockers(&self, a: Caller<'_>, h: At, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+        let c = a.counters;
         let b = self.bucket(h);
         let g = pin();
         let target = r.as_ptr();
@@ -481,6 +596,42 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             f.holders(s, words, mode, q.agent, out);
         }
         true
+    }
+
+    /// Pins the epoch and swaps the head of `id`'s bucket (the swap
+    /// append: its tail, the word every append writes) with itself by a
+    /// compare-and-swap: the exclusive step of a latch-free insert, with no
+    /// work.
+    fn null_section(&self, _a: Caller<'_>, id: LockId) {
+        let bucket = &self.buckets[(id.hash64() & self.mask) as usize];
+        let word = if SWAP { &bucket.tail } else { &bucket.head };
+        let guard = pin();
+        // Acquire/Release as an insert's CAS; the outcome is irrelevant.
+        let cur = word.load(Ordering::Acquire, &guard);
+        let _ = word.compare_exchange(cur, cur, Ordering::AcqRel, Ordering::Acquire, &guard);
+    }
+
+    /// `snapshot.rs`.
+    fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
+        self.snapshot_lists(now_ns, out);
+    }
+}
+
+impl<const SWAP: bool> FastTable for LatchFree<SWAP> {
+    #[inline]
+    fn fast_hold(&self, id: LockId, s: usize) -> At {
+        At::fast_hold(self.bucket_of(id).0, s)
+    }
+
+    #[inline]
+    fn fast_slot(h: At) -> Option<usize> {
+        h.slot()
+    }
+
+    /// Walks `id`'s bucket for waiters if any are counted there.
+    #[inline]
+    fn after_fast_release(&self, c: &AgentCounters, id: LockId, mode: Mode, wake: &mut Vec<ReqPtr>) {
+        self.after_fast_release_in(self.bucket_of(id).1, c, id.words(), mode, wake);
     }
 }
 

@@ -8,7 +8,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// After a fast hold of `words` in `mode` was given up and the word
     /// showed strong requests: the wake-up duty of a release (`fast.rs`).
     #[cold]
-    pub(super) fn after_fast_release(
+    pub(super) fn after_fast_release_in(
         &self,
         b: &Bucket,
         c: &AgentCounters,
@@ -29,15 +29,10 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// agent's record (after it went OBSOLETE, or when it was never
     /// linked).
     #[inline]
-    pub(super) fn uncount_strong(&self, h: Handle, agent: u32) {
-        if h.0 & H_STRONG != 0
+    pub(super) fn uncount_strong(&self, h: At, agent: u32) {
+        if let Some(how) = h.strong()
             && let Some((f, s)) = self.fast_of(h)
         {
-            let how = if h.0 & H_REGISTERED != 0 {
-                Strong::Registered
-            } else {
-                Strong::Counted
-            };
             f.sub_strong(s, agent, how);
         }
     }
@@ -45,14 +40,9 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// Gives up the fast hold `q` (see `fast.rs`): one taken with a node
     /// (`lock`'s own are released by `release_fast_hold`).
     #[cold]
-    pub(super) fn release_fast(&self, c: &AgentCounters, h: Handle, q: &Request, wake: &mut Vec<ReqPtr>) {
+    pub(super) fn release_fast(&self, c: &AgentCounters, h: At, q: &Request, wake: &mut Vec<ReqPtr>) {
         q.status.store(OBSOLETE, Ordering::Relaxed);
-        let id = LockId::from_words(q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
-        let a = Caller {
-            counters: c,
-            agent: q.agent,
-        };
-        self.release_fast_hold(a, id, h, q.mode(), wake);
+        holds::release_node(self, c, h, q, wake);
     }
 
     /// Grants the waiting `w` (CAS, so that a grant by a releaser, by the
@@ -197,17 +187,17 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// Releases the granted `r`.
     ///
     /// # Safety
-    /// As [`Table::release`](super::Table::release).
+    /// As [`LockTable::release`].
     #[inline]
-    pub(crate) unsafe fn release(&self, c: &AgentCounters, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+    pub(super) unsafe fn release_in_list(&self, c: &AgentCounters, h: At, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
         // SAFETY: the caller's own live request (the contract).
         self.release_req(c, h, unsafe { r.get() }, wake)
     }
 
     /// Releases `q` (a fast hold or a linked request).
     #[inline]
-    pub(super) fn release_req(&self, c: &AgentCounters, h: Handle, q: &Request, wake: &mut Vec<ReqPtr>) {
-        if h.0 & H_FAST != 0 {
+    pub(super) fn release_req(&self, c: &AgentCounters, h: At, q: &Request, wake: &mut Vec<ReqPtr>) {
+        if h.is_fast() {
             self.release_fast(c, h, q, wake);
         } else {
             self.release_linked(c, h, q, wake);
@@ -216,7 +206,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     }
 
     #[inline]
-    pub(super) fn release_linked(&self, c: &AgentCounters, h: Handle, q: &Request, wake: &mut Vec<ReqPtr>) {
+    pub(super) fn release_linked(&self, c: &AgentCounters, h: At, q: &Request, wake: &mut Vec<ReqPtr>) {
         let b = self.bucket(h);
         // Release: whoever reads OBSOLETE (Acquire) sees what we did under the lock.
         q.status.store(OBSOLETE, Ordering::Release);
@@ -255,8 +245,8 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// Withdraws the waiting `r` unless it was granted meanwhile.
     ///
     /// # Safety
-    /// As [`Table::cancel`](super::Table::cancel).
-    pub(crate) unsafe fn cancel(&self, c: &AgentCounters, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+    /// As [`LockTable::cancel`].
+    pub(super) unsafe fn cancel_in_list(&self, c: &AgentCounters, h: At, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
         let b = self.bucket(h);
         // SAFETY: the caller's own live request (the contract).
         let q = unsafe { r.get() };

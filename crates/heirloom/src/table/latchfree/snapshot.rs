@@ -35,7 +35,7 @@ use std::collections::HashSet;
 
 use super::*;
 use crate::error::TxnId;
-use crate::monitor::{LockInfo, Waiter, add_holder, info_of};
+use crate::monitor::{Waiter, add_holder, info_of};
 use crate::request::Status;
 
 /// A request as one collection read it.
@@ -60,7 +60,7 @@ impl Seen {
 impl<const SWAP: bool> LatchFree<SWAP> {
     /// Appends every lock with live requests; see the module docs for what
     /// is consistent and what may be left out.
-    pub(crate) fn snapshot(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
+    pub(super) fn snapshot_lists(&self, now_ns: u64, out: &mut Vec<LockInfo>) {
         let c = AgentCounters::default();
         let g = pin();
         let first = self.collect(&c, &g);

@@ -10,6 +10,7 @@ use crate::request::{ReqPtr, Request};
 use crate::stats::AgentCounters;
 use crate::sync::Ordering;
 use crate::table::fast::REOPEN_AFTER;
+use crate::table::{Caller, Handle, LockTable};
 
 const T: TableId = TableId::new(0, 1);
 
@@ -24,11 +25,11 @@ fn take(t: &Latched, r: ReqPtr, id: LockId, mode: Mode) -> bool {
     let (c, mut wake) = (AgentCounters::default(), Vec::new());
     node(&r).txn.fetch_add(1, Ordering::Relaxed);
     // SAFETY: the test's own node, linked nowhere (each call releases it).
-    let (out, h) = unsafe { t.acquire(&c, id, r, mode, false, true, &mut wake) };
+    let (out, h) = unsafe { t.acquire(Caller::of(&c), id, r, mode, false, true, &mut wake) };
     assert!(matches!(out, Outcome::Granted), "{mode:?} on {id} not granted");
     // SAFETY: as above, with the handle its acquisition returned.
-    unsafe { t.release(&c, h, r, &mut wake) };
-    h.is_fast()
+    unsafe { t.release(Caller::of(&c), h, r, &mut wake) };
+    Handle::from(h).is_fast()
 }
 
 /// Intention acquisitions (each also released) until one is granted fast.

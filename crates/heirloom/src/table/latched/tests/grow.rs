@@ -6,7 +6,7 @@
 use std::sync::atomic::AtomicU32;
 use std::thread;
 
-use super::super::Latched;
+use super::super::{At, Latched};
 use super::support::request;
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
@@ -14,28 +14,28 @@ use crate::queue::Outcome;
 use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
 use crate::sync::Ordering;
-use crate::table::Handle;
+use crate::table::{Caller, LockTable};
 
 const T: TableId = TableId::new(0, 1);
 
-fn acquire(t: &Latched, r: ReqPtr, id: LockId, mode: Mode) -> (Outcome, Handle) {
+fn acquire(t: &Latched, r: ReqPtr, id: LockId, mode: Mode) -> (Outcome, At) {
     let (c, mut wake) = (AgentCounters::default(), Vec::new());
     // SAFETY: the test's own node, linked nowhere (released or refused).
-    let out = unsafe { t.acquire(&c, id, r, mode, false, true, &mut wake) };
+    let out = unsafe { t.acquire(Caller::of(&c), id, r, mode, false, true, &mut wake) };
     assert!(wake.is_empty());
     out
 }
 
-fn release(t: &Latched, r: ReqPtr, h: Handle) {
+fn release(t: &Latched, r: ReqPtr, h: At) {
     let (c, mut wake) = (AgentCounters::default(), Vec::new());
     // SAFETY: the granted request and the handle its acquisition returned.
-    unsafe { t.release(&c, h, r, &mut wake) };
+    unsafe { t.release(Caller::of(&c), h, r, &mut wake) };
     assert!(wake.is_empty());
 }
 
 /// X on rows `0..n` for one transaction, each granted: the nodes and
 /// handles.
-fn take_rows(t: &Latched, n: u64) -> Vec<(ReqPtr, Handle)> {
+fn take_rows(t: &Latched, n: u64) -> Vec<(ReqPtr, At)> {
     (0..n)
         .map(|i| {
             let r = request(0, 1);

@@ -7,7 +7,7 @@
 //! CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 cargo test --release
 //! -p heirloom --lib loom_fast`
 
-use super::super::Latched;
+use super::super::{At, Latched};
 use super::support::{self, node};
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
@@ -16,7 +16,7 @@ use crate::queue::Outcome;
 use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING};
 use crate::stats::AgentCounters;
 use crate::sync::{Arc, AtomicBool, Ordering};
-use crate::table::Handle;
+use crate::table::{Caller, LockTable};
 
 const T: TableId = TableId::new(0, 1);
 
@@ -26,14 +26,14 @@ fn request(agent: u32) -> ReqPtr {
     support::request(agent, agent as u64 + 1)
 }
 
-fn acquire(t: &Latched, id: LockId, r: ReqPtr, mode: Mode, wake: &mut Vec<ReqPtr>) -> (Outcome, Handle) {
+fn acquire(t: &Latched, id: LockId, r: ReqPtr, mode: Mode, wake: &mut Vec<ReqPtr>) -> (Outcome, At) {
     // SAFETY: a model's own node, linked nowhere yet (see above).
-    unsafe { t.acquire(&AgentCounters::default(), id, r, mode, true, true, wake) }
+    unsafe { t.acquire(Caller::of(&AgentCounters::default()), id, r, mode, true, true, wake) }
 }
 
-fn release(t: &Latched, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
+fn release(t: &Latched, h: At, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
     // SAFETY: a model's own node, with the handle its acquisition returned.
-    unsafe { t.release(&AgentCounters::default(), h, r, wake) }
+    unsafe { t.release(Caller::of(&AgentCounters::default()), h, r, wake) }
 }
 
 /// Waits (as a parked owner would) until `r` is no longer WAITING or
@@ -50,7 +50,7 @@ fn assert_open(t: &Latched, id: LockId) -> ReqPtr {
     let (again, mut wake) = (request(0), Vec::new());
     let (out, h) = acquire(t, id, again, Mode::IS, &mut wake);
     assert!(matches!(out, Outcome::Granted));
-    assert!(h.is_fast(), "the word was left closed");
+    assert!(h.fast_slot().is_some(), "the word was left closed");
     release(t, h, again, &mut wake);
     again
 }
@@ -113,7 +113,7 @@ fn a_conversion_of_a_fast_hold_waits_for_the_others_only() {
         let mut wake = Vec::new();
         let (_, hm) = acquire(&t, id, mine, Mode::IS, &mut wake);
         let (_, ho) = acquire(&t, id, other, Mode::IS, &mut wake);
-        assert!(hm.is_fast() && ho.is_fast(), "both taken fast");
+        assert!(hm.fast_slot().is_some() && ho.fast_slot().is_some(), "both taken fast");
         let other_held = Arc::new(AtomicBool::new(true));
         let releaser = {
             let (t, other_held) = (t.clone(), other_held.clone());
@@ -129,7 +129,7 @@ fn a_conversion_of_a_fast_hold_waits_for_the_others_only() {
         // SAFETY: the table's own head.
         unsafe { &*p }.publish_waiters(&mut q, &mut wake, false);
         drop(q);
-        let hc = Handle(p as usize);
+        let hc = At::head(p);
         if matches!(out, Outcome::Waiting) {
             wait_granted(conv);
         }
@@ -181,7 +181,7 @@ fn a_fast_upgrade_never_overlaps_a_strong_request() {
         // SAFETY: the model's own granted request, with its handle.
         let conv = unsafe {
             t.convert(
-                &AgentCounters::default(),
+                Caller::of(&AgentCounters::default()),
                 id,
                 h,
                 is,
@@ -198,7 +198,7 @@ fn a_fast_upgrade_never_overlaps_a_strong_request() {
         ix_held.store(true, Ordering::SeqCst);
         assert!(!s_held.load(Ordering::SeqCst), "IX granted while S is held");
         ix_held.store(false, Ordering::SeqCst);
-        release(&t, conv.head, conv.req, &mut wake);
+        release(&t, conv.head.into(), conv.req, &mut wake);
         if conv.req != is {
             release(&t, h, is, &mut wake);
         }

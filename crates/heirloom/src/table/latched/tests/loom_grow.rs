@@ -9,7 +9,7 @@
 //! CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 cargo test --release
 //! -p heirloom --lib loom_grow`
 
-use super::super::Latched;
+use super::super::{At, Latched};
 use super::support::request;
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
@@ -17,17 +17,17 @@ use crate::queue::Outcome;
 use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
 use crate::sync::Arc;
-use crate::table::Handle;
+use crate::table::{Caller, LockTable};
 
 const T: TableId = TableId::new(0, 1);
 
 /// X on row `row` without waiting: the handle if granted.
-fn take(t: &Latched, row: u64, r: ReqPtr) -> Option<Handle> {
+fn take(t: &Latched, row: u64, r: ReqPtr) -> Option<At> {
     let mut wake = Vec::new();
     // SAFETY: a model's own node, linked nowhere yet (see above).
     let (out, h) = unsafe {
         t.acquire(
-            &AgentCounters::default(),
+            Caller::of(&AgentCounters::default()),
             LockId::row(T, row),
             r,
             Mode::X,
@@ -40,10 +40,10 @@ fn take(t: &Latched, row: u64, r: ReqPtr) -> Option<Handle> {
     matches!(out, Outcome::Granted).then_some(h)
 }
 
-fn release(t: &Latched, h: Handle, r: ReqPtr) {
+fn release(t: &Latched, h: At, r: ReqPtr) {
     let mut wake = Vec::new();
     // SAFETY: a model's own granted node, with its handle.
-    unsafe { t.release(&AgentCounters::default(), h, r, &mut wake) };
+    unsafe { t.release(Caller::of(&AgentCounters::default()), h, r, &mut wake) };
     assert!(wake.is_empty());
 }
 
@@ -64,7 +64,7 @@ fn a_lock_keeps_one_head_while_the_table_grows() {
                     .collect::<Vec<_>>()
             })
         };
-        let got: Vec<Option<Handle>> = (0..3u64).zip(&mine).map(|(row, &r)| take(&t, row, r)).collect();
+        let got: Vec<Option<At>> = (0..3u64).zip(&mine).map(|(row, &r)| take(&t, row, r)).collect();
         let their = other.join().unwrap();
         for (k, row) in [2usize, 0].into_iter().enumerate() {
             assert!(
@@ -86,7 +86,7 @@ fn a_lock_keeps_one_head_while_the_table_grows() {
                 // SAFETY: a model's own node, linked nowhere.
                 let (out, h2) = unsafe {
                     t.acquire(
-                        &AgentCounters::default(),
+                        Caller::of(&AgentCounters::default()),
                         LockId::row(T, row as u64),
                         probe,
                         Mode::S,

@@ -134,7 +134,7 @@ fn a_second_waiter_needs_no_barrier_of_its_own() {
 
 /// The owner passes two locks on (its database and table locks) and pays
 /// one fence for both, after the second (`Latched::reinherit` for each,
-/// then `Table::recheck_passed`); a conflicting requester on each lock.
+/// then `LockTable::recheck_passed`); a conflicting requester on each lock.
 /// Neither is stranded, though the first lock's INHERITED and its look at
 /// `waiters` are far apart (another lock's pass in between).
 #[test]
@@ -167,7 +167,7 @@ fn one_fence_covers_every_lock_passed_on() {
                 node(&reqs[i]).status.store(INVALID, Ordering::Relaxed);
             }
         }
-        // ...then one fence and a look at each (Table::recheck_passed).
+        // ...then one fence and a look at each (LockTable::recheck_passed).
         fence(Ordering::SeqCst);
         for i in (0..2).filter(|&i| passed[i]) {
             if waiters[i].load(Ordering::Relaxed) {

@@ -8,7 +8,7 @@
 
 use crossbeam_epoch as epoch;
 
-use super::super::{LatchFree, Visit, hand_over_retired};
+use super::super::{At, LatchFree, Visit, hand_over_retired};
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
 use crate::nodes::{Nodes, Reuse};
@@ -16,8 +16,8 @@ use crate::queue::{Cancel, Outcome};
 use crate::request::{GRANTED, NEVER_LINKED, OBSOLETE, ORPHANED, RETURNED, ReqPtr, Request, WAITING};
 use crate::stats::AgentCounters;
 use crate::sync::{Arc, AtomicBool, Ordering};
-use crate::table::Handle;
 use crate::table::fast::FastTry;
+use crate::table::{Caller, Handle, LockTable};
 
 const T: TableId = TableId::new(0, 1);
 
@@ -38,19 +38,19 @@ fn acquire<const S: bool>(
     r: ReqPtr,
     mode: Mode,
     wait: bool,
-) -> (Outcome, Handle) {
+) -> (Outcome, At) {
     // SAFETY: a model's own node, linked nowhere yet (see above).
-    unsafe { t.acquire(c, id, r, mode, wait, true, &mut Vec::new()) }
+    unsafe { t.acquire(Caller::of(c), id, r, mode, wait, true, &mut Vec::new()) }
 }
 
 fn release<const S: bool>(t: &LatchFree<S>, c: &AgentCounters, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
     // SAFETY: a model's own node, linked in bucket 0 (see above).
-    unsafe { t.release(c, Handle(0), r, wake) }
+    unsafe { t.release(Caller::of(c), At::from(Handle(0)), r, wake) }
 }
 
 fn cancel<const S: bool>(t: &LatchFree<S>, c: &AgentCounters, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
     // SAFETY: a model's own node, linked in bucket 0 (see above).
-    unsafe { t.cancel(c, Handle(0), r, wake) }
+    unsafe { t.cancel(Caller::of(c), At::from(Handle(0)), r, wake) }
 }
 
 fn request(txn: u64) -> ReqPtr {
@@ -264,11 +264,11 @@ fn a_fast_release_racing_with_a_strong_waiter_never_loses_the_wake_up<const SWAP
         };
         let mut wake = Vec::new();
         // SAFETY: the model's own fast hold, with the handle it came with.
-        unsafe { t.release(&c, head, h, &mut wake) };
+        unsafe { t.release(Caller::of(&c), head, h, &mut wake) };
         let wh = waiter.join().unwrap();
         assert!(wake.is_empty() || wake == [w]);
         // SAFETY: the waiter's request, granted, with its handle.
-        unsafe { t.release(&c, wh, w, &mut wake) };
+        unsafe { t.release(Caller::of(&c), wh, w, &mut wake) };
         assert_eq!(t.buckets[0].waiting.load(Ordering::Relaxed), 0);
         drop(t);
         // SAFETY: a fast hold is never linked: the model frees it.
@@ -302,7 +302,7 @@ fn a_fast_acquire_racing_with_a_strong_request_never_overlaps<const SWAP: bool>(
                 // The owners' wake-ups need nothing under the model
                 // (`wait_granted` polls).
                 // SAFETY: the thread's own granted request, with its handle.
-                unsafe { t.release(&c, head, r, &mut Vec::new()) };
+                unsafe { t.release(Caller::of(&c), head, r, &mut Vec::new()) };
                 node(&r).recycle.load(Ordering::Relaxed) == NEVER_LINKED
             })
         };
@@ -314,7 +314,7 @@ fn a_fast_acquire_racing_with_a_strong_request_never_overlaps<const SWAP: bool>(
             let (out, head) = acquire(&t, &c, id, p, Mode::IS, true);
             assert!(matches!(out, Outcome::Granted));
             // SAFETY: the model's own fast hold, with its handle.
-            unsafe { t.release(&c, head, p, &mut Vec::new()) };
+            unsafe { t.release(Caller::of(&c), head, p, &mut Vec::new()) };
         }
         let ha = spawn(a, Mode::IX);
         let hb = spawn(b, Mode::X);
@@ -462,7 +462,7 @@ fn a_fast_upgrade_never_overlaps_a_strong_request<const SWAP: bool>() {
                 assert!(!ix_held.load(Ordering::SeqCst), "S granted while IX is held");
                 s_held.store(false, Ordering::SeqCst);
                 // SAFETY: the model's own granted request, with its handle.
-                unsafe { t.release(&c, h, s, &mut Vec::new()) };
+                unsafe { t.release(Caller::of(&c), h, s, &mut Vec::new()) };
             })
         };
         let c = AgentCounters::default();
@@ -471,7 +471,7 @@ fn a_fast_upgrade_never_overlaps_a_strong_request<const SWAP: bool>() {
         let (out, h) = acquire(&t, &c, id, is, Mode::IS, true);
         assert!(matches!(out, Outcome::Granted), "IS is compatible with S");
         // SAFETY: the model's own granted request, with its handle.
-        let conv = unsafe { t.convert(&c, id, h, is, Mode::IX, true, &mut wake, &mut nodes) };
+        let conv = unsafe { t.convert(Caller::of(&c), id, h, is, Mode::IX, true, false, &mut wake, &mut nodes) };
         if matches!(conv.outcome, Outcome::Waiting) {
             wait_granted(conv.req);
         }
@@ -480,9 +480,9 @@ fn a_fast_upgrade_never_overlaps_a_strong_request<const SWAP: bool>() {
         ix_held.store(false, Ordering::SeqCst);
         // SAFETY: the model's own granted requests, with their handles.
         unsafe {
-            t.release(&c, conv.head, conv.req, &mut wake);
+            t.release(Caller::of(&c), conv.head.into(), conv.req, &mut wake);
             if conv.req != is {
-                t.release(&c, h, is, &mut wake);
+                t.release(Caller::of(&c), h, is, &mut wake);
             }
         }
         reader.join().unwrap();
@@ -778,7 +778,7 @@ fn a_snapshot_beside_a_fast_try_never_lists_it_with_a_strong_holder<const SWAP: 
         assert_snapshot_compatible(&t);
         if granted {
             // SAFETY: the model's own granted request, with its handle.
-            unsafe { t.release(&c, head, x, &mut Vec::new()) };
+            unsafe { t.release(Caller::of(&c), head, x, &mut Vec::new()) };
         }
         trier.join().unwrap();
         drop(t);
