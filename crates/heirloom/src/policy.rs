@@ -1,5 +1,6 @@
 //! Conflict policies: what a request does when it cannot be granted at
-//! once. The policies themselves run in `Transaction::wait` (`txn/wait.rs`) and
+//! once. The policies themselves are judged in `txn/policy.rs` (while
+//! `Transaction::wait`, `txn/wait.rs`, waits) and
 //! `deadlock.rs`; this is their public name.
 
 use std::time::Duration;

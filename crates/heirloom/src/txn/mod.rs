@@ -39,6 +39,7 @@ use crate::table::{Acquiring, Handle, LockTable, Reinherit, Releasing, fast};
 mod acquire;
 mod escalate;
 mod finish;
+mod policy;
 mod wait;
 
 use wait::bound_ns;

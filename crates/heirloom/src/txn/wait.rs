@@ -1,7 +1,9 @@
-//! Waiting: whether a request may wait and for how long, the wait
-//! itself (parked, woken by the grant or by a policy's decision), and the
-//! conflict policies judged while it waits.
+//! Waiting: the mechanism. Whether a request may wait, the wait itself
+//! (spun, then parked, woken by the grant, a wound, a notice or a timer),
+//! and the cancel of a wait given up. The conflict policies judged while
+//! it waits, and when, are `txn/policy.rs`'s.
 
+use super::policy::Cadence;
 use super::*;
 
 impl Transaction<'_> {
@@ -93,35 +95,19 @@ impl Transaction<'_> {
         })
     }
 
-    /// How long the request being made may wait: the call's own timeout or
-    /// the `Timeout` policy's, and the transaction's lock timeout, the
-    /// shorter of them (`None`: no bound).
-    pub(super) fn wait_limit(&self) -> Option<Duration> {
-        let own = match self.agent.lm.policy {
-            _ if self.agent.txn.call_timeout_ns != NO_BOUND => self.agent.txn.call_timeout_ns,
-            ConflictPolicy::Timeout(d) => bound_ns(Some(d)),
-            _ => NO_BOUND,
-        };
-        let ns = own.min(self.agent.txn.lock_timeout_ns);
-        (ns != NO_BOUND).then(|| Duration::from_nanos(ns))
-    }
-
     /// Waits until the linked request `f.req` is granted, applying the
     /// conflict policy. On error the request has been cancelled (a
     /// conversion fell back to its old mode). While it runs the request is
     /// `Waiting::in_flight`, so a panic in here leaves nothing linked that
     /// the transaction's drop does not know about.
     ///
-    /// When the policy is checked (the cadence of PostgreSQL's
-    /// `deadlock_timeout`): `Detect` searches once the request has waited
-    /// `Builder::deadlock_timeout`, then again only after a wake-up that did
-    /// not grant it, which is how a waiter learns that a conversion was
-    /// granted in front of it (a new waits-for edge; see `deadlock.rs` for
-    /// why no other change needs a new search). Wait-die and wound-wait
-    /// check at once and after every such wake-up (one that comes between
-    /// the look and the park stops the park: `sync::NOTICES`), never on a
-    /// timer: every change of a waiter's edges wakes it (see "Waiting" in
-    /// the crate README for the list and the tests that force each).
+    /// The policy is judged when `Cadence` (`txn/policy.rs`) says; a
+    /// wake-up that did not grant the request is how a waiter learns that
+    /// something in front of it changed (a conversion granted ahead of it
+    /// is a new waits-for edge; see `deadlock.rs` for why no other change
+    /// needs a new search), and one that comes between the look and the
+    /// park stops the park (`sync::NOTICES`; see "Waiting" in the crate
+    /// README for the list and the tests that force each).
     #[cold]
     pub(super) fn wait(&mut self, f: InFlight, lock: LockId) -> Result<(), LockError> {
         let (head, r, mode) = (f.head, f.req, f.mode);
@@ -154,19 +140,8 @@ impl Transaction<'_> {
         fault::hit(Point::Wait);
         // A time that overflows `Instant` (say `Duration::MAX`) means never.
         let deadline = self.wait_limit().and_then(|d| start.checked_add(d));
-        let detect = matches!(lm.policy, ConflictPolicy::Detect);
-        // Detect: when the first search is due (`None`: never).
-        let first_search = if detect {
-            start.checked_add(lm.deadlock_timeout)
-        } else {
-            None
-        };
-        let mut searched = false;
-        let mut check = match lm.policy {
-            ConflictPolicy::Detect => lm.deadlock_timeout.is_zero(),
-            ConflictPolicy::WaitDie | ConflictPolicy::WoundWait => true,
-            ConflictPolicy::Timeout(_) | ConflictPolicy::NoWait => false,
-        };
+        // When the conflict policy is judged (`txn/policy.rs`).
+        let mut cadence = Cadence::new(lm.policy, lm.deadlock_timeout, start);
         let mut misuse_checked = false;
         let me = self.id().0;
         // Spin before the first park (see `Builder::spin_before_park`):
@@ -188,15 +163,10 @@ impl Transaction<'_> {
             if let Some(partition) = lm.table.failed(head) {
                 break Err(self.server_failed(lock, partition));
             }
-            // `Detect` spins before its first search (a wait that ends
-            // meanwhile needs none); wait-die and wound-wait after their
-            // first look (a wound is best sent at once).
-            if check && !(detect && spin_pending) {
-                check = false;
-                searched |= detect;
-                if let Err(e) = self.policy_check(info) {
-                    break Err(e);
-                }
+            if cadence.due(spin_pending)
+                && let Err(e) = self.policy_check(info)
+            {
+                break Err(e);
             }
             // A wait with a time limit ends by itself (as in release
             // builds); only an unbounded one would hang.
@@ -219,16 +189,12 @@ impl Transaction<'_> {
                 spin_pending = false;
                 // A notice while spinning is a wake-up (see `Wake::Woken`
                 // below); a grant or a wound the loop's top reads.
-                if crate::sync::spin_while(still_waiting, self.agent.waiting.spin_ns) && (!detect || searched) {
-                    check = true;
+                if crate::sync::spin_while(still_waiting, self.agent.waiting.spin_ns) {
+                    cadence.woken();
                 }
                 continue;
             }
-            let until = match (deadline, first_search) {
-                (Some(d), _) => Some(d),
-                (None, Some(t)) if !searched => Some(t),
-                _ => None,
-            };
+            let until = cadence.until(deadline);
             fault::before_park();
             match wait_while(r.key(), still_waiting, until) {
                 Wake::TimedOut => {
@@ -242,13 +208,10 @@ impl Transaction<'_> {
                             waited: start.elapsed(),
                         });
                     }
-                    if !searched && first_search.is_some_and(|t| now >= t) {
-                        check = true;
-                    }
+                    cadence.timed_out(now);
                 }
-                // Something in front of us changed (or a spurious wake-up):
-                // re-check, unless the first search is still to come.
-                Wake::Woken => check = !detect || searched,
+                // Something in front of us changed (or a spurious wake-up).
+                Wake::Woken => cadence.woken(),
             }
         };
         shared.wound.waiting_req.store(0, Ordering::Relaxed);
@@ -368,54 +331,6 @@ impl Transaction<'_> {
                 info.mode
             );
         }
-    }
-
-    /// Applies the conflict policy to a blocked request; an error means the
-    /// requester must give up.
-    pub(super) fn policy_check(&mut self, info: WaitInfo) -> Result<(), LockError> {
-        let lm = &*self.agent.lm;
-        let c = &self.agent.shared.counters;
-        if !matches!(lm.policy, ConflictPolicy::Detect) {
-            // (The deadlock search has its own point, inside its mutexes.)
-            fault::hit(Point::PolicyCheck);
-        }
-        match lm.policy {
-            ConflictPolicy::Detect => {
-                if let Some(cycle) = deadlock::find_cycle(lm, self.agent.shared.caller(), info) {
-                    c.deadlocks.bump();
-                    return Err(LockError::Deadlock {
-                        victim: self.id(),
-                        cycle,
-                    });
-                }
-            }
-            ConflictPolicy::WaitDie => {
-                let b = &mut self.agent.scratch.blockers;
-                b.clear();
-                // SAFETY: our own request in flight, with its table's handle.
-                unsafe { lm.table.blockers(self.agent.shared.caller(), info.head, info.req, b) };
-                if let Some(older) = b.iter().find(|b| b.ts < self.agent.txn.age) {
-                    c.died.bump();
-                    return Err(LockError::Died {
-                        txn: self.agent.txn.id,
-                        lock: info.lock,
-                        mode: info.mode,
-                        older: older.txn,
-                    });
-                }
-            }
-            ConflictPolicy::WoundWait => {
-                let b = &mut self.agent.scratch.blockers;
-                b.clear();
-                // SAFETY: our own request in flight, with its table's handle.
-                unsafe { lm.table.blockers(self.agent.shared.caller(), info.head, info.req, b) };
-                for y in b.iter().filter(|b| b.ts > self.agent.txn.age) {
-                    lm.wound(y.agent, y.txn, self.agent.txn.id);
-                }
-            }
-            ConflictPolicy::Timeout(_) | ConflictPolicy::NoWait => {}
-        }
-        Ok(())
     }
 }
 
