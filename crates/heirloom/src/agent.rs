@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 
-use crate::cache::{DEAD, Held, LIVE, LockCache, PENDING};
+use crate::cache::{DEAD, FastHeld, Held, LIVE, LockCache, PENDING};
 use crate::error::TxnId;
 use crate::fault::{self, Point};
 use crate::id::{LockId, TableId};
@@ -441,7 +441,13 @@ impl Agent {
     /// commit's batch goes through here.
     pub(crate) fn release_now(&mut self, h: Held) {
         if h.head.is_fast() {
-            release_fast(&self.lm, &self.shared, &mut self.nodes, &mut self.scratch.wake, h);
+            release_fast(
+                &self.lm,
+                &self.shared,
+                &mut self.nodes,
+                &mut self.scratch.wake,
+                h.into(),
+            );
             return;
         }
         self.shared.counters.table_op(h.id.level());
@@ -638,7 +644,7 @@ pub(crate) fn release_fast(
     shared: &AgentShared,
     nodes: &mut Nodes,
     wake: &mut Vec<ReqPtr>,
-    h: Held,
+    h: FastHeld,
 ) {
     let c = &shared.counters;
     c.table_op(h.id.level());

@@ -55,7 +55,18 @@ impl Transaction<'_> {
         let a = &mut *self.agent;
         let lm = &*a.lm;
         let c = &a.shared.counters;
-        while let Some(h) = a.cache.pop_ending() {
+        loop {
+            // A fast hold (never passed on by inheritance,
+            // `Builder::fast_path`) is released from its entry's fields
+            // (it may have no node).
+            if let Some(f) = a.cache.pop_ending_fast() {
+                release_fast(lm, &a.shared, &mut a.nodes, &mut a.scratch.wake, f);
+                fault::hit(Point::Finish);
+                continue;
+            }
+            let Some(h) = a.cache.pop_ending() else {
+                break;
+            };
             // SAFETY (every dereference and table call in this loop): `h` is
             // an entry of this agent's cache, so `h.req` is its own node and,
             // unless DEAD or invalidated, linked where `h.head` says.
@@ -81,13 +92,6 @@ impl Transaction<'_> {
                     }
                     c.inherited_discarded.bump();
                     c.table_op(h.id.level());
-                }
-                // A fast hold is no request to pass on (`Builder::fast_path`);
-                // released here, from its entry (it may have no node).
-                _ if h.head.is_fast() => {
-                    release_fast(lm, &a.shared, &mut a.nodes, &mut a.scratch.wake, h);
-                    fault::hit(Point::Finish);
-                    continue;
                 }
                 _ => match lm.sli.candidate(h.id, h.mode).filter(|_| !a.has_superseded(h.id)) {
                     Some(hot) => {
