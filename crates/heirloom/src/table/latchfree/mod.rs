@@ -181,6 +181,8 @@ use crate::stats::AgentCounters;
 use crate::sync::{AtomicU32, AtomicU64, Ordering, fence};
 
 mod acquire;
+mod clear;
+mod heat;
 mod inheritance;
 mod list;
 mod reclaim;

@@ -1,7 +1,7 @@
 //! Release and cancel: the request leaves its list's way (OBSOLETE), then
 //! the fence and the wake-up duty of the module docs.
 
-use super::acquire::{Clearance, Sweep};
+use super::clear::{Clearance, Sweep};
 use super::*;
 
 impl<const SWAP: bool> LatchFree<SWAP> {
