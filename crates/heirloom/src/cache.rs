@@ -91,7 +91,7 @@ pub(crate) struct FastHeld {
     pub(crate) id: LockId,
     pub(crate) mode: Mode,
     pub(crate) head: Handle,
-    /// `Nodes::none` unless a conversion gave it a node.
+    /// `Nodes::none` if it was taken without a node (`try_fast_hold`).
     pub(crate) req: ReqPtr,
 }
 
@@ -294,8 +294,8 @@ impl LockCache {
     /// (never inherited, so always LIVE), the commonest entry at a
     /// commit: only the fields its release reads, not the whole entry,
     /// which the commit's loop would otherwise copy out and keep
-    /// (`scripts/callgrind.sh`, MEASUREMENTS.md, "The lock table as a
-    /// trait").
+    /// (`scripts/callgrind.sh`; MEASUREMENTS.md, "A fast hold leaves the
+    /// commit's loop without its entry's copy").
     #[inline(always)]
     pub(crate) fn pop_ending_fast(&mut self) -> Option<FastHeld> {
         let h = self.entries.last()?;
