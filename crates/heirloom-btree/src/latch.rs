@@ -12,7 +12,7 @@
 //! | [`SpinLatch`]    | = exclusive             | test-and-test-and-set    | yes                            |
 //! | [`VersionLatch`] | = exclusive (fallback)  | CAS on the version word  | no: optimistic readers only load |
 
-use crate::sync::{AtomicU8, AtomicU64, Ordering, SpinWait, fence, park_while, unpark_all, unpark_one};
+use crate::sync::{AtomicU64, Ordering, SpinWait, fence, wait_while, wake_all};
 
 /// A per-node latch with a shared and an exclusive mode (a latch without a
 /// real shared mode takes the exclusive one for both).
@@ -90,122 +90,10 @@ impl NodeLatch for RwLatch {
     }
 }
 
-/// A test-and-test-and-set latch that parks: exclusive for readers and
-/// writers alike (the TSX paper's spin lock, with a bounded spin).
-///
-/// State byte: [`HELD`](Self::HELD) and [`PARKED`](Self::PARKED) (the
-/// protocol of parking_lot's own mutex, without its fairness hand-off).
-///
-/// | state            | meaning                          | who moves it                                  |
-/// |------------------|----------------------------------|-----------------------------------------------|
-/// | `0`              | free                             | a locker: CAS `0 -> HELD`                     |
-/// | `PARKED`         | free, waiters parked             | a locker: CAS `PARKED -> HELD\|PARKED`        |
-/// | `HELD`           | held, nobody parked              | the holder: CAS `HELD -> 0`; a waiter: CAS to `HELD\|PARKED` |
-/// | `HELD\|PARKED`   | held, a waiter may be parked     | the holder: wake one, then store `PARKED` (more parked) or `0` |
-///
-/// A waiter spins briefly ([`SpinWait`]), then sets `PARKED` and parks with
-/// the condition "held and `PARKED`", checked under parking_lot's queue
-/// lock. A release that finds `PARKED` wakes one waiter and stores the new
-/// state inside parking_lot's callback, under that same queue lock, so a
-/// waiter either sees the release or is queued before the releaser decides
-/// whether anybody is still parked (no lost wake-up). Waking one, not all:
-/// with 32 threads on one hot latch (the root) waking all made every
-/// release a thundering herd.
-#[derive(Debug, Default)]
-pub struct SpinLatch {
-    state: AtomicU8,
-}
-
-impl SpinLatch {
-    /// The latch is held.
-    pub const HELD: u8 = 1;
-    /// A waiter may be parked: the release must wake.
-    pub const PARKED: u8 = 2;
-
-    #[inline]
-    fn lock(&self) {
-        // Acquire pairs with the Release in `unlock`: the new holder sees
-        // every write of the previous one.
-        if self
-            .state
-            .compare_exchange_weak(0, Self::HELD, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-        {
-            return;
-        }
-        self.lock_slow();
-    }
-
-    #[cold]
-    fn lock_slow(&self) {
-        let spin = SpinWait::new();
-        loop {
-            let s = self.state.load(Ordering::Relaxed);
-            if s & Self::HELD == 0 {
-                // The "test-and-set" after the "test": waiters wait with plain
-                // loads, sharing the line instead of bouncing it.
-                if self
-                    .state
-                    .compare_exchange_weak(s, s | Self::HELD, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    return;
-                }
-                continue;
-            }
-            if !spin.spun_out() {
-                spin.wait();
-                continue;
-            }
-            if s & Self::PARKED == 0
-                && self
-                    .state
-                    .compare_exchange_weak(s, s | Self::PARKED, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_err()
-            {
-                continue;
-            }
-            let both = Self::HELD | Self::PARKED;
-            park_while(self.key(), || self.state.load(Ordering::Relaxed) == both);
-        }
-    }
-
-    #[inline]
-    fn unlock(&self) {
-        // Release pairs with the Acquire of the next `lock`.
-        if self
-            .state
-            .compare_exchange(Self::HELD, 0, Ordering::Release, Ordering::Relaxed)
-            .is_ok()
-        {
-            return;
-        }
-        self.unlock_slow();
-    }
-
-    #[cold]
-    fn unlock_slow(&self) {
-        // The state is HELD|PARKED (only the holder clears HELD). Release:
-        // pairs with the Acquire of the next `lock`.
-        unpark_one(self.key(), |more| {
-            let s = if more { Self::PARKED } else { 0 };
-            self.state.store(s, Ordering::Release);
-        });
-    }
-
-    #[inline]
-    fn key(&self) -> usize {
-        std::ptr::from_ref(self).addr()
-    }
-
-    /// True if the latch is held (tests: with every other thread gone, a
-    /// hold must look like this, give or take a stale parked bit, which
-    /// under loom's stand-in a release may leave).
-    #[cfg(all(test, heirloom_loom))]
-    pub(crate) fn is_held_alone(&self) -> bool {
-        self.state.load(Ordering::Relaxed) & Self::HELD != 0
-    }
-}
+/// The B+tree's `Spin` protocol puts heirloom-latch's test-and-test-and-set
+/// latch in every node: exclusive for readers and writers alike, spinning
+/// briefly, then parking.
+pub use heirloom_latch::SpinLatch;
 
 impl NodeLatch for SpinLatch {
     #[inline]
@@ -214,7 +102,9 @@ impl NodeLatch for SpinLatch {
     }
     #[inline]
     unsafe fn unlock_shared(&self) {
-        self.unlock();
+        // SAFETY: the caller holds the latch (this method's contract; the
+        // shared mode is the exclusive one).
+        unsafe { self.unlock() }
     }
     #[inline]
     fn lock_exclusive(&self) {
@@ -222,7 +112,8 @@ impl NodeLatch for SpinLatch {
     }
     #[inline]
     unsafe fn unlock_exclusive(&self) {
-        self.unlock();
+        // SAFETY: the caller holds the latch (this method's contract).
+        unsafe { self.unlock() }
     }
 }
 
@@ -310,7 +201,10 @@ impl VersionLatch {
             }
             // Parks while this very hold lasts (a new hold has a new word, or
             // sets PARKED afresh and will wake us).
-            park_while(self.key(), || self.word.load(Ordering::Relaxed) == parked);
+            // SAFETY: the key is this latch's address, on which only its
+            // own waiters park (nodes are freed only with their tree); the
+            // condition only loads an atomic.
+            unsafe { wait_while(self.key(), || self.word.load(Ordering::Relaxed) == parked, None) };
         }
     }
 
@@ -356,7 +250,8 @@ impl VersionLatch {
         let old = self.word.swap(next, Ordering::Release);
         debug_assert_eq!(old & Self::LOCKED, Self::LOCKED, "unlock of a free version latch");
         if old & Self::PARKED != 0 {
-            unpark_all(self.key());
+            // SAFETY: as in `read_begin_slow`.
+            unsafe { wake_all(self.key()) };
         }
     }
 
@@ -482,7 +377,7 @@ mod unit {
     fn spin_latch_parks_and_wakes() {
         parked_waiters_model(&SpinLatch::default(), |l| {
             // Free, and no parked bit left: the last release saw nobody parked.
-            assert_eq!(l.state.load(Ordering::Relaxed), 0, "latch not free at the end");
+            assert_eq!(l.state(), 0, "latch not free at the end");
         });
     }
 
@@ -501,9 +396,9 @@ mod unit {
     fn spin_latch_excludes() {
         let l = SpinLatch::default();
         l.lock_exclusive();
-        assert_eq!(l.state.load(Ordering::Relaxed), SpinLatch::HELD);
+        assert_eq!(l.state(), SpinLatch::HELD);
         // SAFETY: held by the lock above.
         unsafe { l.unlock_exclusive() };
-        assert_eq!(l.state.load(Ordering::Relaxed), 0);
+        assert_eq!(l.state(), 0);
     }
 }

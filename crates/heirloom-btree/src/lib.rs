@@ -34,7 +34,8 @@
 pub mod hash;
 pub mod latch;
 pub mod machine;
-mod sync;
+// The workspace's one loom shim: atomics, fences, parking and the spin-wait.
+use heirloom_latch::sync;
 
 #[cfg(not(heirloom_loom))]
 mod node;

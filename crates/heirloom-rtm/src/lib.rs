@@ -68,15 +68,10 @@ mod striped;
 
 pub use striped::{STRIPES, Striped};
 
-use crossbeam_utils::Backoff;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-/// The spin lock's word: loom's under `--cfg heirloom_loom` (the model in
-/// `tests` checks its mutual exclusion), std's otherwise.
-#[cfg(heirloom_loom)]
-use loom::sync::atomic::AtomicBool as LockWord;
-#[cfg(not(heirloom_loom))]
-use std::sync::atomic::AtomicBool as LockWord;
+/// The paper's spin lock, from the workspace's latch family.
+pub use heirloom_latch::SpinLock;
 
 /// Whether this CPU executes RTM instructions (`rtm` in CPUID), whatever
 /// [`set_enabled`] says.
@@ -359,70 +354,32 @@ pub trait FallbackLock {
     unsafe fn unlock(&self, shared: bool);
 }
 
-/// A test-and-test-and-set spin lock (the paper's "spin lock"), exclusive
-/// for both modes. Waiting spins, then yields (crossbeam's `Backoff`);
-/// it never parks, since a holder holds it for one index operation.
-#[derive(Debug, Default)]
-pub struct SpinLock {
-    held: LockWord,
-}
-
-impl SpinLock {
-    /// An unlocked lock.
-    #[cfg(not(heirloom_loom))]
-    pub const fn new() -> Self {
-        SpinLock {
-            held: LockWord::new(false),
-        }
-    }
-
-    /// An unlocked lock.
-    #[cfg(heirloom_loom)]
-    pub fn new() -> Self {
-        SpinLock {
-            held: LockWord::new(false),
-        }
-    }
-}
-
-impl FallbackLock for SpinLock {
-    #[inline]
-    fn free(&self, _shared: bool) -> bool {
-        !self.held.load(Ordering::Relaxed)
-    }
-    #[inline]
-    fn try_lock(&self, _shared: bool) -> bool {
-        // Acquire: as in `lock`.
-        !self.held.load(Ordering::Relaxed)
-            && self
-                .held
-                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok()
-    }
-    #[inline]
-    fn lock(&self, _shared: bool) {
-        let backoff = Backoff::new();
-        loop {
-            // Acquire: the previous holder's writes happen before ours.
-            if !self.held.load(Ordering::Relaxed)
-                && self
-                    .held
-                    .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-            {
-                return;
+/// The mutex-shaped latches of heirloom-latch: exclusive for both modes;
+/// their word is free or held, and taking it writes it.
+macro_rules! exclusive_fallback {
+    ($($t:ty),*) => {$(
+        impl FallbackLock for $t {
+            #[inline]
+            fn free(&self, _shared: bool) -> bool {
+                !<$t>::is_locked(self)
             }
-            #[cfg(heirloom_loom)]
-            loom::thread::yield_now();
-            backoff.snooze();
+            #[inline]
+            fn try_lock(&self, _shared: bool) -> bool {
+                <$t>::try_lock(self)
+            }
+            #[inline]
+            fn lock(&self, _shared: bool) {
+                <$t>::lock(self)
+            }
+            #[inline]
+            unsafe fn unlock(&self, _shared: bool) {
+                // SAFETY: the caller holds the latch (this method's contract).
+                unsafe { <$t>::unlock(self) }
+            }
         }
-    }
-    #[inline]
-    unsafe fn unlock(&self, _shared: bool) {
-        // Release: pairs with the next holder's Acquire.
-        self.held.store(false, Ordering::Release);
-    }
+    )*};
 }
+exclusive_fallback!(SpinLock, heirloom_latch::RawLatch, heirloom_latch::SpinLatch);
 
 /// parking_lot's raw reader/writer lock: elided readers run beside a
 /// shared holder (they write nothing it reads), elided writers only when
@@ -654,7 +611,7 @@ impl Elision {
                 if let Retry::Fixed { .. } = self.retry {
                     // Test before the transaction: do not retry into a held
                     // lock (the lemming effect's fix).
-                    let backoff = Backoff::new();
+                    let backoff = crossbeam_utils::Backoff::new();
                     while !lock.free(shared) {
                         backoff.snooze();
                     }
@@ -826,10 +783,10 @@ mod tests {
     fn locks_report_free_and_held() {
         let s = SpinLock::new();
         assert!(s.free(true) && s.free(false));
-        s.lock(false);
+        FallbackLock::lock(&s, false);
         assert!(!s.free(true) && !s.free(false));
         // SAFETY: taken just above.
-        unsafe { s.unlock(false) };
+        unsafe { FallbackLock::unlock(&s, false) };
         assert!(s.free(false));
 
         use parking_lot::lock_api::RawRwLock as _;

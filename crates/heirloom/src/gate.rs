@@ -44,7 +44,7 @@ impl Gate {
             exclusive: CachePadded::new(AtomicBool::new(false)),
             open_key: CachePadded::new(0),
             drain_key: CachePadded::new(0),
-            barrier: AsymmetricFence::new(),
+            barrier: AsymmetricFence::register(),
         }
     }
 

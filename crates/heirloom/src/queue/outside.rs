@@ -68,14 +68,15 @@ unsafe impl Sync for Outside {}
 impl Outside {
     /// The holds of lock `slot` of `holds`, in modes up to `top`.
     ///
+    /// The holds' type has no borrowed parts (`+ 'static`), so the pointer
+    /// drops only the borrow's lifetime, which the contract stands in for.
+    ///
     /// # Safety
     /// `holds` outlives every copy of the result (the latched table owns
     /// its `Fast` and frees its heads, whose queues keep these, first).
-    pub(crate) unsafe fn new(holds: &dyn OutsideHolds, slot: usize, top: Mode) -> Self {
-        // SAFETY: only the lifetime is erased; the contract keeps it alive.
-        let holds: &'static dyn OutsideHolds = unsafe { std::mem::transmute(holds) };
+    pub(crate) unsafe fn new(holds: &(dyn OutsideHolds + 'static), slot: usize, top: Mode) -> Self {
         Outside {
-            holds,
+            holds: std::ptr::from_ref(holds),
             slot: u32::try_from(slot).expect("a fast-path slot fits 32 bits"),
             closer: 0,
             how: Strong::Counted,

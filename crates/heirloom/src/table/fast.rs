@@ -334,7 +334,7 @@ impl Fast {
                 })
                 .collect(),
             used: AtomicUsize::new(0),
-            fence: AsymmetricFence::new(),
+            fence: AsymmetricFence::register(),
         }
     }
 

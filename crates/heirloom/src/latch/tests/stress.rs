@@ -42,6 +42,10 @@ fn try_lock_fails_while_held_and_succeeds_after() {
     let latch = Latch::new(());
     let g = latch.lock();
     assert!(latch.try_lock().is_none());
+    // A refused attempt leaves the holder's latch held.
+    assert!(!latch.looks_free(), "a refused try_lock gave the latch back");
+    assert!(latch.try_lock().is_none());
     drop(g);
+    assert!(latch.looks_free());
     assert!(latch.try_lock().is_some());
 }
