@@ -49,7 +49,7 @@
 //!   one runs. Latches are held for nanoseconds and the lock queues above
 //!   them are fair, which is where fairness matters.
 
-use crate::sync::{AsymmetricFence, AtomicU8, AtomicU32, Ordering};
+use crate::sync::{AsymmetricFence, AtomicU8, AtomicU32, Lot, Ordering};
 
 const FREE: u8 = 0;
 const HELD: u8 = 1;
@@ -68,11 +68,9 @@ pub struct RawLatch {
     barrier: AsymmetricFence,
     /// Threads between their decision to park and their next attempt.
     parked: AtomicU32,
-    /// Loom's model of the parking lot (see [`RawLatch::park`]).
-    #[cfg(heirloom_loom)]
-    sleepers: loom::sync::Mutex<Sleepers>,
-    #[cfg(heirloom_loom)]
-    wakeup: loom::sync::Condvar,
+    /// Where they sleep (zero-sized but under loom, where it makes a lost
+    /// wake-up a deadlock).
+    lot: Lot,
 }
 
 impl std::fmt::Debug for RawLatch {
@@ -103,6 +101,7 @@ impl RawLatch {
             state: AtomicU8::new(FREE),
             barrier,
             parked: AtomicU32::new(0),
+            lot: Lot::new(),
         }
     }
 
@@ -113,8 +112,7 @@ impl RawLatch {
             state: AtomicU8::new(FREE),
             barrier,
             parked: AtomicU32::new(0),
-            sleepers: loom::sync::Mutex::new(Sleepers::default()),
-            wakeup: loom::sync::Condvar::new(),
+            lot: Lot::new(),
         }
     }
 
@@ -188,9 +186,9 @@ impl RawLatch {
     fn nap(&self) -> bool {
         let until = std::time::Instant::now() + NAP;
         let held = || self.state.load(Ordering::Relaxed) == HELD;
-        // SAFETY: the key is this latch's own address (`key`); `held` only
-        // loads an atomic.
-        let woke = unsafe { crate::sync::wait_while(self.key(), held, Some(until)) };
+        // SAFETY: the key is this latch's own word (`key`), woken only
+        // through its lot; `held` only loads an atomic.
+        let woke = unsafe { self.lot.wait_while(self.key(), held, Some(until)) };
         woke == crate::sync::Wake::Woken || !held()
     }
 
@@ -201,13 +199,13 @@ impl RawLatch {
         false
     }
 
-    #[cfg(not(heirloom_loom))]
     fn sleep_while_held(&self) {
         // The check runs under the parking lot's queue lock, which `wake`
         // takes too: a wake after the check finds this thread asleep.
         // SAFETY: as in `nap`.
         unsafe {
-            crate::sync::wait_while(self.key(), || self.state.load(Ordering::Relaxed) == HELD, None);
+            self.lot
+                .wait_while(self.key(), || self.state.load(Ordering::Relaxed) == HELD, None);
         }
     }
 
@@ -231,55 +229,16 @@ impl RawLatch {
 
     #[cold]
     #[inline(never)]
-    #[cfg(not(heirloom_loom))]
     fn wake(&self) {
-        // SAFETY: the key is this latch's own address, on which only its
-        // parkers wait.
-        unsafe { crate::sync::wake_one(self.key(), |_| {}) }
+        // SAFETY: the key is this latch's own word, on which only its
+        // parkers wait, through its lot.
+        unsafe { self.lot.wake_one(self.key()) }
     }
 
     /// The parking key: the address of the latch's word (no other
     /// parking_lot user keys on it).
-    #[cfg(not(heirloom_loom))]
     fn key(&self) -> usize {
         std::ptr::from_ref(&self.state).addr()
-    }
-}
-
-/// Loom's stand-in for parking_lot_core's queue of one key: how many
-/// threads sleep, and how many wake-ups were handed out and not yet taken.
-#[cfg(heirloom_loom)]
-#[derive(Default)]
-struct Sleepers {
-    asleep: u32,
-    woken: u32,
-}
-
-#[cfg(heirloom_loom)]
-impl RawLatch {
-    /// As parking_lot_core's `park`: the check and the enqueueing happen
-    /// under the queue's lock, and the thread sleeps until a wake-up is
-    /// handed to it (loom reports a deadlock if none ever is).
-    fn sleep_while_held(&self) {
-        let mut q = self.sleepers.lock().unwrap();
-        if self.state.load(Ordering::Relaxed) != HELD {
-            return;
-        }
-        q.asleep += 1;
-        while q.woken == 0 {
-            q = self.wakeup.wait(q).unwrap();
-        }
-        q.woken -= 1;
-        q.asleep -= 1;
-    }
-
-    /// As parking_lot_core's `unpark_one`: wakes one sleeper, if any.
-    fn wake(&self) {
-        let mut q = self.sleepers.lock().unwrap();
-        if q.asleep > q.woken {
-            q.woken += 1;
-            self.wakeup.notify_all();
-        }
     }
 }
 

@@ -139,6 +139,139 @@ pub unsafe fn wake_one(_key: usize, then: impl FnOnce(bool)) {
     then(true);
 }
 
+/// The parking lot of one object's waiters, for a protocol whose lost
+/// wake-up the loom models must catch.
+///
+/// Normally zero-sized: [`wait_while`] and [`wake_one`]/[`wake_all`] on
+/// parking_lot_core's global table, keyed by an address of the object.
+/// Under loom: a mutex and a condition variable with the same guarantee
+/// (the condition is checked under the lock the waker takes), and wake-ups
+/// handed out by count, so that a thread left asleep with nobody to wake
+/// it is a deadlock loom reports (the plain shim's [`wait_while`] polls
+/// under loom instead, which hides a lost wake-up). A deadline is not
+/// modelled: under loom a wait with one looks once, yields, and reports a
+/// time-out, as the plain shim does.
+///
+/// Used by heirloom-latch's [`RawLatch`](crate::RawLatch) and heirloom's
+/// server slots.
+#[derive(Debug)]
+pub struct Lot {
+    #[cfg(heirloom_loom)]
+    sleepers: loom::sync::Mutex<Sleepers>,
+    #[cfg(heirloom_loom)]
+    wakeup: loom::sync::Condvar,
+}
+
+/// Under loom: how many threads sleep in a [`Lot`], and how many wake-ups
+/// were handed out and not yet taken.
+#[cfg(heirloom_loom)]
+#[derive(Debug, Default)]
+struct Sleepers {
+    asleep: u32,
+    woken: u32,
+}
+
+impl Default for Lot {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Lot {
+    /// A lot with nobody asleep.
+    #[cfg(not(heirloom_loom))]
+    pub const fn new() -> Self {
+        Lot {}
+    }
+
+    /// A lot with nobody asleep.
+    #[cfg(heirloom_loom)]
+    pub fn new() -> Self {
+        Lot {
+            sleepers: loom::sync::Mutex::new(Sleepers::default()),
+            wakeup: loom::sync::Condvar::new(),
+        }
+    }
+
+    /// [`wait_while`] in this lot: sleeps on `key` while `cond()` holds,
+    /// until this lot's [`wake_one`](Self::wake_one) or
+    /// [`wake_all`](Self::wake_all) with the same key, or `deadline`.
+    ///
+    /// # Safety
+    /// As [`wait_while`]; every waker of `key` wakes through this lot.
+    #[inline]
+    pub unsafe fn wait_while(&self, key: usize, cond: impl Fn() -> bool, deadline: Option<Instant>) -> Wake {
+        #[cfg(not(heirloom_loom))]
+        {
+            // SAFETY: the caller's contract.
+            unsafe { wait_while(key, cond, deadline) }
+        }
+        #[cfg(heirloom_loom)]
+        {
+            if deadline.is_some() {
+                // SAFETY: nothing to uphold under loom.
+                return unsafe { wait_while(key, cond, deadline) };
+            }
+            // As parking_lot_core's `park`: the check and the enqueueing
+            // happen under the queue's lock, and the thread sleeps until a
+            // wake-up is handed to it.
+            let mut q = self.sleepers.lock().unwrap();
+            if !cond() {
+                return Wake::Woken;
+            }
+            q.asleep += 1;
+            while q.woken == 0 {
+                q = self.wakeup.wait(q).unwrap();
+            }
+            q.woken -= 1;
+            q.asleep -= 1;
+            Wake::Woken
+        }
+    }
+
+    /// Wakes one thread asleep in this lot on `key`, if any.
+    ///
+    /// # Safety
+    /// As [`wake_one`].
+    #[inline]
+    pub unsafe fn wake_one(&self, key: usize) {
+        #[cfg(not(heirloom_loom))]
+        // SAFETY: the caller's contract.
+        unsafe {
+            wake_one(key, |_| {})
+        }
+        #[cfg(heirloom_loom)]
+        {
+            let _ = key;
+            let mut q = self.sleepers.lock().unwrap();
+            if q.asleep > q.woken {
+                q.woken += 1;
+                self.wakeup.notify_all();
+            }
+        }
+    }
+
+    /// Wakes every thread asleep in this lot on `key`.
+    ///
+    /// # Safety
+    /// As [`wake_all`].
+    #[inline]
+    pub unsafe fn wake_all(&self, key: usize) {
+        #[cfg(not(heirloom_loom))]
+        // SAFETY: the caller's contract.
+        unsafe {
+            wake_all(key)
+        }
+        #[cfg(heirloom_loom)]
+        {
+            let _ = key;
+            let mut q = self.sleepers.lock().unwrap();
+            q.woken = q.asleep;
+            self.wakeup.notify_all();
+        }
+    }
+}
+
 /// Gives up the processor (under loom, a scheduling point).
 #[inline]
 pub fn yield_now() {

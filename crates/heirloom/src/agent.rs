@@ -9,19 +9,16 @@ use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 
-use crate::cache::{DEAD, FastHeld, Held, LIVE, LockCache, PENDING};
+use crate::cache::{Held, LIVE, LockCache};
 use crate::error::TxnId;
-use crate::fault::{self, Point};
 use crate::id::{LockId, TableId};
 use crate::inherit;
 use crate::misuse;
 use crate::mode::Mode;
 use crate::nodes::Nodes;
-use crate::queue::Handoff;
 use crate::queue::{Blocker, Cancel};
 use crate::request::{ReqPtr, wake_granted};
 use crate::shared::{AgentShared, ManagerState};
-use crate::stats::AgentCounters;
 use crate::stats::Stats;
 use crate::sync::{Arc, Ordering};
 use crate::table::{Acquiring, Handle, LockTable, Releasing};
@@ -312,51 +309,13 @@ impl Agent {
         std::thread::sleep(Duration::from_micros(us + 1));
     }
 
-    /// Sends the release batch of the ending transaction to the table (if
-    /// it has not gone yet), then, item by item, passes each lock kept
-    /// INHERITED on to the next transaction or gives its node back. An item
-    /// leaves the batch only when it is settled, so after a panic the next
-    /// call goes on with the rest.
-    #[inline]
-    pub(crate) fn finish_releases(&mut self) {
-        if !self.releases.batch.is_empty() {
-            self.finish_releases_slow();
-        }
-    }
-
-    #[cold]
-    fn finish_releases_slow(&mut self) {
-        if !self.releases.sent {
-            // SAFETY: every item is an entry of this agent's cache, popped
-            // for release: its own node, linked where its `head` says.
-            unsafe {
-                self.lm
-                    .table
-                    .release_batch(self.shared.caller(), &mut self.releases.batch, &mut self.scratch.wake)
-            };
-            self.releases.sent = true;
-            wake_granted(&mut self.scratch.wake);
-        }
-        while let Some(it) = self.releases.batch.pop() {
-            let h = self.releases.entries[it.tag as usize];
-            hand_off(
-                &mut self.inheritance.list,
-                &mut self.nodes,
-                &self.shared.counters,
-                h,
-                it.out,
-            );
-        }
-        self.releases.entries.clear();
-        self.releases.sent = false;
-    }
-
     /// After commit: keep a passed-on lock only if its parent was passed on
     /// too (criterion 5) or is one the table takes on its fast path (never
     /// passed on: the next transaction takes it afresh, before it reclaims
     /// the child, as it does for an invalidated parent), and it is among
     /// the first [`inherit::MAX_INHERITED`], release the others, and leave
     /// the list root first for the next transaction.
+    #[inline(never)]
     pub(crate) fn keep_rooted_inheritance(&mut self, txn: TxnId, age: u64) {
         // Root first. The commit pushed them leaf first (it pops the cache,
         // which is in acquisition order, root first), so reversing usually
@@ -417,62 +376,6 @@ impl Agent {
             self.inheritance.list.reverse();
             self.inheritance.leaf_first = false;
             debug_assert!(self.inheritance.list.is_sorted_by_key(|h| h.id.level() as u8));
-        }
-    }
-
-    /// Takes an inherited request back (reclaim CAS) and releases it, or, if
-    /// it was invalidated meanwhile, only returns the node to the pool.
-    /// Returns whether it was released.
-    fn take_back_and_release(&mut self, h: Held, txn: TxnId, age: u64) -> bool {
-        // SAFETY: an inherited entry: this agent's own node.
-        let released = inherit::reclaim(unsafe { h.req.get() }, txn, age);
-        if released {
-            // Reclaimed: granted again, linked where `h.head` says.
-            self.release_now(h);
-        } else {
-            self.shared.counters.inherited_invalidated.bump();
-            self.nodes.give_back(h.req);
-        }
-        released
-    }
-
-    /// Releases the granted request of cache entry `h` (already out of
-    /// the cache) now, and gives its node back. Every release outside a
-    /// commit's batch goes through here.
-    pub(crate) fn release_now(&mut self, h: Held) {
-        if h.head.is_fast() {
-            release_fast(
-                &self.lm,
-                &self.shared,
-                &mut self.nodes,
-                &mut self.scratch.wake,
-                h.into(),
-            );
-            return;
-        }
-        self.shared.counters.table_op(h.id.level());
-        // SAFETY: a live cache entry: this agent's own node, linked where
-        // `h.head` says, granted.
-        unsafe {
-            self.lm
-                .table
-                .release(self.shared.caller(), h.head, h.req, &mut self.scratch.wake)
-        };
-        wake_granted(&mut self.scratch.wake);
-        self.nodes.give_back(h.req);
-    }
-
-    /// Releases the requests that conversions of `id` replaced (`None`:
-    /// of every lock), newest first; call it after the lock's current
-    /// request was released.
-    pub(crate) fn release_superseded(&mut self, id: Option<LockId>) {
-        let mut i = self.releases.superseded.len();
-        while i > 0 {
-            i -= 1;
-            if id.is_none_or(|id| self.releases.superseded[i].id == id) {
-                let h = self.releases.superseded.remove(i);
-                self.release_now(h);
-            }
         }
     }
 
@@ -593,86 +496,10 @@ impl Agent {
         self.cache[k].mode = to;
     }
 
-    /// Ends a transaction that was never finished because it was forgotten
-    /// (`mem::forget`): releases its locks as an abort would, without
-    /// passing any on, and leaves the exclusive-mode gate.
-    #[cold]
-    pub(crate) fn finish_forgotten(&mut self) {
-        let Some(txn) = self.open else { return };
-        if self.waiting.in_flight.is_some() {
-            self.abandon_in_flight();
-        }
-        while let Some(h) = self.cache.pop_ending() {
-            let c = &self.shared.counters;
-            match h.state {
-                DEAD => continue,
-                PENDING => {
-                    // SAFETY: this agent's own node (`ReqPtr` contract 1).
-                    if !inherit::reclaim(unsafe { h.req.get() }, txn, 0) {
-                        c.inherited_invalidated.bump();
-                        self.nodes.give_back(h.req);
-                        continue;
-                    }
-                    c.inherited_discarded.bump();
-                }
-                _ => {}
-            }
-            self.release_now(h);
-        }
-        self.release_superseded(None);
-        self.cache.ended();
-        self.shared.counters.aborted.bump();
-        self.shared.counters.forgotten.bump();
-        self.open = None;
-        misuse::closed(self.lm_addr(), txn);
-        self.lm.gate.leave(&self.shared.active);
-    }
-
     pub(crate) fn next_txn_id(&mut self) -> TxnId {
         self.seq += 1;
         TxnId::new(self.shared.index, self.seq)
     }
-}
-
-/// Releases cache entry `h`, a fast hold (already out of the cache), from
-/// the entry itself: it may have no node (`Nodes::none`), and it is never
-/// passed on by inheritance. Every fast hold leaves through here, at
-/// commit, abort, unlock or escalation.
-#[inline(always)]
-pub(crate) fn release_fast(
-    lm: &ManagerState,
-    shared: &AgentShared,
-    nodes: &mut Nodes,
-    wake: &mut Vec<ReqPtr>,
-    h: FastHeld,
-) {
-    let c = &shared.counters;
-    c.table_op(h.id.level());
-    c.fast_ops.bump();
-    lm.table.release_fast_hold(shared.caller(), h.id, h.head, h.mode, wake);
-    wake_granted(wake);
-    if h.req != nodes.none() {
-        nodes.give_back(h.req);
-    }
-}
-
-/// After the release of cache entry `h` (`out`: what the table did):
-/// passes it on to the next transaction (`inherited`) if it was kept
-/// INHERITED, or gives its node back to `nodes`.
-#[inline]
-pub(crate) fn hand_off(inherited: &mut Vec<Held>, nodes: &mut Nodes, c: &AgentCounters, h: Held, out: Option<Handoff>) {
-    if out == Some(Handoff::Inherited) {
-        c.inherited.bump();
-        // `state` stays: LIVE (new) or RECLAIMED (passed on again); `idle`
-        // is 0 for both (`Transaction::reclaim` resets it). Pushed as it
-        // is, one plain copy: rewriting a field here made the reversal in
-        // `keep_rooted_inheritance` stall on store forwarding.
-        debug_assert_eq!(h.idle, 0);
-        inherited.push(h);
-    } else {
-        nodes.give_back(h.req);
-    }
-    fault::hit(Point::Finish);
 }
 
 impl Drop for Agent {

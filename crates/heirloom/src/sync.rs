@@ -9,7 +9,7 @@
 //! crate, whose keys are the addresses of objects it owns. No other file
 //! imports `std::sync::atomic` (the crossbeam/tokio pattern).
 
-pub(crate) use heirloom_latch::sync::{Arc, AsymmetricFence, Wake, fence, yield_now};
+pub(crate) use heirloom_latch::sync::{Arc, AsymmetricFence, Lot, Wake, fence, yield_now};
 #[cfg(any(heirloom_loom, not(feature = "sharing")))]
 pub(crate) use heirloom_latch::sync::{AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 // The sharing instrument's build: `std`'s atomics, each write counted

@@ -20,26 +20,27 @@ use std::time::{Duration, Instant};
 
 use parking_lot::lock_api::RawMutex as _;
 
-use crate::agent::{Agent, InFlight, NO_BOUND, TxnState, hand_off, release_fast};
+use crate::agent::{Agent, InFlight, NO_BOUND, TxnState};
 use crate::cache::{DEAD, Held, LIVE, NO_HINT, PENDING, RECLAIMED};
 use crate::deadlock;
 use crate::error::{LockError, Restart, TxnId};
 use crate::fault::{self, Point};
 use crate::id::{Level, LockId, TableId};
-use crate::inherit::{self, Heat};
+use crate::inherit;
 use crate::misuse;
 use crate::mode::Mode;
 use crate::policy::{ConflictPolicy, Wait};
-use crate::queue::{Blocker, Cancel, Handoff, Outcome};
+use crate::queue::{Blocker, Cancel, Outcome};
 use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING, wake_granted};
 use crate::shared::{ManagerState, Route, WaitInfo};
 use crate::sync::{Arc, Ordering, Wake, fence, wait_while};
-use crate::table::{Acquiring, Handle, LockTable, Reinherit, Releasing, fast};
+use crate::table::{Acquiring, Handle, LockTable, fast};
 
 mod acquire;
 mod escalate;
 mod finish;
 mod policy;
+mod release;
 mod wait;
 
 use wait::bound_ns;

@@ -34,10 +34,11 @@
 //! state), so at least one side sees the other's store (Dekker): either the
 //! server's last scan finds the message, or the client sees `sleeping` and
 //! wakes it. The loom models in `tests/loom_slot.rs` check both hand-offs
-//! and that no wake-up is lost (under loom parking is a real condition
-//! variable, so a lost wake-up is a deadlock loom reports).
+//! and that no wake-up is lost (they park in heirloom-latch's `Lot`,
+//! under loom a real condition variable, so a lost wake-up is a deadlock
+//! loom reports).
 
-use crate::sync::{AtomicBool, AtomicU32, Ordering, UnsafeCell, fence};
+use crate::sync::{AtomicBool, AtomicU32, Lot, Ordering, UnsafeCell, fence};
 
 /// `state`: no message yet (the client owns the slot).
 const EMPTY: u32 = 0;
@@ -228,8 +229,12 @@ impl<M: Copy> Slot<M> {
         }
         // Acquire: as in `spin_until_done`.
         while self.state.load(Ordering::Acquire) != DONE {
-            self.lot
-                .wait_while(self.key(), || self.state.load(Ordering::Acquire) == PARKED);
+            // SAFETY: the key is this slot's state word, woken only through
+            // its lot; the condition only loads an atomic.
+            unsafe {
+                self.lot
+                    .wait_while(self.key(), || self.state.load(Ordering::Acquire) == PARKED, None)
+            };
         }
     }
 
@@ -257,7 +262,8 @@ impl<M: Copy> Slot<M> {
         self.msg.with_mut(|m| f(unsafe { &mut *m }));
         // Release: pairs with the client's Acquire loads of `DONE`.
         if self.state.swap(DONE, Ordering::Release) == PARKED {
-            self.lot.wake(self.key());
+            // SAFETY: as in the client's wait.
+            unsafe { self.lot.wake_all(self.key()) };
         }
         true
     }
@@ -377,7 +383,9 @@ impl Doorbell {
         self.sleeping.store(false, Ordering::Relaxed);
         // The server's park validation reads `sleeping` under the parking
         // lot's queue lock, which the wake-up takes after the store above.
-        self.lot.wake(self.key());
+        // SAFETY: the key is this doorbell's word, woken only through its
+        // lot.
+        unsafe { self.lot.wake_all(self.key()) };
     }
 
     /// Server, having found no work: parks until rung, unless `work()`
@@ -389,61 +397,12 @@ impl Doorbell {
         // slots' states in `work`; pairs with the fence in `ring`.
         fence(Ordering::SeqCst);
         if !work() {
-            self.lot
-                .wait_while(self.key(), || self.sleeping.load(Ordering::Relaxed));
+            // SAFETY: as in `ring`; the condition only loads an atomic.
+            unsafe {
+                self.lot
+                    .wait_while(self.key(), || self.sleeping.load(Ordering::Relaxed), None)
+            };
         }
         self.sleeping.store(false, Ordering::Relaxed);
-    }
-}
-
-/// Parking for one slot or doorbell: parking_lot_core's queue keyed by the
-/// address of the word waited on; under loom, a mutex and a condition
-/// variable with the same guarantee (the condition is checked under the
-/// lock the waker takes), so that a lost wake-up is a deadlock loom finds.
-#[cfg(not(heirloom_loom))]
-struct Lot;
-
-#[cfg(not(heirloom_loom))]
-impl Lot {
-    fn new() -> Self {
-        Lot
-    }
-
-    #[inline]
-    fn wait_while(&self, key: usize, cond: impl Fn() -> bool) {
-        crate::sync::wait_while(key, cond, None);
-    }
-
-    #[inline]
-    fn wake(&self, key: usize) {
-        crate::sync::wake_all(key);
-    }
-}
-
-#[cfg(heirloom_loom)]
-struct Lot {
-    lock: loom::sync::Mutex<()>,
-    cond: loom::sync::Condvar,
-}
-
-#[cfg(heirloom_loom)]
-impl Lot {
-    fn new() -> Self {
-        Lot {
-            lock: loom::sync::Mutex::new(()),
-            cond: loom::sync::Condvar::new(),
-        }
-    }
-
-    fn wait_while(&self, _key: usize, cond: impl Fn() -> bool) {
-        let g = self.lock.lock().unwrap();
-        if cond() {
-            drop(self.cond.wait(g).unwrap());
-        }
-    }
-
-    fn wake(&self, _key: usize) {
-        let _g = self.lock.lock().unwrap();
-        self.cond.notify_all();
     }
 }
