@@ -7,7 +7,8 @@
 //! (`Agent::finish_forgotten`). A fast hold leaves through `release_fast`,
 //! every other lock through the table, and each node then goes back to the
 //! pool or on to the next transaction (`hand_off`). The release batch of
-//! the ending transaction (`Agent::releases`, an agent part) changes only here.
+//! the ending transaction (`Agent::releases`, an agent part) changes only
+//! here.
 //!
 //! Panic safety: `txn/finish.rs`.
 
@@ -27,11 +28,11 @@ use crate::table::{LockTable, Reinherit, Releasing};
 
 impl Agent {
     /// Releases every lock of the ending transaction, leaf to root, and
-    /// ends it (the body of `Transaction::finish`, for commit and abort). Each lock is popped from the
-    /// cache when its release is decided and kept in the agent's release
-    /// batch until it is released and its node given back, and `done` is
-    /// set only at the end, so running it again after a panic continues
-    /// with what is left.
+    /// ends it (the body of `Transaction::finish`, for commit and abort).
+    /// Each lock is popped from the cache when its release is decided and
+    /// kept in the agent's release batch until it is released and its node
+    /// given back, and `done` is set only at the end, so running it again
+    /// after a panic continues with what is left.
     ///
     /// The releases go to the table as one batch (`LockTable::release_batch`:
     /// one message per partition on the server, one latch on the global
