@@ -66,12 +66,18 @@ const HELD: u8 = 1;
 pub struct RawLatch {
     state: AtomicU8,
     barrier: AsymmetricFence,
+    /// The holder's note to readers without the latch ([`RawLatch::note`]).
+    note: AtomicU8,
     /// Threads between their decision to park and their next attempt.
     parked: AtomicU32,
     /// Where they sleep (zero-sized but under loom, where it makes a lost
     /// wake-up a deadlock).
     lot: Lot,
 }
+
+// The note fits in the padding: a latch is still one word.
+#[cfg(not(heirloom_loom))]
+const _: () = assert!(std::mem::size_of::<RawLatch>() == 8);
 
 impl std::fmt::Debug for RawLatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -100,6 +106,7 @@ impl RawLatch {
         RawLatch {
             state: AtomicU8::new(FREE),
             barrier,
+            note: AtomicU8::new(0),
             parked: AtomicU32::new(0),
             lot: Lot::new(),
         }
@@ -111,6 +118,7 @@ impl RawLatch {
         RawLatch {
             state: AtomicU8::new(FREE),
             barrier,
+            note: AtomicU8::new(0),
             parked: AtomicU32::new(0),
             lot: Lot::new(),
         }
@@ -132,6 +140,25 @@ impl RawLatch {
     #[inline]
     pub fn is_locked(&self) -> bool {
         self.state.load(Ordering::Relaxed) != FREE
+    }
+
+    /// A byte the latch's holder publishes to threads that look without
+    /// the latch (heirloom's latched table: whether a head's queue has
+    /// requests), zero in a new latch. It lies in the latch's own word, so
+    /// a look at it beside [`is_locked`](Self::is_locked) costs no other
+    /// cache line, and setting it under the latch writes no line the
+    /// holder does not own already. Relaxed: a hint, which a reader that
+    /// acts on it checks again under the latch.
+    #[inline]
+    pub fn note(&self) -> u8 {
+        self.note.load(Ordering::Relaxed)
+    }
+
+    /// Sets [`note`](Self::note). Only the holder should: the latch does
+    /// not order notes from several writers.
+    #[inline]
+    pub fn set_note(&self, note: u8) {
+        self.note.store(note, Ordering::Relaxed);
     }
 
     /// Takes the latch, waiting for it if it is held.

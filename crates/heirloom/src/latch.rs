@@ -69,6 +69,22 @@ impl<T> Latch<T> {
         !self.raw.is_locked()
     }
 
+    /// The holder's note to threads that look without the latch
+    /// ([`RawLatch::note`]).
+    #[inline]
+    pub(crate) fn note(&self) -> u8 {
+        self.raw.note()
+    }
+
+    /// Sets the note; called only by the latch's holder (or inside a
+    /// section elided over it), and only when the note changes.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn set_note(&self, note: u8) {
+        self.note_write();
+        self.raw.set_note(note);
+    }
+
     /// Takes the latch, waiting for it if it is held.
     #[inline]
     pub(crate) fn lock(&self) -> LatchGuard<'_, T> {

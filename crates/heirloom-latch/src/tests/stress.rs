@@ -65,6 +65,23 @@ fn raw_latch_loses_no_increment_and_wakes_every_parked_thread() {
 }
 
 #[test]
+fn raw_latch_keeps_its_note_through_takes_and_releases() {
+    let l = RawLatch::new();
+    assert_eq!(l.note(), 0);
+    l.lock();
+    l.set_note(1);
+    // SAFETY: held by this thread.
+    unsafe { l.unlock() };
+    assert!(l.try_lock());
+    assert_eq!(l.note(), 1, "the note is not the latch's state");
+    assert!(l.is_locked());
+    // SAFETY: held by this thread.
+    unsafe { l.unlock() };
+    assert!(!l.is_locked());
+    assert_eq!(l.note(), 1);
+}
+
+#[test]
 fn spin_latch_loses_no_increment_and_wakes_every_parked_thread() {
     let l = SpinLatch::new();
     no_increment_lost(&l);

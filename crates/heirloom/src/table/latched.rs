@@ -25,9 +25,11 @@
 //!   the slow path. An acquisition of a known lock therefore takes one latch.
 //! * Acquire (slow, the lock has no head): bucket latch, walk the chain
 //!   again (exact now), else rebind an empty head of the bucket (try-latched,
-//!   so the order is never inverted), else allocate a head and push it on
-//!   the chain (Release store of the chain pointer, paired with the Acquire
-//!   loads of the walk, so a walker sees the head initialised).
+//!   so the order is never inverted; a head whose latch notes requests,
+//!   `IN_USE`, is passed over without a write to its line), else allocate
+//!   a head and push it on the chain (Release store of the chain pointer,
+//!   paired with the Acquire loads of the walk, so a walker sees the head
+//!   initialised).
 //! * Release, convert, cancel: the transaction remembers the head of each
 //!   request, so only the head latch is taken. A head with a linked request
 //!   cannot be rebound.
@@ -139,7 +141,8 @@ impl Head {
     /// invalidate it). `sli`: the table's
     /// manager passes locks on.
     /// Also opens the lock's fast-path word once the queue lets fast
-    /// requests in again (`Queue::reopen_fast_word`).
+    /// requests in again (`Queue::reopen_fast_word`), and notes in the
+    /// latch whether the queue has requests ([`IN_USE`]).
     #[inline]
     fn publish_waiters(&self, q: &mut Queue, wake: &mut Vec<ReqPtr>, sli: bool) {
         if q.has_waiters() {
@@ -148,6 +151,10 @@ impl Head {
             self.waiters.store(false, Ordering::Relaxed);
         }
         q.reopen_fast_word();
+        let note = if q.is_empty() { 0 } else { IN_USE };
+        if self.queue.note() != note {
+            self.queue.set_note(note);
+        }
     }
 
     #[cold]
@@ -200,6 +207,15 @@ impl Head {
 /// Heads a bucket keeps bound before it starts rebinding empty ones (one
 /// under loom, so that the models see the table grow after three locks).
 const KEEP_HEADS: usize = if cfg!(heirloom_loom) { 1 } else { 4 };
+
+/// A head latch's note ([`Latch::note`]): the queue had requests when its
+/// last holder let go (written by `Head::publish_waiters` when it changes).
+/// The miss path skips such heads without a `try_lock`, a write that would
+/// take a line from the thread whose lock the head holds; a head whose note
+/// is stale either way is only tried in vain or passed over (a new head is
+/// bound instead), never rebound while it has requests, which only the
+/// queue under the latch decides.
+const IN_USE: u8 = 1;
 
 pub(crate) struct Latched {
     /// The buckets now (`Dir`); replaced only by [`Latched::grow`], under
@@ -472,8 +488,10 @@ impl Latched {
             let h = unsafe { &*p };
             // try_lock: bucket-then-head is the legal order, but a head that
             // is latched right now is in use, so it is not worth waiting for
-            // (nor worth a failed CAS that takes the line from its holder).
+            // (nor worth a failed CAS that takes the line from its holder);
+            // nor is one whose latch notes requests (`IN_USE`).
             if h.queue.looks_free()
+                && h.queue.note() != IN_USE
                 && let Some(mut q) = h.queue.try_lock()
                 && q.is_empty()
             {

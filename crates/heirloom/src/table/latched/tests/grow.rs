@@ -6,7 +6,7 @@
 use std::sync::atomic::AtomicU32;
 use std::thread;
 
-use super::super::{At, Latched};
+use super::super::{At, IN_USE, KEEP_HEADS, Latched};
 use super::support::request;
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
@@ -74,6 +74,51 @@ fn one_bucket_grows_with_the_locks_held_and_every_lock_keeps_its_head() {
     assert!(snap.is_empty());
     // SAFETY: refused, linked nowhere.
     unsafe { other.free() };
+}
+
+/// The note in the head latch `h`'s word.
+fn note(t: &Latched, h: At) -> u8 {
+    // SAFETY: a handle this table returned.
+    unsafe { t.head(h) }.queue.note()
+}
+
+#[test]
+fn a_miss_rebinds_only_heads_whose_latch_notes_no_requests() {
+    let t = Latched::new(1, false, false, false, false);
+    let held = take_rows(&t, KEEP_HEADS as u64);
+    for &(_, h) in &held {
+        assert_eq!(note(&t, h), IN_USE);
+    }
+    let (r0, h0) = held[0];
+    release(&t, r0, h0);
+    assert_eq!(note(&t, h0), 0, "the release that empties a queue clears the note");
+    // A miss rebinds the emptied head, and notes its request.
+    let (out, h) = acquire(&t, r0, LockId::row(T, 1000), Mode::X);
+    assert!(matches!(out, Outcome::Granted));
+    assert_eq!(h, h0);
+    assert_eq!(note(&t, h0), IN_USE);
+    release(&t, r0, h0);
+    // A head whose note says it has requests is passed over (made stale
+    // here: its queue is empty) and the miss binds a new head.
+    // SAFETY: a handle this table returned.
+    unsafe { t.head(h0) }.queue.set_note(IN_USE);
+    let r = request(0, 1);
+    let (out, h) = acquire(&t, r, LockId::row(T, 2000), Mode::X);
+    assert!(matches!(out, Outcome::Granted));
+    assert_ne!(h, h0, "a head noted in use was rebound");
+    release(&t, r, h);
+    // The head's next operation under its latch puts the note right.
+    let (out, h) = acquire(&t, r0, LockId::row(T, 1000), Mode::X);
+    assert_eq!((matches!(out, Outcome::Granted), h), (true, h0));
+    release(&t, r0, h0);
+    assert_eq!(note(&t, h0), 0);
+    for &(r, h) in &held[1..] {
+        release(&t, r, h);
+    }
+    for r in held.into_iter().map(|(r, _)| r).chain([r]) {
+        // SAFETY: released, linked nowhere.
+        unsafe { r.free() };
+    }
 }
 
 #[test]
