@@ -335,7 +335,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 // Withdrawn: while ACTIVE it was in the way of later
                 // requests, which may wait for it.
                 q.status.store(OBSOLETE, Ordering::Release);
-                if self.take_out(b, q) {
+                if self.take_out(b, c, q) {
                     self.after_release(b, c, q, wake);
                 }
                 self.note_heat(b, id, hot);

@@ -127,21 +127,27 @@
 //! Harris and Michael): by its owner after release or cancel, or by the
 //! requester that invalidated it. Any walk unlinks the marked requests it
 //! meets (CAS on the predecessor's `next`; a failed CAS walks again from
-//! the head), and a release unlinks its own request at once if it is
-//! first. So every OBSOLETE request is unlinked, not only a prefix: a
-//! long-lived request at the front (an inherited intention lock) does not
-//! keep the garbage behind it alive. The thread whose CAS unlinked a
-//! request hands it to crossbeam-epoch (`Guard::defer`, in batches of 32
-//! per thread, see `retire`), which sets RETURNED once no pinned thread can
-//! still see it; a request its owner unlinked itself goes in the owner's
-//! own batch instead (`nodes.rs`, `Nodes`). Only then does the agent reuse
-//! it (`Nodes::take`). Every walk runs pinned; an acquisition that finds
-//! its bucket empty does not walk, and does not pin. A release does not pin
-//! unless it must wake somebody (`after_release`): marking its own request
-//! and unlinking it from the front read no other request (see
-//! `release_linked`), so a release is one locked instruction and one
-//! fence shorter, and a thread preempted while releasing holds up no grace
-//! period.
+//! the head), and a release unlinks its own request at once: from the
+//! head if it is first, else by a walk to it (`unlink_own`). So every
+//! OBSOLETE request is unlinked, not only a prefix: a long-lived request
+//! at the front (an inherited intention lock) does not keep the garbage
+//! behind it alive. The thread whose CAS unlinked a request hands it to
+//! crossbeam-epoch (`Guard::defer`, in batches of 32 per thread, see
+//! `retire`), which sets RETURNED once no pinned thread can still see it;
+//! a request its owner unlinked itself goes in the owner's own batch
+//! instead (`nodes.rs`, `Nodes`), whose return the collector marks once
+//! for the batch, so that no other thread writes the request's line. Only
+//! then does the agent reuse it (`Nodes::take`). Every walk runs pinned;
+//! an acquisition that finds its bucket empty does not walk, and does not
+//! pin. A release of the first request does not pin unless it must wake
+//! somebody (`after_release`): marking its own request and unlinking it
+//! from the front read no other request (see `release_linked`), so that
+//! release is one locked instruction and one fence shorter, and a thread
+//! preempted while releasing holds up no grace period. A release of a
+//! request further back pins for its walk: a pin writes only the thread's
+//! own epoch line, where leaving the request to another thread's walk
+//! would have three threads write its line (MEASUREMENTS.md, "The owner
+//! unlinks its own request").
 //!
 //! ## Inheritance
 //!
@@ -659,9 +665,12 @@ impl<const SWAP: bool> Drop for LatchFree<SWAP> {
     }
 }
 
-#[cfg(all(test, heirloom_loom))]
+#[cfg(test)]
 mod tests {
+    #[cfg(heirloom_loom)]
     mod loom_latchfree;
+    #[cfg(not(heirloom_loom))]
+    mod unlink;
 }
 
 #[cfg(all(test, not(heirloom_loom)))]

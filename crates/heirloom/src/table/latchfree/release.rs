@@ -88,9 +88,10 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     }
 
     /// Unlinks the marked `r` at once if it is first in its list (the common
-    /// case for row locks; the caller owns `r`); otherwise the next walk will.
+    /// case for row locks; the caller owns `r`), and answers whether it did;
+    /// otherwise `unlink_own` or the next walk will.
     #[inline]
-    pub(super) fn unlink_if_first(&self, b: &Bucket, r: &Request, g: &Guard) {
+    pub(super) fn unlink_if_first(&self, b: &Bucket, r: &Request, g: &Guard) -> bool {
         let cur = b.head.load(Ordering::Acquire, g);
         if ptr::eq(cur.as_raw(), r) {
             let next = r.next.load(Ordering::Acquire, g);
@@ -102,7 +103,69 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 // collector then touches one batch, not every node (whose
                 // line a reclaimer on another core would have to fetch).
                 r.recycle.store(OWNER_UNLINKED, Ordering::Relaxed);
+                return true;
             }
+        }
+        false
+    }
+
+    /// Unlinks the caller's own marked request `q`, which was not first in
+    /// its list: walks to it pinned, unlinking the marked requests ahead of
+    /// it as any walk does, and links its predecessor past it. Its owner
+    /// then retires it with its own batch (`Nodes`), so no other thread
+    /// writes its line: left to a later walk, a request costs three writes
+    /// of lines another core wrote last (the walker's `retired` link, the
+    /// collector's RETURNED, the owner's reuse) where this costs none. A
+    /// swap-appended `q` leaves only with a successor linked behind it (as
+    /// in `walk_swapped`). Gives up, leaving `q` to a later walk as before,
+    /// when it is gone already (a walk unlinked it), when the end of the
+    /// list is on its way (swap append), or once the list changed under two
+    /// of its unlinks.
+    #[inline(never)]
+    pub(super) fn unlink_own(&self, b: &Bucket, c: &AgentCounters, q: &Request) {
+        let g = pin();
+        let mut changed = 0;
+        'restart: loop {
+            let mut pred = &b.head;
+            // Acquire: as a walk's.
+            let mut cur = pred.load(Ordering::Acquire, &g);
+            while !cur.is_null() {
+                // SAFETY: non-null, loaded from the list while `g` is pinned.
+                let node = unsafe { req(cur) };
+                let next = node.next.load(Ordering::Acquire, &g);
+                let succ = next.with_tag(0);
+                if SWAP && succ.is_null() {
+                    // The tail, or a link on its way behind `node`: `q` (if
+                    // not `node` itself) is not reached, and a marked `node`
+                    // stays until its successor is linked.
+                    return;
+                }
+                if next.tag() != MARK {
+                    pred = &node.next;
+                    cur = succ;
+                    continue;
+                }
+                // A walk's unlink (`unlink`), but ours retired by us.
+                if noted(pred)
+                    .compare_exchange(cur, succ, Ordering::AcqRel, Ordering::Acquire, &g)
+                    .is_err()
+                {
+                    c.cas_retries.bump();
+                    changed += 1;
+                    if changed == 2 {
+                        return;
+                    }
+                    continue 'restart;
+                }
+                if ptr::eq(node, q) {
+                    q.recycle.store(OWNER_UNLINKED, Ordering::Relaxed);
+                    return;
+                }
+                retire(node, &g);
+                cur = succ;
+            }
+            // Not in the list: a walk unlinked (and retired) it.
+            return;
         }
     }
 
@@ -115,7 +178,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// successor linked, unlinked from the head; otherwise the next walk
     /// unlinks it.
     #[inline]
-    pub(super) fn take_out(&self, b: &Bucket, q: &Request) -> bool {
+    pub(super) fn take_out(&self, b: &Bucket, c: &AgentCounters, q: &Request) -> bool {
         // SAFETY: no pointer loaded through this guard is dereferenced:
         // `q` is the caller's own request (alive), the rest are compared.
         let g = unsafe { epoch::unprotected() };
@@ -163,7 +226,13 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                     .is_ok()
             {
                 q.recycle.store(OWNER_UNLINKED, Ordering::Relaxed);
+                return behind;
             }
+        }
+        if behind {
+            // Not first (or the head moved): with a successor linked (or on
+            // its way: then `unlink_own` leaves it to a later walk).
+            self.unlink_own(b, c, q);
         }
         behind
     }
@@ -215,14 +284,14 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             // request. With nothing linked behind it, no wake-up duty and no
             // fence (see `take_out`); else the fence and the duty, with `q`
             // already out of every waiter's way.
-            if self.take_out(b, q) {
+            if self.take_out(b, c, q) {
                 self.after_release(b, c, q, wake);
             }
             return;
         }
-        // Not pinned (`after_release` pins only to wake somebody): marking
-        // our own request and unlinking it from the front read no other
-        // request. The successor's address is only copied into the head,
+        // Not pinned (`after_release` pins only to wake somebody, and
+        // `unlink_own` only when `q` is not first): marking our own request
+        // and unlinking it from the front read no other request. The successor's address is only copied into the head,
         // and only while `q` is still there: `q` is marked, so nobody can
         // unlink that successor before `q` is gone. `q` itself stays ours
         // until we give it back, after this, and its retirement is stamped
@@ -239,7 +308,9 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         if mark(q, g) {
             self.after_release(b, c, q, wake);
         }
-        self.unlink_if_first(b, q, g);
+        if !self.unlink_if_first(b, q, g) {
+            self.unlink_own(b, c, q);
+        }
     }
 
     /// Withdraws the waiting `r` unless it was granted meanwhile.
@@ -259,7 +330,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         b.waiting.fetch_sub(1, Ordering::Relaxed);
         // A waiter is in the way of later incompatible requests too.
         if SWAP {
-            if self.take_out(b, q) {
+            if self.take_out(b, c, q) {
                 self.after_release(b, c, q, wake);
             }
         } else {

@@ -13,7 +13,7 @@ use crate::id::{LockId, TableId};
 use crate::mode::Mode;
 use crate::nodes::{Nodes, Reuse};
 use crate::queue::{Cancel, Outcome};
-use crate::request::{GRANTED, NEVER_LINKED, OBSOLETE, ORPHANED, RETURNED, ReqPtr, Request, WAITING};
+use crate::request::{GRANTED, NEVER_LINKED, OBSOLETE, ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr, Request, WAITING};
 use crate::stats::AgentCounters;
 use crate::sync::{Arc, AtomicBool, Ordering};
 use crate::table::fast::FastTry;
@@ -372,17 +372,20 @@ fn cancel_racing_with_release_decides_once<const SWAP: bool>() {
 /// A released request is unlinked and handed to the epoch collector while
 /// another thread walks the list: once the collector has returned it and
 /// its owner reuses (here: poisons) the node, no walker can still be on it.
-/// `owner_unlinks`: the request is first, so its owner unlinks it at
-/// release and retires it through its own batches (`Nodes`); else it is
-/// second, and a later walk unlinks it and retires it (`retire`).
-fn reclamation_scenario<const SWAP: bool>(owner_unlinks: bool) {
+/// `first`: the request is first, so its owner unlinks it from the head at
+/// release; else it is between two others, and its owner walks to it and
+/// unlinks it (`unlink_own`), or the scanning thread's walk does first and
+/// retires it (`retire`). Either way the node comes back through its
+/// owner's batch or the collector's RETURNED, and `Nodes::take` reuses it
+/// only then.
+fn reclamation_scenario<const SWAP: bool>(first: bool) {
     // A transaction id no transaction has.
     const POISON: u64 = u64::MAX;
     loom::model(move || {
         let t = Arc::new(LatchFree::<SWAP>::new(1, false, false));
-        let (a, b) = (request(1), request(2));
+        let (a, b, d) = (request(1), request(2), request(3));
         let c = AgentCounters::default();
-        let order = if owner_unlinks { [b, a] } else { [a, b] };
+        let order = if first { vec![b, a] } else { vec![a, b, d] };
         for (k, r) in order.into_iter().enumerate() {
             assert!(matches!(
                 acquire(&t, &c, LockId::row(T, k as u64), r, Mode::S, true).0,
@@ -394,6 +397,14 @@ fn reclamation_scenario<const SWAP: bool>(owner_unlinks: bool) {
             loom::thread::spawn(move || {
                 let c = AgentCounters::default();
                 let g = epoch::pin();
+                // Every request a pinned thread can reach, marked or not.
+                let mut p = t.buckets[0].head.load(Ordering::Acquire, &g);
+                // SAFETY: loaded from the list while `g` is pinned.
+                while let Some(x) = unsafe { p.as_ref() } {
+                    let s = x.txn.load(Ordering::Acquire);
+                    assert_ne!(s, POISON, "a pinned thread reached a reused request");
+                    p = x.next.load(Ordering::Acquire, &g).with_tag(0);
+                }
                 LatchFree::<SWAP>::walk(&t.buckets[0], &c, &g, |n| {
                     if let Some((_, x)) = n {
                         let s = x.txn.load(Ordering::Acquire);
@@ -405,38 +416,45 @@ fn reclamation_scenario<const SWAP: bool>(owner_unlinks: bool) {
         };
         release(&t, &c, b, &mut Vec::new());
         let mut nodes = Nodes::new(Reuse::AfterGracePeriod, 2, hand_over_retired);
-        if !owner_unlinks {
-            // A later walk unlinks the marked request and retires it.
-            let g = epoch::pin();
-            LatchFree::<SWAP>::walk(&t.buckets[0], &c, &g, |_| Visit::Next);
-        }
         nodes.give_back(b);
         for _ in 0..2 {
             epoch::pin().flush();
         }
-        let reused = if owner_unlinks {
-            // The agent takes b back only once its batch was returned.
-            let r = nodes.take(&c);
-            (r == b).then_some(r)
-        } else {
-            (node(&b).recycle.load(Ordering::Acquire) == RETURNED).then_some(b)
-        };
-        if let Some(r) = reused {
+        // The agent takes b back only once its batch or b itself was
+        // returned (else `take` allocates: not b).
+        let r = nodes.take(&c);
+        if r == b {
             node(&r).txn.store(POISON, Ordering::Release);
+        } else {
+            nodes.put(r);
         }
         scanner.join().unwrap();
         release(&t, &c, a, &mut Vec::new());
+        if !first {
+            release(&t, &c, d, &mut Vec::new());
+        }
         drop(t);
         drop(nodes);
-        orphan(&[a]);
+        for r in if first { vec![a] } else { vec![a, d] } {
+            if node(&r).recycle.load(Ordering::Relaxed) == OWNER_UNLINKED {
+                // SAFETY: unlinked by its owner (this thread), in no batch.
+                unsafe { r.free() };
+            } else {
+                orphan(&[r]);
+            }
+        }
+        if first {
+            // SAFETY: never linked.
+            unsafe { d.free() };
+        }
     });
 }
 
-fn reclamation_by_the_owner_never_frees_under_a_scan<const SWAP: bool>() {
+fn reclamation_of_a_first_request_never_frees_under_a_scan<const SWAP: bool>() {
     reclamation_scenario::<SWAP>(true);
 }
 
-fn reclamation_by_a_walker_never_frees_under_a_scan<const SWAP: bool>() {
+fn reclamation_of_a_request_further_back_never_frees_under_a_scan<const SWAP: bool>() {
     reclamation_scenario::<SWAP>(false);
 }
 
@@ -817,8 +835,8 @@ on_both_appends!(
     a_fast_release_racing_with_a_strong_waiter_never_loses_the_wake_up,
     a_fast_acquire_racing_with_a_strong_request_never_overlaps,
     cancel_racing_with_release_decides_once,
-    reclamation_by_the_owner_never_frees_under_a_scan,
-    reclamation_by_a_walker_never_frees_under_a_scan,
+    reclamation_of_a_first_request_never_frees_under_a_scan,
+    reclamation_of_a_request_further_back_never_frees_under_a_scan,
     a_fast_upgrade_never_overlaps_a_strong_request,
     an_append_racing_with_the_last_release_keeps_the_list_whole,
     a_later_request_never_passes_an_incompatible_one_ahead,
