@@ -290,12 +290,13 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             return;
         }
         // Not pinned (`after_release` pins only to wake somebody, and
-        // `unlink_own` only when `q` is not first): marking our own request
-        // and unlinking it from the front read no other request. The successor's address is only copied into the head,
-        // and only while `q` is still there: `q` is marked, so nobody can
-        // unlink that successor before `q` is gone. `q` itself stays ours
-        // until we give it back, after this, and its retirement is stamped
-        // then.
+        // `unlink_own`, with a guard of its own, only when `q` is not
+        // first): marking our own request and unlinking it from the front
+        // read no other request. The successor's address is only copied
+        // into the head, and only while `q` is still there: `q` is marked,
+        // so nobody can unlink that successor before `q` is gone. `q` itself
+        // stays ours until we give it back, after this, and its retirement
+        // is stamped then.
         // SAFETY: no pointer loaded through this guard is dereferenced but
         // `q`'s own, which is alive (the caller's own request).
         let g = unsafe { epoch::unprotected() };
