@@ -120,5 +120,20 @@ macro_rules! raw_mutex {
 }
 pub(crate) use raw_mutex;
 
+/// A constructor that is `const` in normal builds and a plain `fn` under
+/// loom (whose atomics have no `const` constructor), from one body.
+macro_rules! const_unless_loom {
+    ($(#[$m:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
+        $(#[$m])*
+        #[cfg(not(heirloom_loom))]
+        $vis const fn $name($($arg: $ty),*) -> $ret $body
+
+        $(#[$m])*
+        #[cfg(heirloom_loom)]
+        $vis fn $name($($arg: $ty),*) -> $ret $body
+    };
+}
+pub(crate) use const_unless_loom;
+
 #[cfg(test)]
 mod tests;

@@ -100,27 +100,16 @@ impl RawLatch {
         Self::with(AsymmetricFence::register())
     }
 
-    /// A free latch whose release and parking pair by `barrier`.
-    #[cfg(not(heirloom_loom))]
-    pub const fn with(barrier: AsymmetricFence) -> Self {
-        RawLatch {
-            state: AtomicU8::new(FREE),
-            barrier,
-            note: AtomicU8::new(0),
-            parked: AtomicU32::new(0),
-            lot: Lot::new(),
-        }
-    }
-
-    /// A free latch whose release and parking pair by `barrier`.
-    #[cfg(heirloom_loom)]
-    pub fn with(barrier: AsymmetricFence) -> Self {
-        RawLatch {
-            state: AtomicU8::new(FREE),
-            barrier,
-            note: AtomicU8::new(0),
-            parked: AtomicU32::new(0),
-            lot: Lot::new(),
+    crate::const_unless_loom! {
+        /// A free latch whose release and parking pair by `barrier`.
+        pub fn with(barrier: AsymmetricFence) -> Self {
+            RawLatch {
+                state: AtomicU8::new(FREE),
+                barrier,
+                note: AtomicU8::new(0),
+                parked: AtomicU32::new(0),
+                lot: Lot::new(),
+            }
         }
     }
 

@@ -40,19 +40,12 @@ impl SpinLatch {
     /// A waiter may be parked: the release must wake.
     pub const PARKED: u8 = 2;
 
-    /// A free latch.
-    #[cfg(not(heirloom_loom))]
-    pub const fn new() -> Self {
-        SpinLatch {
-            state: AtomicU8::new(0),
-        }
-    }
-
-    /// A free latch.
-    #[cfg(heirloom_loom)]
-    pub fn new() -> Self {
-        SpinLatch {
-            state: AtomicU8::new(0),
+    crate::const_unless_loom! {
+        /// A free latch.
+        pub fn new() -> Self {
+            SpinLatch {
+                state: AtomicU8::new(0),
+            }
         }
     }
 
@@ -180,19 +173,12 @@ pub struct SpinLock {
 crate::raw_mutex!(SpinLock, SpinLock::new());
 
 impl SpinLock {
-    /// A free lock.
-    #[cfg(not(heirloom_loom))]
-    pub const fn new() -> Self {
-        SpinLock {
-            held: AtomicBool::new(false),
-        }
-    }
-
-    /// A free lock.
-    #[cfg(heirloom_loom)]
-    pub fn new() -> Self {
-        SpinLock {
-            held: AtomicBool::new(false),
+    crate::const_unless_loom! {
+        /// A free lock.
+        pub fn new() -> Self {
+            SpinLock {
+                held: AtomicBool::new(false),
+            }
         }
     }
 
