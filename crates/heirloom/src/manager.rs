@@ -179,9 +179,9 @@ impl Builder {
     /// request spins while the manager has more agents than the machine
     /// has cores (threads outnumber cores, so the holder it would wait for
     /// may not be running; its sleep frees the core for it). Spinning
-    /// comes after wait-die's and wound-wait's first look at their edges,
-    /// and before `Detect`'s first search (a wait that ends while spinning
-    /// needs none).
+    /// comes after the policy's first look: wait-die's and wound-wait's
+    /// at their edges, and `Detect`'s first search unless
+    /// [`Builder::deadlock_timeout`] delays it.
     pub fn spin_before_park(mut self, max: Duration) -> Self {
         self.spin_before_park = max;
         self

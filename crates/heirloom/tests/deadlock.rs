@@ -142,3 +142,29 @@ fn table_level_upgraders_are_resolved() {
     // IX holders both asking for S (-> SIX) conflict like S-to-X upgraders.
     run_all(2, |_| (LockId::table(T), Mode::IX), |_| (LockId::table(T), Mode::S));
 }
+
+/// Under `Detect` the search runs when the wait begins, before the spin
+/// before the first park: with a spin budget of an hour a two-cycle is
+/// still broken at once (were the search to follow the spin, both members
+/// would spin for the hour). On a machine with one core no request spins
+/// (agents outnumber cores) and the test shows nothing more than the one
+/// above.
+#[test]
+fn a_deadlock_is_found_when_the_wait_begins_not_after_the_spin() {
+    for kind in TableKind::ALL {
+        let lm = LockManager::builder()
+            .table(kind)
+            .conflicts(ConflictPolicy::Detect)
+            .spin_before_park(Duration::from_secs(3600))
+            .build();
+        let out = common::within_a_minute("a two-cycle with an hour's spin", move || {
+            scenario(
+                &lm,
+                2,
+                |i| (LockId::row(T, i as u64), Mode::X),
+                |i| (LockId::row(T, ((i + 1) % 2) as u64), Mode::X),
+            )
+        });
+        check(ConflictPolicy::Detect, 2, &out);
+    }
+}

@@ -9,13 +9,15 @@ use super::*;
 
 /// When a waiting request's policy is judged (the cadence of PostgreSQL's
 /// `deadlock_timeout`): `Detect` searches once the request has waited
-/// `Builder::deadlock_timeout` (at once if that is zero, but after the
-/// spin before the first park: a wait that ends meanwhile needs no
-/// search), then again only after a wake-up that did not grant it, which
-/// is how a waiter learns that a conversion was granted in front of it.
-/// Wait-die and wound-wait look at once (a wound is best sent at once)
-/// and after every such wake-up, never on a timer: every change of a
-/// waiter's edges wakes it. `Timeout` and `NoWait` judge nothing.
+/// `Builder::deadlock_timeout`; at zero, the default, as soon as the wait
+/// begins, before the spin before the first park: a deadlock is found by
+/// the member of its cycle that blocked last the moment it blocks, so no
+/// member of a cycle spins or sleeps through it. Then it searches again
+/// only after a wake-up that did not grant it, which is how a waiter
+/// learns that a conversion was granted in front of it. Wait-die and
+/// wound-wait look at once (a wound is best sent at once) and after every
+/// such wake-up, never on a timer: every change of a waiter's edges wakes
+/// it. `Timeout` and `NoWait` judge nothing.
 pub(super) struct Cadence {
     detect: bool,
     /// Detect: when the first search is due (`None`: never).
@@ -44,12 +46,11 @@ impl Cadence {
         }
     }
 
-    /// Is a judgement due now? `spinning`: the spin before the first park
-    /// is still to come (`Detect` waits for it). Answering `true` counts
-    /// the judgement as made.
+    /// Is a judgement due now? Answering `true` counts the judgement as
+    /// made.
     #[inline]
-    pub(super) fn due(&mut self, spinning: bool) -> bool {
-        if !self.check || (self.detect && spinning) {
+    pub(super) fn due(&mut self) -> bool {
+        if !self.check {
             return false;
         }
         self.check = false;

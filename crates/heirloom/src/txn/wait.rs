@@ -163,7 +163,7 @@ impl Transaction<'_> {
             if let Some(partition) = lm.table.failed(head) {
                 break Err(self.server_failed(lock, partition));
             }
-            if cadence.due(spin_pending)
+            if cadence.due()
                 && let Err(e) = self.policy_check(info)
             {
                 break Err(e);
