@@ -4,7 +4,9 @@
  * Generated from crates/heirloom-ffi/src/lib.rs; do not edit.
  *
  * Link with libheirloom_ffi.a (and -lpthread -ldl -lm) or
- * libheirloom_ffi.so.
+ * libheirloom_ffi.so. The header is C99 (it includes <stdint.h> and
+ * <stdbool.h>) and C++; tests/header.rs compiles it alone with
+ * -std=c99 -pedantic-errors and as C++.
  *
  * Ownership and threads:
  * - heirloom_manager_new makes a manager; free it with
@@ -30,7 +32,11 @@
  *   heirloom_retry (which keeps its age), after a backoff.
  * - No panic crosses this interface: one inside the library returns
  *   HEIRLOOM_EPANIC, aborts the agent's transaction (its locks go back) and
- *   leaves the agent unusable.
+ *   leaves the agent unusable; heirloom_message says what the panic said
+ *   and where. Nothing is printed on stderr unless HEIRLOOM_PRINT_PANICS
+ *   is set in the environment (the first heirloom_manager_new installs a
+ *   panic hook that keeps quiet about panics inside calls and passes every
+ *   other panic to the hook before it).
  */
 
 
@@ -43,211 +49,339 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-// Success.
+/**
+ * Success.
+ */
 #define HEIRLOOM_OK 0
 
-// `HEIRLOOM_WAIT_SKIP`: the lock is held by others; the transaction goes
-// on without it (not an error).
+/**
+ * `HEIRLOOM_WAIT_SKIP`: the lock is held by others; the transaction goes
+ * on without it (not an error).
+ */
 #define HEIRLOOM_BUSY 1
 
-// The request closed a waits-for cycle; this transaction is the victim
-// (`heirloom_message` names the cycle). Abort and retry.
+/**
+ * The request closed a waits-for cycle; this transaction is the victim
+ * (`heirloom_message` names the cycle). Abort and retry.
+ */
 #define HEIRLOOM_EDEADLOCK 2
 
-// The lock was not granted in time. Abort and retry.
+/**
+ * The lock was not granted in time. Abort and retry.
+ */
 #define HEIRLOOM_ETIMEOUT 3
 
-// No-wait: the lock was held by others. Abort and retry.
+/**
+ * No-wait: the lock was held by others. Abort and retry.
+ */
 #define HEIRLOOM_EWOULDBLOCK 4
 
-// Wait-die: the younger requester dies. Abort and retry.
+/**
+ * Wait-die: the younger requester dies. Abort and retry.
+ */
 #define HEIRLOOM_EDIED 5
 
-// Wound-wait: an older transaction wounded this one. Abort and retry.
+/**
+ * Wound-wait: an older transaction wounded this one. Abort and retry.
+ */
 #define HEIRLOOM_EWOUNDED 6
 
-// An earlier error doomed the transaction: abort it.
+/**
+ * An earlier error doomed the transaction: abort it.
+ */
 #define HEIRLOOM_EDOOMED 7
 
-// `heirloom_unlock` of a lock not held, or with a descendant still held.
+/**
+ * `heirloom_unlock` of a lock not held, or with a descendant still held.
+ */
 #define HEIRLOOM_ENOTHELD 8
 
-// The lock-memory cap is reached and escalation freed nothing.
+/**
+ * The lock-memory cap is reached and escalation freed nothing.
+ */
 #define HEIRLOOM_ENOLOCKMEM 9
 
-// Server table: the lock server of the lock's partition has failed.
+/**
+ * Server table: the lock server of the lock's partition has failed.
+ */
 #define HEIRLOOM_ESERVER 10
 
-// A null or freed handle, a null pointer argument, or a value out of
-// range (a mode, level or option); nothing changed.
+/**
+ * A null or freed handle, a null pointer argument, or a value out of
+ * range (a mode, level or option); nothing changed.
+ */
 #define HEIRLOOM_EINVAL 11
 
-// A call out of order (no transaction open, or one already open), an
-// agent entered by two threads at once, or a transaction used from
-// another thread than the one that began it; nothing changed. Also a lock
-// request that would wait for a transaction open on this same thread (on
-// another agent), which only this thread could end: the request is
-// withdrawn and its transaction doomed (abort it), instead of a wait that
-// never ends.
+/**
+ * A call out of order (no transaction open, or one already open), an
+ * agent entered by two threads at once, or a transaction used from
+ * another thread than the one that began it; nothing changed. Also a lock
+ * request that would wait for a transaction open on this same thread (on
+ * another agent), which only this thread could end: the request is
+ * withdrawn and its transaction doomed (abort it), instead of a wait that
+ * never ends.
+ */
 #define HEIRLOOM_EMISUSE 12
 
-// A panic inside the library (a bug) was caught; the agent's transaction
-// was aborted and the agent is unusable (free it).
+/**
+ * A panic inside the library (a bug) was caught; the agent's transaction
+ * was aborted and the agent is unusable (free it).
+ */
 #define HEIRLOOM_EPANIC 13
 
-// Table kinds (`heirloom_options.table`).
+/**
+ * Table kinds (`heirloom_options.table`).
+ */
 #define HEIRLOOM_TABLE_GLOBAL 0
 
-// The latched table (Shore-MT's), the default.
+/**
+ * The latched table (Shore-MT's), the default.
+ */
 #define HEIRLOOM_TABLE_LATCHED 1
 
-// The latch-free table (compare-and-swap append).
+/**
+ * The latch-free table (compare-and-swap append).
+ */
 #define HEIRLOOM_TABLE_LATCHFREE 2
 
-// The latch-free table with the swap append.
+/**
+ * The latch-free table with the swap append.
+ */
 #define HEIRLOOM_TABLE_LATCHFREE_SWAP 3
 
-// Lock-server threads (`heirloom_options.partitions` of them).
+/**
+ * Lock-server threads (`heirloom_options.partitions` of them).
+ */
 #define HEIRLOOM_TABLE_SERVER 4
 
-// The global table with its latch elided by Intel RTM.
+/**
+ * The global table with its latch elided by Intel RTM.
+ */
 #define HEIRLOOM_TABLE_GLOBAL_HTM 5
 
-// The latched table with its head latches elided by Intel RTM.
+/**
+ * The latched table with its head latches elided by Intel RTM.
+ */
 #define HEIRLOOM_TABLE_LATCHED_HTM 6
 
-// No lock table: every lock call succeeds at once and takes nothing (no
-// isolation). The ceiling a lock manager is measured against: an
-// engine's throughput with it is what the engine does without locking.
+/**
+ * No lock table: every lock call succeeds at once and takes nothing (no
+ * isolation). The ceiling a lock manager is measured against: an
+ * engine's throughput with it is what the engine does without locking.
+ */
 #define HEIRLOOM_TABLE_NONE 7
 
-// Conflict policies (`heirloom_options.policy`): deadlock detection.
+/**
+ * Conflict policies (`heirloom_options.policy`): deadlock detection.
+ */
 #define HEIRLOOM_POLICY_DETECT 0
 
-// Wait at most `heirloom_options.policy_timeout_us`.
+/**
+ * Wait at most `heirloom_options.policy_timeout_us`.
+ */
 #define HEIRLOOM_POLICY_TIMEOUT 1
 
-// Never wait.
+/**
+ * Never wait.
+ */
 #define HEIRLOOM_POLICY_NOWAIT 2
 
-// Wait-die.
+/**
+ * Wait-die.
+ */
 #define HEIRLOOM_POLICY_WAITDIE 3
 
-// Wound-wait.
+/**
+ * Wound-wait.
+ */
 #define HEIRLOOM_POLICY_WOUNDWAIT 4
 
-// Per-call waiting (`heirloom_lock_with`): as the manager's policy.
+/**
+ * Per-call waiting (`heirloom_lock_with`): as the manager's policy.
+ */
 #define HEIRLOOM_WAIT_POLICY 0
 
-// Never wait: fail with `HEIRLOOM_EWOULDBLOCK` (dooms the transaction).
+/**
+ * Never wait: fail with `HEIRLOOM_EWOULDBLOCK` (dooms the transaction).
+ */
 #define HEIRLOOM_WAIT_NOWAIT 1
 
-// Wait at most the call's `timeout_us`, then `HEIRLOOM_ETIMEOUT`.
+/**
+ * Wait at most the call's `timeout_us`, then `HEIRLOOM_ETIMEOUT`.
+ */
 #define HEIRLOOM_WAIT_TIMEOUT 2
 
-// Never wait and do not fail: `HEIRLOOM_BUSY` (SQL's SKIP LOCKED).
+/**
+ * Never wait and do not fail: `HEIRLOOM_BUSY` (SQL's SKIP LOCKED).
+ */
 #define HEIRLOOM_WAIT_SKIP 3
 
-// Lock modes. No lock (only ever returned by `heirloom_held_mode`).
+/**
+ * Lock modes. No lock (only ever returned by `heirloom_held_mode`).
+ */
 #define HEIRLOOM_NL 0
 
-// Intention shared.
+/**
+ * Intention shared.
+ */
 #define HEIRLOOM_IS 1
 
-// Intention exclusive.
+/**
+ * Intention exclusive.
+ */
 #define HEIRLOOM_IX 2
 
-// Shared.
+/**
+ * Shared.
+ */
 #define HEIRLOOM_S 3
 
-// Shared with intention exclusive.
+/**
+ * Shared with intention exclusive.
+ */
 #define HEIRLOOM_SIX 4
 
-// Exclusive.
+/**
+ * Exclusive.
+ */
 #define HEIRLOOM_X 5
 
-// Update (read now, write later).
+/**
+ * Update (read now, write later).
+ */
 #define HEIRLOOM_U 6
 
-// Lock levels (`heirloom_lock_id.level`): the database `db`.
+/**
+ * Lock levels (`heirloom_lock_id.level`): the database `db`.
+ */
 #define HEIRLOOM_DATABASE 0
 
-// Table `table` of database `db`.
+/**
+ * Table `table` of database `db`.
+ */
 #define HEIRLOOM_TABLE 1
 
-// Page `key` of the table.
+/**
+ * Page `key` of the table.
+ */
 #define HEIRLOOM_PAGE 2
 
-// Row `key` of the table (its parent is the table).
+/**
+ * Row `key` of the table (its parent is the table).
+ */
 #define HEIRLOOM_ROW 3
 
-// Row of a page: page `key >> 32`, slot `key & 0xffffffff` (its parent is
-// the page).
+/**
+ * Row of a page: page `key >> 32`, slot `key & 0xffffffff` (its parent is
+ * the page).
+ */
 #define HEIRLOOM_PAGED_ROW 4
 
-// An agent: one worker's access to a manager, with at most one open
-// transaction. Opaque; used by one thread at a time.
+/**
+ * An agent: one worker's access to a manager, with at most one open
+ * transaction. Opaque; used by one thread at a time.
+ */
 typedef struct heirloom_agent heirloom_agent;
 
-// A lock manager. Opaque; shared by every thread.
+/**
+ * A lock manager. Opaque; shared by every thread.
+ */
 typedef struct heirloom_manager heirloom_manager;
 
-// A manager's options; fill with `heirloom_options_init`, then change
-// what you need.
+/**
+ * A manager's options; fill with `heirloom_options_init`, then change
+ * what you need.
+ */
 typedef struct heirloom_options {
-  // `HEIRLOOM_TABLE_*` (default latched).
+  /**
+   * `HEIRLOOM_TABLE_*` (default latched).
+   */
   uint32_t table;
-  // Server table: partitions, one thread each (1-64; default 1).
+  /**
+   * Server table: partitions, one thread each (1-64; default 1).
+   */
   uint32_t partitions;
-  // Hash buckets of the latched and latch-free tables, rounded up to a
-  // power of two (1 to 2^24), or 0 (the default) for the table kind's
-  // own: the latched table starts with 256 and grows, the latch-free
-  // tables have 4,096.
+  /**
+   * Hash buckets of the latched and latch-free tables, rounded up to a
+   * power of two (1 to 2^24), or 0 (the default) for the table kind's
+   * own: the latched table starts with 256 and grows, the latch-free
+   * tables have 4,096.
+   */
   uint64_t buckets;
-  // `HEIRLOOM_POLICY_*` (default detect).
+  /**
+   * `HEIRLOOM_POLICY_*` (default detect).
+   */
   uint32_t policy;
-  // `HEIRLOOM_POLICY_TIMEOUT`: how long a request may wait, in µs
-  // (default 1000).
+  /**
+   * `HEIRLOOM_POLICY_TIMEOUT`: how long a request may wait, in µs
+   * (default 1000).
+   */
   uint64_t policy_timeout_us;
-  // Speculative lock inheritance: 0 off (default), 1 on, 2 always.
+  /**
+   * Speculative lock inheritance: 0 off (default), 1 on, 2 always.
+   */
   uint32_t inheritance;
-  // Transactions an inherited lock may stay unused (default 0).
+  /**
+   * Transactions an inherited lock may stay unused (default 0).
+   */
   uint32_t keep_inherited;
-  // The intention-lock fast path: 1 on (default), 0 off.
+  /**
+   * The intention-lock fast path: 1 on (default), 0 off.
+   */
   uint32_t fast_path;
-  // Detect: how long a request waits before the first search, in µs
-  // (default 0: at once).
+  /**
+   * Detect: how long a request waits before the first search, in µs
+   * (default 0: at once).
+   */
   uint64_t deadlock_timeout_us;
-  // Row locks per table after which they escalate (0: never, default).
+  /**
+   * Row locks per table after which they escalate (0: never, default).
+   */
   uint32_t escalate_after;
-  // Cap on lock requests held at once (0: none, default). A request
-  // that would pass it first escalates its transaction's largest group
-  // of row locks under one table; if that frees nothing it fails with
-  // `HEIRLOOM_ENOLOCKMEM`.
+  /**
+   * Cap on lock requests held at once (0: none, default). A request
+   * that would pass it first escalates its transaction's largest group
+   * of row locks under one table; if that frees nothing it fails with
+   * `HEIRLOOM_ENOLOCKMEM`.
+   */
   uint64_t max_locks;
-  // Intention locks: 1 (default) a request takes IS or IX on the
-  // lock's ancestors first; 0 every lock stands alone, for an engine
-  // that locks at one granularity (no covering ancestor, no escalation;
-  // `escalate_after` must then be 0).
+  /**
+   * Intention locks: 1 (default) a request takes IS or IX on the
+   * lock's ancestors first; 0 every lock stands alone, for an engine
+   * that locks at one granularity (no covering ancestor, no escalation;
+   * `escalate_after` must then be 0).
+   */
   uint32_t intention_locks;
-  // Row S locks as fast holds (with the fast path, on the latched and
-  // latch-free tables): 1 on (default), an S row lock then writes only
-  // the agent's own memory while the row's stripe sees no writer; 0
-  // every row lock goes through the table.
+  /**
+   * Row S locks as fast holds (with the fast path, on the latched and
+   * latch-free tables): 1 on (default), an S row lock then writes only
+   * the agent's own memory while the row's stripe sees no writer; 0
+   * every row lock goes through the table.
+   */
   uint32_t fast_rows;
 } heirloom_options;
 
-// A lock: a level and where it is. Locking a row or page also takes the
-// intention locks on its ancestors (unless the manager's
-// `intention_locks` is 0).
+/**
+ * A lock: a level and where it is. Locking a row or page also takes the
+ * intention locks on its ancestors (unless the manager's
+ * `intention_locks` is 0).
+ */
 typedef struct heirloom_lock_id {
-  // `HEIRLOOM_DATABASE` ... `HEIRLOOM_PAGED_ROW`.
+  /**
+   * `HEIRLOOM_DATABASE` ... `HEIRLOOM_PAGED_ROW`.
+   */
   uint32_t level;
-  // Database number.
+  /**
+   * Database number.
+   */
   uint16_t db;
-  // Table number (ignored for a database).
+  /**
+   * Table number (ignored for a database).
+   */
   uint32_t table;
-  // Page or row key (see the levels).
+  /**
+   * Page or row key (see the levels).
+   */
   uint64_t key;
 } heirloom_lock_id;
 
@@ -255,215 +389,267 @@ typedef struct heirloom_lock_id {
 extern "C" {
 #endif // __cplusplus
 
-// Fills `opts` with the defaults: the latched table, deadlock detection,
-// no inheritance, the fast path on, the default deadlock timeout, no
-// escalation, no lock-memory cap.
-//
-// # Safety
-// `opts` is null (then nothing happens) or points to writable memory for
-// one `heirloom_options`.
+/**
+ * Fills `opts` with the defaults: the latched table, deadlock detection,
+ * no inheritance, the fast path on, the default deadlock timeout, no
+ * escalation, no lock-memory cap.
+ *
+ * # Safety
+ * `opts` is null (then nothing happens) or points to writable memory for
+ * one `heirloom_options`.
+ */
 void heirloom_options_init(struct heirloom_options *opts);
 
-// Builds a manager from `opts` (null: the defaults) into `*out`.
-// `HEIRLOOM_EINVAL` for an option out of range (`*out` untouched).
-//
-// # Safety
-// `opts` is null or points to a `heirloom_options`; `out` points to
-// writable memory for one pointer.
+/**
+ * Builds a manager from `opts` (null: the defaults) into `*out`.
+ * `HEIRLOOM_EINVAL` for an option out of range (`*out` untouched).
+ *
+ * # Safety
+ * `opts` is null or points to a `heirloom_options`; `out` points to
+ * writable memory for one pointer.
+ */
 int32_t heirloom_manager_new(const struct heirloom_options *opts, struct heirloom_manager **out);
 
-// Frees a manager. Agents made from it stay usable until freed (they
-// share its state); call this last, after every other call on `m` has
-// returned. Null, or a handle already freed: nothing happens.
-//
-// # Safety
-// `m` is null or was returned by `heirloom_manager_new`.
+/**
+ * Frees a manager. Agents made from it stay usable until freed (they
+ * share its state); call this last, after every other call on `m` has
+ * returned. Null, or a handle already freed: nothing happens.
+ *
+ * # Safety
+ * `m` is null or was returned by `heirloom_manager_new`.
+ */
 void heirloom_manager_free(struct heirloom_manager *m);
 
-// A new agent of `m` into `*out`: one per worker thread.
-//
-// # Safety
-// `m` is null or a manager handle; `out` points to writable memory for one
-// pointer.
+/**
+ * A new agent of `m` into `*out`: one per worker thread.
+ *
+ * # Safety
+ * `m` is null or a manager handle; `out` points to writable memory for one
+ * pointer.
+ */
 int32_t heirloom_agent_new(const struct heirloom_manager *m, struct heirloom_agent **out);
 
-// Frees an agent: aborts its open transaction (releasing its locks) and
-// gives its resources back. `HEIRLOOM_EMISUSE` if another thread is inside
-// a call on it (nothing happens); null or already freed: `HEIRLOOM_EINVAL`.
-//
-// # Safety
-// `a` is null or was returned by `heirloom_agent_new`.
+/**
+ * Frees an agent: aborts its open transaction (releasing its locks) and
+ * gives its resources back. `HEIRLOOM_EMISUSE` if another thread is inside
+ * a call on it (nothing happens); null or already freed: `HEIRLOOM_EINVAL`.
+ *
+ * # Safety
+ * `a` is null or was returned by `heirloom_agent_new`.
+ */
 int32_t heirloom_agent_free(struct heirloom_agent *a);
 
-// The last call's message on `a` (a deadlock's cycle, a timeout's lock,
-// what was misused): empty after a success. Valid until the next call on
-// `a`; never null. A library error's message is formatted here, not when
-// the error happened, so an engine that never asks never pays for it.
-//
-// # Safety
-// `a` is null or was returned by `heirloom_agent_new`.
+/**
+ * The last call's message on `a` (a deadlock's cycle, a timeout's lock,
+ * what was misused): empty after a success. Valid until the next call on
+ * `a`; never null. A library error's message is formatted here, not when
+ * the error happened, so an engine that never asks never pays for it.
+ *
+ * # Safety
+ * `a` is null or was returned by `heirloom_agent_new`.
+ */
 const char *heirloom_message(const struct heirloom_agent *a);
 
-// A short name of a result code (`"ok"`, `"deadlock"`, ...); never null.
+/**
+ * A short name of a result code (`"ok"`, `"deadlock"`, ...); never null.
+ */
 const char *heirloom_code_name(int32_t code);
 
-// Whether a transaction that failed with `code` may succeed if retried
-// (deadlock, timeout, would-block, died, wounded, doomed).
+/**
+ * Whether a transaction that failed with `code` may succeed if retried
+ * (deadlock, timeout, would-block, died, wounded, doomed).
+ */
 bool heirloom_is_restartable(int32_t code);
 
-// Begins a transaction on `a` (this thread then owns it until commit or
-// abort). `HEIRLOOM_EMISUSE` if one is open.
-//
-// # Safety
-// `a` is null or was returned by `heirloom_agent_new`.
+/**
+ * Begins a transaction on `a` (this thread then owns it until commit or
+ * abort). `HEIRLOOM_EMISUSE` if one is open.
+ *
+ * # Safety
+ * `a` is null or was returned by `heirloom_agent_new`.
+ */
 int32_t heirloom_begin(struct heirloom_agent *a);
 
-// Begins a transaction on `a` as a retry of the agent's last one, as
-// `heirloom_begin` does otherwise: under wait-die and wound-wait it keeps
-// that transaction's age (`heirloom_txn_age`), so a transaction aborted
-// as the younger one runs again as old as it was and cannot starve. Call
-// it after `heirloom_abort` for a retry of the same work (the engine
-// decides what that is: DBx1000 keeps a thread's timestamp until it takes
-// a new query); call `heirloom_begin` for new work. Counted in the
-// agent's restarts. The caller backs off as it sees fit: retrying at once
-// under no-wait can spin against the same holder.
-//
-// # Safety
-// `a` is null or was returned by `heirloom_agent_new`.
+/**
+ * Begins a transaction on `a` as a retry of the agent's last one, as
+ * `heirloom_begin` does otherwise: under wait-die and wound-wait it keeps
+ * that transaction's age (`heirloom_txn_age`), so a transaction aborted
+ * as the younger one runs again as old as it was and cannot starve. Call
+ * it after `heirloom_abort` for a retry of the same work (the engine
+ * decides what that is: DBx1000 keeps a thread's timestamp until it takes
+ * a new query); call `heirloom_begin` for new work. Counted in the
+ * agent's restarts. The caller backs off as it sees fit: retrying at once
+ * under no-wait can spin against the same holder.
+ *
+ * # Safety
+ * `a` is null or was returned by `heirloom_agent_new`.
+ */
 int32_t heirloom_retry(struct heirloom_agent *a);
 
-// Locks `id` in `mode` (`HEIRLOOM_IS` ... `HEIRLOOM_U`), taking intention
-// locks on its ancestors first (unless the manager's `intention_locks` is
-// 0), waiting as the manager's policy says.
-//
-// # Safety
-// `a` is null or an agent handle; `id` is null or points to a lock id.
+/**
+ * Locks `id` in `mode` (`HEIRLOOM_IS` ... `HEIRLOOM_U`), taking intention
+ * locks on its ancestors first (unless the manager's `intention_locks` is
+ * 0), waiting as the manager's policy says.
+ *
+ * # Safety
+ * `a` is null or an agent handle; `id` is null or points to a lock id.
+ */
 int32_t heirloom_lock(struct heirloom_agent *a, const struct heirloom_lock_id *id, uint32_t mode);
 
-// Locks `id` in `mode`, waiting as `wait` says (`HEIRLOOM_WAIT_*`;
-// `timeout_us` for `HEIRLOOM_WAIT_TIMEOUT`). `HEIRLOOM_BUSY` under
-// `HEIRLOOM_WAIT_SKIP` when the lock is held by others.
-//
-// # Safety
-// As `heirloom_lock`.
+/**
+ * Locks `id` in `mode`, waiting as `wait` says (`HEIRLOOM_WAIT_*`;
+ * `timeout_us` for `HEIRLOOM_WAIT_TIMEOUT`). `HEIRLOOM_BUSY` under
+ * `HEIRLOOM_WAIT_SKIP` when the lock is held by others.
+ *
+ * # Safety
+ * As `heirloom_lock`.
+ */
 int32_t heirloom_lock_with(struct heirloom_agent *a,
                            const struct heirloom_lock_id *id,
                            uint32_t mode,
                            uint32_t wait,
                            uint64_t timeout_us);
 
-// Takes every `(ids[i], modes[i])`, `n` of them, as one batch (sorted and
-// deduplicated, intention locks included, one table visit per lock);
-// all or, on an error, the transaction is doomed.
-//
-// # Safety
-// `a` is null or an agent handle; `ids` and `modes` point to `n` elements
-// each (or are null with `n == 0`).
+/**
+ * Takes every `(ids[i], modes[i])`, `n` of them, as one batch (sorted and
+ * deduplicated, intention locks included, one table visit per lock);
+ * all or, on an error, the transaction is doomed.
+ *
+ * # Safety
+ * `a` is null or an agent handle; `ids` and `modes` point to `n` elements
+ * each (or are null with `n == 0`).
+ */
 int32_t heirloom_lock_all(struct heirloom_agent *a,
                           const struct heirloom_lock_id *ids,
                           const uint32_t *modes,
                           size_t n);
 
-// Releases `id` before commit (early release). A lock with a descendant
-// still held is refused with `HEIRLOOM_ENOTHELD`: release the descendants
-// first.
-//
-// # Safety
-// As `heirloom_lock`.
+/**
+ * Releases `id` before commit (early release). A lock with a descendant
+ * still held is refused with `HEIRLOOM_ENOTHELD`: release the descendants
+ * first.
+ *
+ * # Safety
+ * As `heirloom_lock`.
+ */
 int32_t heirloom_unlock(struct heirloom_agent *a, const struct heirloom_lock_id *id);
 
-// The mode the open transaction holds `id` in (`HEIRLOOM_NL` if none)
-// into `*out`.
-//
-// # Safety
-// As `heirloom_lock`; `out` points to a writable `uint32_t`.
+/**
+ * The mode the open transaction holds `id` in (`HEIRLOOM_NL` if none)
+ * into `*out`.
+ *
+ * # Safety
+ * As `heirloom_lock`; `out` points to a writable `uint32_t`.
+ */
 int32_t heirloom_held_mode(struct heirloom_agent *a,
                            const struct heirloom_lock_id *id,
                            uint32_t *out);
 
-// Commits the open transaction: releases every lock. On an error (the
-// transaction was doomed) it is aborted instead. Either way it is over.
-//
-// # Safety
-// `a` is null or an agent handle.
+/**
+ * Commits the open transaction: releases every lock. On an error (the
+ * transaction was doomed) it is aborted instead. Either way it is over.
+ *
+ * # Safety
+ * `a` is null or an agent handle.
+ */
 int32_t heirloom_commit(struct heirloom_agent *a);
 
-// Aborts the open transaction: releases every lock.
-//
-// # Safety
-// `a` is null or an agent handle.
+/**
+ * Aborts the open transaction: releases every lock.
+ *
+ * # Safety
+ * `a` is null or an agent handle.
+ */
 int32_t heirloom_abort(struct heirloom_agent *a);
 
-// The open transaction's id into `*out` (what others pass to
-// `heirloom_wait_for_txn`).
-//
-// # Safety
-// `a` is null or an agent handle; `out` points to a writable `uint64_t`.
+/**
+ * The open transaction's id into `*out` (what others pass to
+ * `heirloom_wait_for_txn`).
+ *
+ * # Safety
+ * `a` is null or an agent handle; `out` points to a writable `uint64_t`.
+ */
 int32_t heirloom_txn_id(struct heirloom_agent *a, uint64_t *out);
 
-// The open transaction's age into `*out`: the order wait-die and
-// wound-wait decide by (smaller is older; 0 under the other policies). A
-// transaction begun by `heirloom_retry` has its predecessor's.
-//
-// # Safety
-// `a` is null or an agent handle; `out` points to a writable `uint64_t`.
+/**
+ * The open transaction's age into `*out`: the order wait-die and
+ * wound-wait decide by (smaller is older; 0 under the other policies). A
+ * transaction begun by `heirloom_retry` has its predecessor's.
+ *
+ * # Safety
+ * `a` is null or an agent handle; `out` points to a writable `uint64_t`.
+ */
 int32_t heirloom_txn_age(struct heirloom_agent *a, uint64_t *out);
 
-// Publishes the open transaction's own lock (X on its id), so that others
-// can wait for it to end (`heirloom_wait_for_txn`).
-//
-// # Safety
-// `a` is null or an agent handle.
+/**
+ * Publishes the open transaction's own lock (X on its id), so that others
+ * can wait for it to end (`heirloom_wait_for_txn`).
+ *
+ * # Safety
+ * `a` is null or an agent handle.
+ */
 int32_t heirloom_publish_id(struct heirloom_agent *a);
 
-// Waits (as `wait` and `timeout_us` say) until transaction `other` has
-// ended, through its published lock; deadlocks through it are detected
-// like any other. `HEIRLOOM_BUSY` under `HEIRLOOM_WAIT_SKIP` if it runs.
-//
-// # Safety
-// `a` is null or an agent handle.
+/**
+ * Waits (as `wait` and `timeout_us` say) until transaction `other` has
+ * ended, through its published lock; deadlocks through it are detected
+ * like any other. `HEIRLOOM_BUSY` under `HEIRLOOM_WAIT_SKIP` if it runs.
+ *
+ * # Safety
+ * `a` is null or an agent handle.
+ */
 int32_t heirloom_wait_for_txn(struct heirloom_agent *a,
                               uint64_t other,
                               uint32_t wait,
                               uint64_t timeout_us);
 
-// For tests of an engine's error paths: the next call on `a` panics inside
-// the library (caught: it returns `HEIRLOOM_EPANIC` and the agent is
-// unusable from then on).
-//
-// # Safety
-// `a` is null or an agent handle.
+/**
+ * For tests of an engine's error paths: the next call on `a` panics inside
+ * the library (caught: it returns `HEIRLOOM_EPANIC` and the agent is
+ * unusable from then on).
+ *
+ * # Safety
+ * `a` is null or an agent handle.
+ */
 int32_t heirloom_agent_inject_panic(struct heirloom_agent *a);
 
-// Statistics of every agent of `m`, merged now, as a JSON object of
-// counters (`{"table_ops": ..., "committed": ..., ...}`); free it with
-// `heirloom_string_free`. Null for a null or freed handle.
-//
-// # Safety
-// `m` is null or a manager handle.
+/**
+ * Statistics of every agent of `m`, merged now, as a JSON object of
+ * counters (`{"table_ops": ..., "committed": ..., ...}`); free it with
+ * `heirloom_string_free`. Null for a null or freed handle.
+ *
+ * # Safety
+ * `m` is null or a manager handle.
+ */
 char *heirloom_manager_stats_json(const struct heirloom_manager *m);
 
-// Every lock with live requests now, as JSON: `{"locks": [{"lock":
-// "db0.t1.r7", "group": "X", "holders": [{"txn": "...", "mode": "X",
-// "inherited": false}], "waiters": [{"txn": "...", "mode": "S",
-// "converting_from": null, "waited_us": 12}]}]}`; free it with
-// `heirloom_string_free`. Null for a null or freed handle.
-//
-// # Safety
-// `m` is null or a manager handle.
+/**
+ * Every lock with live requests now, as JSON: `{"locks": [{"lock":
+ * "db0.t1.r7", "group": "X", "holders": [{"txn": "...", "mode": "X",
+ * "inherited": false}], "waiters": [{"txn": "...", "mode": "S",
+ * "converting_from": null, "waited_us": 12}]}]}`; free it with
+ * `heirloom_string_free`. Null for a null or freed handle.
+ *
+ * # Safety
+ * `m` is null or a manager handle.
+ */
 char *heirloom_manager_snapshot_json(const struct heirloom_manager *m);
 
-// The agent's own statistics, as `heirloom_manager_stats_json`'s; null if
-// the call is refused (as `heirloom_begin` would refuse it).
-//
-// # Safety
-// `a` is null or an agent handle.
+/**
+ * The agent's own statistics, as `heirloom_manager_stats_json`'s; null if
+ * the call is refused (as `heirloom_begin` would refuse it).
+ *
+ * # Safety
+ * `a` is null or an agent handle.
+ */
 char *heirloom_agent_stats_json(struct heirloom_agent *a);
 
-// Frees a string this library returned. Null: nothing happens.
-//
-// # Safety
-// `s` is null or a string from a `heirloom_*_json` call, not freed yet.
+/**
+ * Frees a string this library returned. Null: nothing happens.
+ *
+ * # Safety
+ * `s` is null or a string from a `heirloom_*_json` call, not freed yet.
+ */
 void heirloom_string_free(char *s);
 
 #ifdef __cplusplus

@@ -2,7 +2,6 @@
 //! that frees the strings.
 
 use std::ffi::{CString, c_char};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::{HEIRLOOM_EINVAL, HEIRLOOM_OK, heirloom_agent, heirloom_manager, manager, with_agent};
 
@@ -26,7 +25,7 @@ pub unsafe extern "C" fn heirloom_manager_stats_json(m: *const heirloom_manager)
     let Some(lm) = (unsafe { manager(m) }) else {
         return std::ptr::null_mut();
     };
-    catch_unwind(AssertUnwindSafe(|| json_string(stats_json(&lm.stats())))).unwrap_or(std::ptr::null_mut())
+    crate::panics::catch(|| json_string(stats_json(&lm.stats()))).unwrap_or(std::ptr::null_mut())
 }
 
 /// Every lock with live requests now, as JSON: `{"locks": [{"lock":
@@ -43,7 +42,7 @@ pub unsafe extern "C" fn heirloom_manager_snapshot_json(m: *const heirloom_manag
     let Some(lm) = (unsafe { manager(m) }) else {
         return std::ptr::null_mut();
     };
-    catch_unwind(AssertUnwindSafe(|| {
+    crate::panics::catch(|| {
         let locks: Vec<serde_json::Value> = lm
             .snapshot()
             .locks
@@ -64,7 +63,7 @@ pub unsafe extern "C" fn heirloom_manager_snapshot_json(m: *const heirloom_manag
             })
             .collect();
         json_string(serde_json::json!({ "locks": locks }))
-    }))
+    })
     .unwrap_or(std::ptr::null_mut())
 }
 

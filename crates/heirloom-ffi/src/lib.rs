@@ -27,7 +27,9 @@
 //! No panic crosses the interface. A panic inside a call (a bug) is caught;
 //! the agent's transaction is then aborted (its locks released) and the
 //! agent is unusable: every later call on it returns `HEIRLOOM_EPANIC`
-//! except `heirloom_agent_free` and `heirloom_message`.
+//! except `heirloom_agent_free` and `heirloom_message`, whose message says
+//! what the panic said and where. Nothing is printed on the host's stderr
+//! unless it asks (`panics.rs`).
 
 #![warn(missing_docs)]
 // The C names (`heirloom_agent`, ...) are the interface.
@@ -35,7 +37,6 @@
 
 use std::cell::UnsafeCell;
 use std::ffi::{CString, c_char};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use heirloom::{Agent, LockError, LockManager, Transaction, TxnId};
@@ -43,6 +44,7 @@ use heirloom::{Agent, LockError, LockManager, Transaction, TxnId};
 mod codes;
 mod convert;
 mod json;
+mod panics;
 mod shells;
 pub use codes::*;
 use convert::{builder_of, code_of, lock_of, mode_code, mode_of, wait_of};
@@ -300,23 +302,23 @@ unsafe fn with_agent(a: *const heirloom_agent, f: impl FnOnce(&mut AgentState) -
             clear_message(st);
         }
         let inject = std::mem::take(&mut st.inject_panic);
-        match catch_unwind(AssertUnwindSafe(|| {
+        match panics::catch(|| {
             if inject {
                 panic!("heirloom: panic injected by heirloom_agent_inject_panic");
             }
             f(st)
-        })) {
+        }) {
             Ok(code) => code,
-            Err(_) => {
+            Err(what) => {
                 st.poisoned = true;
                 // Abort the transaction (its locks go back); a second panic
                 // here leaves them to the agent's drop.
                 let txn = st.txn.take();
-                let _ = catch_unwind(AssertUnwindSafe(move || drop(txn)));
-                set_message(
-                    st,
-                    "heirloom: a panic inside the library was caught; the transaction was aborted and the agent is unusable",
+                let _ = panics::catch(move || drop(txn));
+                let text = format!(
+                    "heirloom: a panic inside the library was caught ({what}); the transaction was aborted and the agent is unusable"
                 );
+                set_message(st, &text);
                 HEIRLOOM_EPANIC
             }
         }
@@ -410,7 +412,8 @@ pub unsafe extern "C" fn heirloom_manager_new(opts: *const heirloom_options, out
         // SAFETY: the caller's promise.
         unsafe { *opts }
     };
-    let built = catch_unwind(|| builder_of(&o).map(heirloom::Builder::build));
+    panics::install_hook();
+    let built = panics::catch(|| builder_of(&o).map(heirloom::Builder::build));
     match built {
         Ok(Ok(lm)) => {
             let h = Box::new(heirloom_manager {
@@ -446,7 +449,7 @@ pub unsafe extern "C" fn heirloom_manager_free(m: *mut heirloom_manager) {
         // SAFETY: the last call on `m` (the header's rule); the magic is
         // dead, so no later call reaches the manager.
         let lm = unsafe { (*h.lm.get()).take() };
-        let _ = catch_unwind(AssertUnwindSafe(move || drop(lm)));
+        let _ = panics::catch(move || drop(lm));
     }
 }
 
@@ -464,7 +467,7 @@ pub unsafe extern "C" fn heirloom_agent_new(m: *const heirloom_manager, out: *mu
     if out.is_null() {
         return HEIRLOOM_EINVAL;
     }
-    match catch_unwind(AssertUnwindSafe(|| Box::new(lm.agent()))) {
+    match panics::catch(|| Box::new(lm.agent())) {
         Ok(agent) => {
             let state = AgentState {
                 txn: None,
@@ -506,7 +509,7 @@ pub unsafe extern "C" fn heirloom_agent_free(a: *mut heirloom_agent) -> i32 {
     let st = unsafe { &mut *h.state.get() };
     let (txn, agent) = (st.txn.take(), std::mem::replace(&mut st.agent, std::ptr::null_mut()));
     // The transaction first: it borrows the agent.
-    let _ = catch_unwind(AssertUnwindSafe(move || {
+    let _ = panics::catch(move || {
         drop(txn);
         if !agent.is_null() {
             // SAFETY: from `Box::into_raw` in `heirloom_agent_new`, freed
@@ -516,7 +519,7 @@ pub unsafe extern "C" fn heirloom_agent_free(a: *mut heirloom_agent) -> i32 {
             agent.bind_to_thread(false);
             drop(agent);
         }
-    }));
+    });
     st.message = Message::None;
     // Every handle given out so far is stale from now on.
     h.generation.fetch_add(1, Ordering::Release);
@@ -549,7 +552,7 @@ pub unsafe extern "C" fn heirloom_message(a: *const heirloom_agent) -> *const c_
     let st = unsafe { &mut *h.state.get() };
     if let Message::Error(e) = &st.message {
         // Formatting allocates; no panic may leave this call.
-        st.message = Message::Text(catch_unwind(AssertUnwindSafe(|| text_of(&e.to_string()))).unwrap_or_default());
+        st.message = Message::Text(panics::catch(|| text_of(&e.to_string())).unwrap_or_default());
     }
     let p = match &st.message {
         Message::Text(m) => m.as_ptr(),

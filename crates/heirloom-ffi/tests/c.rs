@@ -13,8 +13,8 @@ fn artifacts() -> PathBuf {
 }
 
 /// Compiles `src` (relative to the crate) with the static library and runs
-/// it; its standard output.
-fn build_and_run(src: &str, name: &str) -> String {
+/// it; its standard output and standard error.
+fn build_and_run(src: &str, name: &str) -> (String, String) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let deps = artifacts();
     let lib = [deps.join("libheirloom_ffi.a"), deps.join("../libheirloom_ffi.a")]
@@ -50,25 +50,27 @@ fn build_and_run(src: &str, name: &str) -> String {
     );
     let run = Command::new(&out).output().expect("the C program runs");
     let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
     assert!(
         run.status.success(),
-        "{src} failed ({}):\n{}\n{}",
-        run.status,
-        stdout,
-        String::from_utf8_lossy(&run.stderr)
+        "{src} failed ({}):\n{stdout}\n{stderr}",
+        run.status
     );
-    stdout
+    (stdout, stderr)
 }
 
 #[test]
 fn the_c_tests_pass() {
-    let out = build_and_run("tests/c/heirloom_test.c", "heirloom_c_test");
+    let (out, err) = build_and_run("tests/c/heirloom_test.c", "heirloom_c_test");
     assert!(out.contains("checks passed"), "{out}");
+    // The caught panic (`after_a_panic`) is reported through the agent's
+    // message, not printed on the host's stderr.
+    assert!(!err.contains("panicked"), "a caught panic was printed:\n{err}");
     println!("{out}");
 }
 
 #[test]
 fn the_readme_example_runs() {
-    let out = build_and_run("examples/quickstart.c", "heirloom_c_quickstart");
+    let (out, _) = build_and_run("examples/quickstart.c", "heirloom_c_quickstart");
     assert_eq!(out, "committed\n");
 }

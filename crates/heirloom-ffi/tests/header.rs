@@ -28,3 +28,39 @@ fn the_header_matches_the_library() {
         "include/heirloom.h differs from what src/lib.rs declares; run HEIRLOOM_BLESS=1 cargo test -p heirloom-ffi --test header and commit the header"
     );
 }
+
+/// The header compiles alone as strict C99 (`-std=c99 -pedantic-errors`,
+/// every warning an error) and as C++ (`cpp_compat`), with `$CC` (else
+/// `cc`) and `$CXX` (else `c++`); a compiler that is missing fails the test
+/// with its name.
+#[test]
+fn the_header_is_c99_and_cpp() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tu = std::env::temp_dir().join(format!("heirloom_header_{}.c", std::process::id()));
+    std::fs::write(
+        &tu,
+        "#include \"heirloom.h\"\nint heirloom_header_only(void) { return HEIRLOOM_OK; }\n",
+    )
+    .expect("a temporary file");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
+    for (compiler, lang) in [
+        (cc.as_str(), &["-x", "c", "-std=c99"]),
+        (cxx.as_str(), &["-x", "c++", "-std=c++11"]),
+    ] {
+        let out = std::process::Command::new(compiler)
+            .args(lang)
+            .args(["-pedantic-errors", "-Wall", "-Wextra", "-Werror", "-fsyntax-only"])
+            .arg("-I")
+            .arg(dir.join("include"))
+            .arg(&tu)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run the compiler `{compiler}`: {e}"));
+        assert!(
+            out.status.success(),
+            "heirloom.h does not compile with {compiler} {lang:?}:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let _ = std::fs::remove_file(&tu);
+}
