@@ -1,7 +1,5 @@
 #include "heirloom.h"
 #include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 int main(void) {
     heirloom_manager *m;
@@ -10,15 +8,15 @@ int main(void) {
     if (heirloom_agent_new(m, &a) != HEIRLOOM_OK) return 2;
     heirloom_lock_id account = {HEIRLOOM_ROW, 0, /* table */ 1, /* key */ 42};
     for (int attempt = 0;; attempt++) {
-        /* A retry keeps the transaction's age (wait-die, wound-wait). */
-        if (attempt == 0) heirloom_begin(a); else heirloom_retry(a);
+        /* A restart keeps the transaction's age (wait-die, wound-wait),
+         * backs off, and after max_restarts in a row runs alone. */
+        if (attempt == 0) heirloom_begin(a); else heirloom_restart(a);
         int rc = heirloom_lock(a, &account, HEIRLOOM_X); /* IX on table and database first */
         if (rc == HEIRLOOM_OK) rc = heirloom_commit(a); /* ... update the row, then commit */
         else heirloom_abort(a);
         if (rc == HEIRLOOM_OK) break;
         fprintf(stderr, "%s: %s\n", heirloom_code_name(rc), heirloom_message(a));
         if (!heirloom_is_restartable(rc)) return 1;
-        usleep(rand() % (50 << (attempt < 6 ? attempt : 6))); /* back off: up to 50 us, doubling */
     }
     heirloom_agent_free(a);
     heirloom_manager_free(m);

@@ -28,8 +28,10 @@
  *   reused 2^23 times. Handles are opaque: never dereference them.
  * - Every call returns a code (HEIRLOOM_OK, HEIRLOOM_BUSY, or an error);
  *   heirloom_message says more. After a restartable error
- *   (heirloom_is_restartable) abort the transaction and retry it with
- *   heirloom_retry (which keeps its age), after a backoff.
+ *   (heirloom_is_restartable) abort the transaction and begin it again
+ *   with heirloom_restart (which keeps its age, backs off, and after
+ *   max_restarts restarts in a row runs it alone), or with heirloom_retry
+ *   (which only keeps its age) after a backoff of the caller's.
  * - No panic crosses this interface: one inside the library returns
  *   HEIRLOOM_EPANIC, aborts the agent's transaction (its locks go back) and
  *   leaves the agent unusable; heirloom_message says what the panic said
@@ -359,6 +361,16 @@ typedef struct heirloom_options {
    * every row lock goes through the table.
    */
   uint32_t fast_rows;
+  /**
+   * `heirloom_restart`: restarts in a row after which a transaction runs
+   * in exclusive mode (default 10; 0: every restart).
+   */
+  uint32_t max_restarts;
+  /**
+   * `heirloom_restart` backs off before it begins again: 1 (default)
+   * or 0 (at once).
+   */
+  uint32_t restart_backoff;
 } heirloom_options;
 
 /**
@@ -460,31 +472,6 @@ const char *heirloom_code_name(int32_t code);
  * (deadlock, timeout, would-block, died, wounded, doomed).
  */
 bool heirloom_is_restartable(int32_t code);
-
-/**
- * Begins a transaction on `a` (this thread then owns it until commit or
- * abort). `HEIRLOOM_EMISUSE` if one is open.
- *
- * # Safety
- * `a` is null or was returned by `heirloom_agent_new`.
- */
-int32_t heirloom_begin(struct heirloom_agent *a);
-
-/**
- * Begins a transaction on `a` as a retry of the agent's last one, as
- * `heirloom_begin` does otherwise: under wait-die and wound-wait it keeps
- * that transaction's age (`heirloom_txn_age`), so a transaction aborted
- * as the younger one runs again as old as it was and cannot starve. Call
- * it after `heirloom_abort` for a retry of the same work (the engine
- * decides what that is: DBx1000 keeps a thread's timestamp until it takes
- * a new query); call `heirloom_begin` for new work. Counted in the
- * agent's restarts. The caller backs off as it sees fit: retrying at once
- * under no-wait can spin against the same holder.
- *
- * # Safety
- * `a` is null or was returned by `heirloom_agent_new`.
- */
-int32_t heirloom_retry(struct heirloom_agent *a);
 
 /**
  * Locks `id` in `mode` (`HEIRLOOM_IS` ... `HEIRLOOM_U`), taking intention
@@ -612,6 +599,52 @@ int32_t heirloom_wait_for_txn(struct heirloom_agent *a,
  * `a` is null or an agent handle.
  */
 int32_t heirloom_agent_inject_panic(struct heirloom_agent *a);
+
+/**
+ * Begins a transaction on `a` (this thread then owns it until commit or
+ * abort). `HEIRLOOM_EMISUSE` if one is open.
+ *
+ * # Safety
+ * `a` is null or was returned by `heirloom_agent_new`.
+ */
+int32_t heirloom_begin(struct heirloom_agent *a);
+
+/**
+ * Begins a transaction on `a` as a retry of the agent's last one, as
+ * `heirloom_begin` does otherwise: under wait-die and wound-wait it keeps
+ * that transaction's age (`heirloom_txn_age`), so a transaction aborted
+ * as the younger one runs again as old as it was and cannot starve. Call
+ * it after `heirloom_abort` for a retry of the same work (the engine
+ * decides what that is: DBx1000 keeps a thread's timestamp until it takes
+ * a new query); call `heirloom_begin` for new work. Counted in the
+ * agent's restarts. The caller backs off as it sees fit: retrying at once
+ * under no-wait can spin against the same holder.
+ *
+ * # Safety
+ * `a` is null or was returned by `heirloom_agent_new`.
+ */
+int32_t heirloom_retry(struct heirloom_agent *a);
+
+/**
+ * Begins a transaction on `a` as the next restart of the agent's last
+ * one, as Rust's `Agent::run` restarts it: after `heirloom_abort` of a
+ * transaction that failed with a restartable error
+ * (`heirloom_is_restartable`). It keeps the transaction's age (as
+ * `heirloom_retry`), backs off first (a yield for the first two restarts
+ * in a row, then a random sleep growing to about 1 ms; none with the
+ * option `restart_backoff` 0), and from the option `max_restarts`
+ * restarts in a row on (default 10) runs the transaction in exclusive
+ * mode: it waits until no other agent is inside a transaction, and no
+ * other begins until this one commits or aborts, so a conflict cannot
+ * abort it again and the retry loop ends. `heirloom_begin` starts the
+ * count again. An exclusive restart waits for every other agent's
+ * transaction, those of agents this thread drives included: end them
+ * first. Counted in the agent's restarts and exclusive runs.
+ *
+ * # Safety
+ * `a` is null or was returned by `heirloom_agent_new`.
+ */
+int32_t heirloom_restart(struct heirloom_agent *a);
 
 /**
  * Statistics of every agent of `m`, merged now, as a JSON object of

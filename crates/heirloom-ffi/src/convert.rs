@@ -110,6 +110,9 @@ pub(crate) fn builder_of(o: &heirloom_options) -> Result<heirloom::Builder, Stri
     if o.fast_rows > 1 {
         return Err(format!("fast_rows {} is not 0 or 1", o.fast_rows));
     }
+    if o.restart_backoff > 1 {
+        return Err(format!("restart_backoff {} is not 0 or 1", o.restart_backoff));
+    }
     if o.intention_locks > 1 {
         return Err(format!("intention_locks {} is not 0 or 1", o.intention_locks));
     }
@@ -134,5 +137,7 @@ pub(crate) fn builder_of(o: &heirloom_options) -> Result<heirloom::Builder, Stri
         .deadlock_timeout(Duration::from_micros(o.deadlock_timeout_us))
         .escalate_after(o.escalate_after)
         .max_locks(max_locks)
-        .intention_locks(o.intention_locks == 1))
+        .intention_locks(o.intention_locks == 1)
+        .max_restarts(o.max_restarts)
+        .restart_backoff(o.restart_backoff == 1))
 }

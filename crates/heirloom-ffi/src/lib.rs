@@ -41,11 +41,13 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use heirloom::{Agent, LockError, LockManager, Transaction, TxnId};
 
+mod begin;
 mod codes;
 mod convert;
 mod json;
 mod panics;
 mod shells;
+pub use begin::*;
 pub use codes::*;
 use convert::{builder_of, code_of, lock_of, mode_code, mode_of, wait_of};
 pub use json::*;
@@ -112,6 +114,12 @@ pub struct heirloom_options {
     /// the agent's own memory while the row's stripe sees no writer; 0
     /// every row lock goes through the table.
     pub fast_rows: u32,
+    /// `heirloom_restart`: restarts in a row after which a transaction runs
+    /// in exclusive mode (default 10; 0: every restart).
+    pub max_restarts: u32,
+    /// `heirloom_restart` backs off before it begins again: 1 (default)
+    /// or 0 (at once).
+    pub restart_backoff: u32,
 }
 
 const MAGIC_LIVE: u32 = 0x4845_4952; // "HEIR"
@@ -161,6 +169,8 @@ struct AgentState {
     message: Message,
     /// The next call panics (`heirloom_agent_inject_panic`).
     inject_panic: bool,
+    /// Restarts in a row (`heirloom_restart`; `heirloom_begin` resets).
+    restarts: u32,
 }
 
 /// What `heirloom_message` says about an agent's last call.
@@ -385,6 +395,8 @@ pub unsafe extern "C" fn heirloom_options_init(opts: *mut heirloom_options) {
         max_locks: 0,
         intention_locks: 1,
         fast_rows: 1,
+        max_restarts: heirloom::DEFAULT_MAX_RESTARTS,
+        restart_backoff: 1,
     };
     // SAFETY: the caller's promise.
     unsafe { opts.write(d) };
@@ -476,6 +488,7 @@ pub unsafe extern "C" fn heirloom_agent_new(m: *const heirloom_manager, out: *mu
                 poisoned: false,
                 message: Message::None,
                 inject_panic: false,
+                restarts: 0,
             };
             let Some(h) = shells::live(state) else {
                 return HEIRLOOM_EPANIC;
@@ -599,68 +612,6 @@ pub extern "C" fn heirloom_is_restartable(code: i32) -> bool {
             | HEIRLOOM_EWOUNDED
             | HEIRLOOM_EDOOMED
     )
-}
-
-/// Begins a transaction on `a` (this thread then owns it until commit or
-/// abort). `HEIRLOOM_EMISUSE` if one is open.
-///
-/// # Safety
-/// `a` is null or was returned by `heirloom_agent_new`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn heirloom_begin(a: *mut heirloom_agent) -> i32 {
-    // SAFETY: the caller's promise.
-    unsafe { begin(a, false) }
-}
-
-/// Begins a transaction on `a` as a retry of the agent's last one, as
-/// `heirloom_begin` does otherwise: under wait-die and wound-wait it keeps
-/// that transaction's age (`heirloom_txn_age`), so a transaction aborted
-/// as the younger one runs again as old as it was and cannot starve. Call
-/// it after `heirloom_abort` for a retry of the same work (the engine
-/// decides what that is: DBx1000 keeps a thread's timestamp until it takes
-/// a new query); call `heirloom_begin` for new work. Counted in the
-/// agent's restarts. The caller backs off as it sees fit: retrying at once
-/// under no-wait can spin against the same holder.
-///
-/// # Safety
-/// `a` is null or was returned by `heirloom_agent_new`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn heirloom_retry(a: *mut heirloom_agent) -> i32 {
-    // SAFETY: the caller's promise.
-    unsafe { begin(a, true) }
-}
-
-/// `heirloom_begin` (`retry` false) or `heirloom_retry`.
-///
-/// # Safety
-/// `a` is null or was returned by `heirloom_agent_new`.
-unsafe fn begin(a: *mut heirloom_agent, retry: bool) -> i32 {
-    // SAFETY: the caller's promise.
-    unsafe {
-        with_agent(a, |st| {
-            if st.txn.is_some() {
-                set_message(st, "heirloom: a transaction is already open on this agent");
-                return HEIRLOOM_EMISUSE;
-            }
-            let agent = st.agent;
-            if agent.is_null() {
-                return HEIRLOOM_EINVAL;
-            }
-            // SAFETY: the agent lives at a stable address until
-            // `heirloom_agent_free`, which drops the transaction first (so
-            // does the panic path), and nothing else reaches the agent
-            // while a transaction is open.
-            // A transaction stays on this thread (`with_agent`), so a wait
-            // that it blocks on this thread is refused, not a hang. (The
-            // agent stays bound after the transaction: nothing to write
-            // while it keeps to one thread.)
-            (*agent).bind_to_thread(true);
-            let txn: Transaction<'static> = if retry { (*agent).retry() } else { (*agent).begin() };
-            st.txn = Some(txn);
-            st.thread = this_thread();
-            HEIRLOOM_OK
-        })
-    }
 }
 
 /// Locks `id` in `mode` (`HEIRLOOM_IS` ... `HEIRLOOM_U`), taking intention

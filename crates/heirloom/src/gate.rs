@@ -103,10 +103,19 @@ impl Gate {
         }
     }
 
-    /// Closes the gate: no transaction begins until [`Gate::open`]. The
-    /// caller serialises exclusive transactions and is itself inactive.
+    /// Closes the gate: no transaction begins until [`Gate::open`]. Waits
+    /// while another exclusive transaction has it closed, so exclusive
+    /// transactions run one at a time. The caller is itself inactive.
     pub(crate) fn close(&self) {
-        self.exclusive.store(true, Ordering::Relaxed);
+        // Acquire: pairs with the Release in `open`, so that the previous
+        // exclusive transaction's work is visible to this one.
+        while self
+            .exclusive
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            wait_while(self.open_key(), || self.exclusive.load(Ordering::Acquire), None);
+        }
         // Store-load barrier between this store and the loads of every
         // `active` in `drain`; pairs with the light ones in `enter` and
         // `leave`.

@@ -65,13 +65,18 @@ pub const DEFAULT_DEADLOCK_TIMEOUT: Duration = Duration::ZERO;
 /// MEASUREMENTS.md, "Waiting and deadlock handling").
 pub const DEFAULT_SPIN_BEFORE_PARK: Duration = Duration::from_micros(50);
 
+/// The default of [`Builder::max_restarts`]: after ten restarts in a row a
+/// transaction runs in exclusive mode ([`Agent::run`](crate::Agent::run),
+/// [`Agent::restart`](crate::Agent::restart)).
+pub const DEFAULT_MAX_RESTARTS: u32 = 10;
+
 impl Default for Builder {
     fn default() -> Self {
         Builder {
             table: TableKind::Latched,
             policy: ConflictPolicy::Detect,
             buckets: None,
-            max_restarts: 10,
+            max_restarts: DEFAULT_MAX_RESTARTS,
             inheritance: Inheritance::Off,
             hot_threshold: 2,
             keep_inherited: 0,
@@ -112,8 +117,8 @@ impl Builder {
         self
     }
 
-    /// Restarts after which [`Agent::run`] runs a transaction in exclusive
-    /// mode (default 10).
+    /// Restarts after which [`Agent::run`] and [`Agent::restart`] run a
+    /// transaction in exclusive mode (default [`DEFAULT_MAX_RESTARTS`]).
     pub fn max_restarts(mut self, n: u32) -> Self {
         self.max_restarts = n;
         self
@@ -196,11 +201,11 @@ impl Builder {
         self
     }
 
-    /// Whether [`Agent::run`] backs off before it restarts an aborted
-    /// transaction (default `true`: a yield for the first two restarts,
-    /// then random sleeps growing to about 1 ms). `false` restarts at once,
-    /// as picotm does; exclusive mode after `max_restarts` still bounds
-    /// the restarts.
+    /// Whether [`Agent::run`] and [`Agent::restart`] back off before they
+    /// restart an aborted transaction (default `true`: a yield for the
+    /// first two restarts, then random sleeps growing to about 1 ms).
+    /// `false` restarts at once, as picotm does; exclusive mode after
+    /// `max_restarts` still bounds the restarts.
     pub fn restart_backoff(mut self, on: bool) -> Self {
         self.restart_backoff = on;
         self
@@ -335,7 +340,6 @@ impl Builder {
                 registry: parking_lot::RwLock::new(Registry::default()),
                 victims: CachePadded::new(parking_lot::Mutex::new(())),
                 gate: Gate::new(),
-                exclusive_serial: <parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::INIT,
                 clock: CachePadded::new(AtomicU64::new(1)),
                 base: Instant::now(),
                 escalate_after,

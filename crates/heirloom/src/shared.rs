@@ -172,8 +172,6 @@ pub(crate) struct ManagerState {
     /// Never taken on a path without a deadlock.
     pub(crate) victims: CachePadded<Mutex<()>>,
     pub(crate) gate: Gate,
-    /// Serialises exclusive-mode transactions.
-    pub(crate) exclusive_serial: parking_lot::RawMutex,
     /// Ages for wait-die and wound-wait; touched only under those policies.
     pub(crate) clock: CachePadded<AtomicU64>,
     pub(crate) base: Instant,

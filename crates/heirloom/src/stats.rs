@@ -152,7 +152,7 @@ stats! {
     /// Restarts performed by `Agent::run`, and retries begun by
     /// `Agent::retry`.
     restarts,
-    /// Transactions `Agent::run` ran in exclusive mode.
+    /// Transactions run in exclusive mode (`Agent::run`, `Agent::restart`).
     exclusive_runs,
     /// Nanoseconds `Agent::run` spent in its backoff between an abort and
     /// the restart (yields and sleeps): neither lock manager work nor the

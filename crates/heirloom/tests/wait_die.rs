@@ -13,7 +13,6 @@
 mod common;
 
 use std::thread::{self, Scope, ScopedJoinHandle};
-use std::time::Duration;
 
 use common::until;
 use heirloom::{ConflictPolicy, LockError, LockId, LockManager, Mode, TableId, TableKind, Transaction, TxnId, Wait};

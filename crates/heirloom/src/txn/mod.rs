@@ -18,8 +18,6 @@
 
 use std::time::{Duration, Instant};
 
-use parking_lot::lock_api::RawMutex as _;
-
 use crate::agent::{Agent, InFlight, NO_BOUND, TxnState};
 use crate::cache::{DEAD, Held, LIVE, NO_HINT, PENDING, RECLAIMED};
 use crate::deadlock;
@@ -32,8 +30,8 @@ use crate::mode::Mode;
 use crate::policy::{ConflictPolicy, Wait};
 use crate::queue::{Blocker, Cancel, Outcome};
 use crate::request::{CONVERTING, GRANTED, ReqPtr, WAITING, wake_granted};
-use crate::shared::{ManagerState, Route, WaitInfo};
-use crate::sync::{Arc, Ordering, Wake, fence, wait_while};
+use crate::shared::{Route, WaitInfo};
+use crate::sync::{Ordering, Wake, fence, wait_while};
 use crate::table::{Acquiring, Handle, LockTable, fast};
 
 mod acquire;
@@ -73,13 +71,41 @@ impl Agent {
         Transaction::begin(self, false, age)
     }
 
+    /// Begins restart number `restarts` (1 for the first) of the agent's
+    /// last transaction as [`Agent::run`] restarts it, for an engine that
+    /// runs its own retry loop: it keeps the transaction's age (as
+    /// [`Agent::retry`]), backs off first unless the attempt that failed
+    /// ran in exclusive mode (a yield for the first two restarts, then a
+    /// random sleep growing to about 1 ms; none with
+    /// [`Builder::restart_backoff`](crate::Builder::restart_backoff)
+    /// `false`), and from [`Builder::max_restarts`](crate::Builder::max_restarts)
+    /// restarts on runs it in exclusive mode: it waits until no other
+    /// agent is inside a transaction, and no other begins until it ends
+    /// (commit, abort or drop), so it cannot be aborted again by a
+    /// conflict. Counted in [`Stats::restarts`](crate::Stats::restarts).
+    pub fn restart(&mut self, restarts: u32) -> Transaction<'_> {
+        // Counted first: an exclusive restart may wait long in the drain.
+        self.shared.counters.restarts.bump();
+        let max = self.lm.max_restarts;
+        if restarts.saturating_sub(1) < max && self.lm.restart_backoff {
+            self.backoff(restarts);
+        }
+        let exclusive = restarts >= max;
+        if exclusive {
+            self.close_gate();
+        }
+        let age = Some(self.txn.age).filter(|&a| a != 0);
+        Transaction::begin(self, exclusive, age)
+    }
+
     /// Runs `f` as a transaction and commits it; after a concurrency abort
     /// (deadlock, timeout, would-block, died, wounded) the transaction is
-    /// rolled back and `f` runs again after a randomised backoff. After
-    /// `max_restarts` restarts it runs in exclusive mode: no other
-    /// transaction is in progress, so it cannot be aborted again and
-    /// livelock is impossible. An error that is not a concurrency abort
-    /// (see [`Restart`]) aborts the transaction and is returned.
+    /// rolled back and `f` runs again after a randomised backoff
+    /// ([`Agent::restart`]). After `max_restarts` restarts it runs in
+    /// exclusive mode: no other transaction is in progress, so it cannot
+    /// be aborted again and livelock is impossible. An error that is not a
+    /// concurrency abort (see [`Restart`]) aborts the transaction and is
+    /// returned.
     ///
     /// Under wait-die and wound-wait a restarted transaction keeps its age.
     pub fn run<T, E, F>(&mut self, mut f: F) -> Result<T, E>
@@ -88,12 +114,12 @@ impl Agent {
         E: Restart + From<LockError>,
     {
         let mut restarts = 0u32;
-        let mut age = None;
         loop {
-            let exclusive = restarts >= self.lm.max_restarts;
-            let _gate = exclusive.then(|| ExclusiveGuard::new(self));
-            let mut txn = Transaction::begin(self, exclusive, age);
-            age = Some(txn.age());
+            let mut txn = if restarts == 0 {
+                Transaction::begin(self, false, None)
+            } else {
+                self.restart(restarts)
+            };
             let err = match f(&mut txn) {
                 Ok(v) => match txn.commit() {
                     Ok(()) => return Ok(v),
@@ -107,47 +133,27 @@ impl Agent {
             if !err.lock_error().is_some_and(LockError::is_restartable) {
                 return Err(err);
             }
-            restarts += 1;
-            self.shared.counters.restarts.bump();
-            if !exclusive && self.lm.restart_backoff {
-                self.backoff(restarts);
-            }
+            restarts = restarts.saturating_add(1);
         }
     }
-}
 
-/// Closes the gate for an exclusive-mode run and opens it again on drop
-/// (also when the transaction's closure panics).
-struct ExclusiveGuard {
-    lm: Arc<ManagerState>,
-    /// The acquisition of `exclusive_serial`, given back in `drop`.
-    serial: Option<<parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::Guard>,
-}
-
-impl ExclusiveGuard {
-    fn new(agent: &Agent) -> Self {
-        let lm = agent.lm.clone();
-        // Serialise exclusive runs; released in `drop`.
-        let serial = Some(lm.exclusive_serial.lock());
+    /// Closes the exclusive-mode gate for this agent's next transaction
+    /// and waits until no other agent is inside one; the transaction's end
+    /// opens it (`Agent::leave_gate`). Exclusive transactions run one at a
+    /// time (`Gate::close` waits for the one before).
+    fn close_gate(&mut self) {
+        if self.open.is_some() {
+            // A forgotten transaction ends first: it is inside the gate.
+            self.finish_forgotten();
+        }
+        let lm = &self.lm;
         lm.gate.close();
-        let me = agent.shared.index;
+        let me = self.shared.index;
         let others: Vec<_> = lm.registry.read().agents().filter(|a| a.index != me).cloned().collect();
         // Acquire: pairs with the Release store in `Gate::leave`.
         lm.gate
             .drain(|| others.iter().any(|a| a.active.load(Ordering::Acquire)));
-        agent.shared.counters.exclusive_runs.bump();
-        ExclusiveGuard { lm, serial }
-    }
-}
-
-impl Drop for ExclusiveGuard {
-    fn drop(&mut self) {
-        self.lm.gate.open();
-        if let Some(state) = self.serial.take() {
-            // SAFETY: `state` is the acquisition made in `ExclusiveGuard::new`
-            // on this thread, given back exactly once.
-            unsafe { self.lm.exclusive_serial.unlock(state) };
-        }
+        self.shared.counters.exclusive_runs.bump();
     }
 }
 

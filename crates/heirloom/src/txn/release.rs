@@ -181,7 +181,7 @@ impl Agent {
         a.txn.done = true;
         a.open = None;
         misuse::closed(a.lm_addr(), a.txn.id);
-        a.lm.gate.leave(&a.shared.active);
+        a.leave_gate();
     }
 
     /// Sends the release batch of the ending transaction to the table (if
@@ -311,7 +311,23 @@ impl Agent {
         self.shared.counters.forgotten.bump();
         self.open = None;
         misuse::closed(self.lm_addr(), txn);
+        self.leave_gate();
+    }
+
+    /// The transaction's end at the exclusive-mode gate: it leaves, and an
+    /// exclusive one (`Agent::restart`) opens the gate it closed.
+    #[inline(always)]
+    fn leave_gate(&mut self) {
         self.lm.gate.leave(&self.shared.active);
+        if self.txn.exclusive {
+            self.open_gate();
+        }
+    }
+
+    #[cold]
+    fn open_gate(&mut self) {
+        self.txn.exclusive = false;
+        self.lm.gate.open();
     }
 }
 

@@ -52,3 +52,27 @@ fn exclusive_never_overlaps_an_ordinary_transaction() {
 fn ordinary_agent_meets_the_closed_gate() {
     model(2);
 }
+
+/// Two exclusive transactions (`Agent::restart` on two agents) close the
+/// gate at once: `close` lets one in, and the other waits for its `open`.
+#[test]
+fn exclusive_transactions_run_one_at_a_time() {
+    loom::model(|| {
+        let gate = Arc::new(Gate::new());
+        let inside = Arc::new(AtomicUsize::new(0));
+        let exclusive = |gate: &Gate, inside: &AtomicUsize| {
+            gate.close();
+            gate.drain(|| false);
+            let was = inside.fetch_add(1, Ordering::SeqCst);
+            assert_eq!(was, 0, "two exclusive transactions inside at once");
+            inside.fetch_sub(1, Ordering::SeqCst);
+            gate.open();
+        };
+        let t = {
+            let (gate, inside) = (gate.clone(), inside.clone());
+            loom::thread::spawn(move || exclusive(&gate, &inside))
+        };
+        exclusive(&gate, &inside);
+        t.join().unwrap();
+    });
+}
