@@ -99,7 +99,8 @@
 #define HEIRLOOM_ENOTHELD 8
 
 /**
- * The lock-memory cap is reached and escalation freed nothing.
+ * The lock-memory cap (`max_locks`) is reached and escalation freed
+ * nothing. Not restartable; it dooms the transaction: abort it.
  */
 #define HEIRLOOM_ENOLOCKMEM 9
 
@@ -264,7 +265,8 @@
 #define HEIRLOOM_TABLE 1
 
 /**
- * Page `key` of the table.
+ * Page `key` of the table (`key` below 2^32; a larger one is refused with
+ * `HEIRLOOM_EINVAL`).
  */
 #define HEIRLOOM_PAGE 2
 
@@ -445,6 +447,9 @@ int32_t heirloom_agent_new(const struct heirloom_manager *m, struct heirloom_age
  * Frees an agent: aborts its open transaction (releasing its locks) and
  * gives its resources back. `HEIRLOOM_EMISUSE` if another thread is inside
  * a call on it (nothing happens); null or already freed: `HEIRLOOM_EINVAL`.
+ * Any thread may free an agent, also one whose open transaction another
+ * thread began (`heirloom_abort` from that other thread is refused): the
+ * free ends the agent, and its transaction with it.
  *
  * # Safety
  * `a` is null or was returned by `heirloom_agent_new`.
@@ -523,7 +528,8 @@ int32_t heirloom_unlock(struct heirloom_agent *a, const struct heirloom_lock_id 
 
 /**
  * The mode the open transaction holds `id` in (`HEIRLOOM_NL` if none)
- * into `*out`.
+ * into `*out`: the lock on `id` itself, so a row whose lock went in an
+ * escalation reports `HEIRLOOM_NL` though the table's S or X covers it.
  *
  * # Safety
  * As `heirloom_lock`; `out` points to a writable `uint32_t`.
@@ -551,7 +557,9 @@ int32_t heirloom_abort(struct heirloom_agent *a);
 
 /**
  * The open transaction's id into `*out` (what others pass to
- * `heirloom_wait_for_txn`).
+ * `heirloom_wait_for_txn`). Messages and snapshots write it `T<a>.<s>`:
+ * `a` is `(id >> 40) - 1`, the agent's index, and `s` is `id & (2^40 - 1)`,
+ * the transaction's sequence number on its agent.
  *
  * # Safety
  * `a` is null or an agent handle; `out` points to a writable `uint64_t`.

@@ -21,7 +21,8 @@ pub const HEIRLOOM_EWOUNDED: i32 = 6;
 pub const HEIRLOOM_EDOOMED: i32 = 7;
 /// `heirloom_unlock` of a lock not held, or with a descendant still held.
 pub const HEIRLOOM_ENOTHELD: i32 = 8;
-/// The lock-memory cap is reached and escalation freed nothing.
+/// The lock-memory cap (`max_locks`) is reached and escalation freed
+/// nothing. Not restartable; it dooms the transaction: abort it.
 pub const HEIRLOOM_ENOLOCKMEM: i32 = 9;
 /// Server table: the lock server of the lock's partition has failed.
 pub const HEIRLOOM_ESERVER: i32 = 10;
@@ -98,7 +99,8 @@ pub const HEIRLOOM_U: u32 = 6;
 pub const HEIRLOOM_DATABASE: u32 = 0;
 /// Table `table` of database `db`.
 pub const HEIRLOOM_TABLE: u32 = 1;
-/// Page `key` of the table.
+/// Page `key` of the table (`key` below 2^32; a larger one is refused with
+/// `HEIRLOOM_EINVAL`).
 pub const HEIRLOOM_PAGE: u32 = 2;
 /// Row `key` of the table (its parent is the table).
 pub const HEIRLOOM_ROW: u32 = 3;

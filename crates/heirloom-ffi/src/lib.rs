@@ -506,6 +506,9 @@ pub unsafe extern "C" fn heirloom_agent_new(m: *const heirloom_manager, out: *mu
 /// Frees an agent: aborts its open transaction (releasing its locks) and
 /// gives its resources back. `HEIRLOOM_EMISUSE` if another thread is inside
 /// a call on it (nothing happens); null or already freed: `HEIRLOOM_EINVAL`.
+/// Any thread may free an agent, also one whose open transaction another
+/// thread began (`heirloom_abort` from that other thread is refused): the
+/// free ends the agent, and its transaction with it.
 ///
 /// # Safety
 /// `a` is null or was returned by `heirloom_agent_new`.
@@ -729,7 +732,8 @@ pub unsafe extern "C" fn heirloom_unlock(a: *mut heirloom_agent, id: *const heir
 }
 
 /// The mode the open transaction holds `id` in (`HEIRLOOM_NL` if none)
-/// into `*out`.
+/// into `*out`: the lock on `id` itself, so a row whose lock went in an
+/// escalation reports `HEIRLOOM_NL` though the table's S or X covers it.
 ///
 /// # Safety
 /// As `heirloom_lock`; `out` points to a writable `uint32_t`.
@@ -787,7 +791,9 @@ pub unsafe extern "C" fn heirloom_abort(a: *mut heirloom_agent) -> i32 {
 }
 
 /// The open transaction's id into `*out` (what others pass to
-/// `heirloom_wait_for_txn`).
+/// `heirloom_wait_for_txn`). Messages and snapshots write it `T<a>.<s>`:
+/// `a` is `(id >> 40) - 1`, the agent's index, and `s` is `id & (2^40 - 1)`,
+/// the transaction's sequence number on its agent.
 ///
 /// # Safety
 /// `a` is null or an agent handle; `out` points to a writable `uint64_t`.
