@@ -14,10 +14,13 @@
  *   Its calls may come from any thread at once.
  * - heirloom_agent_new makes an agent (one per worker thread); free it with
  *   heirloom_agent_free, which aborts its open transaction. An agent is
- *   used by one thread at a time; a transaction stays on the thread that
- *   began it. Two threads inside calls on one agent at once, or a
- *   transaction used from another thread, get HEIRLOOM_EMISUSE and change
- *   nothing. Agents stay usable after their manager is freed.
+ *   used by one thread at a time: two threads inside calls on one agent at
+ *   once get HEIRLOOM_EMISUSE and change nothing. Between calls its open
+ *   transaction may move to another thread (a thread pool's worker). A
+ *   lock request without a time limit that would wait for a
+ *   transaction whose last call ran on the same thread (on another agent)
+ *   gets HEIRLOOM_EMISUSE instead of a wait that could never end. Agents
+ *   stay usable after their manager is freed.
  * - Strings from heirloom_*_json are the caller's: free them with
  *   heirloom_string_free. heirloom_message's string belongs to the agent
  *   and lives until the next call on it.
@@ -116,13 +119,12 @@
 #define HEIRLOOM_EINVAL 11
 
 /**
- * A call out of order (no transaction open, or one already open), an
- * agent entered by two threads at once, or a transaction used from
- * another thread than the one that began it; nothing changed. Also a lock
- * request that would wait for a transaction open on this same thread (on
- * another agent), which only this thread could end: the request is
- * withdrawn and its transaction doomed (abort it), instead of a wait that
- * never ends.
+ * A call out of order (no transaction open, or one already open), or an
+ * agent entered by two threads at once; nothing changed. Also a lock
+ * request without a time limit that would wait for a transaction whose
+ * last call ran on this same thread (on another agent), which only this
+ * thread could go on with: the request is withdrawn and its transaction
+ * doomed (abort it), instead of a wait that never ends.
  */
 #define HEIRLOOM_EMISUSE 12
 
@@ -447,9 +449,8 @@ int32_t heirloom_agent_new(const struct heirloom_manager *m, struct heirloom_age
  * Frees an agent: aborts its open transaction (releasing its locks) and
  * gives its resources back. `HEIRLOOM_EMISUSE` if another thread is inside
  * a call on it (nothing happens); null or already freed: `HEIRLOOM_EINVAL`.
- * Any thread may free an agent, also one whose open transaction another
- * thread began (`heirloom_abort` from that other thread is refused): the
- * free ends the agent, and its transaction with it.
+ * Any thread may free an agent, as any thread may make the next call on
+ * it.
  *
  * # Safety
  * `a` is null or was returned by `heirloom_agent_new`.
@@ -609,8 +610,8 @@ int32_t heirloom_wait_for_txn(struct heirloom_agent *a,
 int32_t heirloom_agent_inject_panic(struct heirloom_agent *a);
 
 /**
- * Begins a transaction on `a` (this thread then owns it until commit or
- * abort). `HEIRLOOM_EMISUSE` if one is open.
+ * Begins a transaction on `a` (its later calls may come from any thread,
+ * one at a time). `HEIRLOOM_EMISUSE` if one is open.
  *
  * # Safety
  * `a` is null or was returned by `heirloom_agent_new`.

@@ -7,8 +7,8 @@ use heirloom::Transaction;
 
 use crate::{HEIRLOOM_EINVAL, HEIRLOOM_EMISUSE, HEIRLOOM_OK, heirloom_agent, set_message, this_thread, with_agent};
 
-/// Begins a transaction on `a` (this thread then owns it until commit or
-/// abort). `HEIRLOOM_EMISUSE` if one is open.
+/// Begins a transaction on `a` (its later calls may come from any thread,
+/// one at a time). `HEIRLOOM_EMISUSE` if one is open.
 ///
 /// # Safety
 /// `a` is null or was returned by `heirloom_agent_new`.
@@ -90,10 +90,11 @@ unsafe fn begin(a: *mut heirloom_agent, how: Begin) -> i32 {
             // `heirloom_agent_free`, which drops the transaction first (so
             // does the panic path), and nothing else reaches the agent
             // while a transaction is open.
-            // A transaction stays on this thread (`with_agent`), so a wait
-            // that it blocks on this thread is refused, not a hang. (The
-            // agent stays bound after the transaction: nothing to write
-            // while it keeps to one thread.)
+            // Bound to this thread, and to the thread of each later call
+            // (`with_agent`), so a wait that it blocks on the thread of its
+            // last call is refused, not a hang. (The agent stays bound
+            // after the transaction: nothing to write while it keeps to
+            // one thread.)
             (*agent).bind_to_thread(true);
             let txn: Transaction<'static> = match how {
                 Begin::New => {

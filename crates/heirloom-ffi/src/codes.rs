@@ -29,13 +29,12 @@ pub const HEIRLOOM_ESERVER: i32 = 10;
 /// A null or freed handle, a null pointer argument, or a value out of
 /// range (a mode, level or option); nothing changed.
 pub const HEIRLOOM_EINVAL: i32 = 11;
-/// A call out of order (no transaction open, or one already open), an
-/// agent entered by two threads at once, or a transaction used from
-/// another thread than the one that began it; nothing changed. Also a lock
-/// request that would wait for a transaction open on this same thread (on
-/// another agent), which only this thread could end: the request is
-/// withdrawn and its transaction doomed (abort it), instead of a wait that
-/// never ends.
+/// A call out of order (no transaction open, or one already open), or an
+/// agent entered by two threads at once; nothing changed. Also a lock
+/// request without a time limit that would wait for a transaction whose
+/// last call ran on this same thread (on another agent), which only this
+/// thread could go on with: the request is withdrawn and its transaction
+/// doomed (abort it), instead of a wait that never ends.
 pub const HEIRLOOM_EMISUSE: i32 = 12;
 /// A panic inside the library (a bug) was caught; the agent's transaction
 /// was aborted and the agent is unusable (free it).

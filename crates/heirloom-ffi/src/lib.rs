@@ -18,9 +18,12 @@
 //! the pointer's bits that the shell's address leaves free (the low 7 of
 //! its 128-byte alignment and, on 64-bit targets, the top 16): a freed
 //! handle is refused until its shell has been reused 2^23 times, and the
-//! handle is opaque (never dereference it). An agent entered by two threads at once, or whose open
-//! transaction is used from another thread than the one that began it,
-//! is refused with `HEIRLOOM_EMISUSE`, and nothing changes.
+//! handle is opaque (never dereference it). An agent entered by two
+//! threads at once is refused with `HEIRLOOM_EMISUSE`, and nothing
+//! changes. Between calls an open transaction may move to another thread
+//! (a thread pool's engine): the agent's binding to a thread
+//! (`Agent::bind_to_thread`) follows it, so a thread that would block on
+//! a transaction whose last call it ran is refused, not parked for ever.
 //!
 //! ## Panics
 //!
@@ -162,7 +165,7 @@ struct AgentState {
     /// transaction's borrow of it is the only reference while it is open);
     /// null once freed.
     agent: *mut Agent,
-    /// The thread that began the open transaction.
+    /// The thread of the open transaction's last call.
     thread: Option<std::thread::ThreadId>,
     poisoned: bool,
     /// The last call's message (none after a success).
@@ -304,10 +307,17 @@ unsafe fn with_agent(a: *const heirloom_agent, f: impl FnOnce(&mut AgentState) -
     let st = unsafe { &mut *h.state.get() };
     let code = if st.poisoned {
         HEIRLOOM_EPANIC
-    } else if st.txn.is_some() && st.thread != this_thread() {
-        set_message(st, "heirloom: the open transaction was begun on another thread");
-        HEIRLOOM_EMISUSE
     } else {
+        if let Some(txn) = st.txn.as_ref()
+            && st.thread != this_thread()
+        {
+            // The transaction moves to this thread (between calls: `busy`
+            // keeps out a second thread during one); its binding follows,
+            // so the check against a thread blocking its own agents' work
+            // now looks at this thread.
+            txn.bind_to_thread(true);
+            st.thread = this_thread();
+        }
         if !matches!(st.message, Message::None) {
             clear_message(st);
         }
@@ -506,9 +516,8 @@ pub unsafe extern "C" fn heirloom_agent_new(m: *const heirloom_manager, out: *mu
 /// Frees an agent: aborts its open transaction (releasing its locks) and
 /// gives its resources back. `HEIRLOOM_EMISUSE` if another thread is inside
 /// a call on it (nothing happens); null or already freed: `HEIRLOOM_EINVAL`.
-/// Any thread may free an agent, also one whose open transaction another
-/// thread began (`heirloom_abort` from that other thread is refused): the
-/// free ends the agent, and its transaction with it.
+/// Any thread may free an agent, as any thread may make the next call on
+/// it.
 ///
 /// # Safety
 /// `a` is null or was returned by `heirloom_agent_new`.

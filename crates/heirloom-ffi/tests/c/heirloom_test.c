@@ -224,30 +224,63 @@ static void misuse(void) {
     OK(heirloom_agent_free(b));
 }
 
-/* A transaction used from another thread than the one that began it. */
-static void *use_from_elsewhere(void *arg) {
-    heirloom_agent *a = arg;
+/* A transaction moves between threads between calls (a thread pool). */
+struct mover {
+    heirloom_manager *m;
+    heirloom_agent *a;
+    pthread_barrier_t *moved;
+    int code[2];
+};
+
+/* Takes row 7 in X through an agent whose transaction another thread
+ * began, says so, waits until somebody waits for the row, and commits. */
+static void *move_here(void *arg) {
+    struct mover *mv = arg;
     heirloom_lock_id r = row(1, 7);
-    int *codes = malloc(2 * sizeof(int));
-    codes[0] = heirloom_lock(a, &r, HEIRLOOM_S);
-    codes[1] = heirloom_commit(a);
-    return codes;
+    mv->code[0] = heirloom_lock(mv->a, &r, HEIRLOOM_X);
+    pthread_barrier_wait(mv->moved);
+    for (int i = 0; i < 20000; i++) { /* 20 s at most */
+        char *snap = heirloom_manager_snapshot_json(mv->m);
+        int waiting = snap && strstr(snap, "\"waiters\":[{") != NULL;
+        heirloom_string_free(snap);
+        if (waiting) break;
+        usleep(1000);
+    }
+    mv->code[1] = heirloom_commit(mv->a);
+    return NULL;
 }
 
 static void another_thread(void) {
     heirloom_manager *m = new_manager(HEIRLOOM_TABLE_LATCHFREE, HEIRLOOM_POLICY_DETECT);
-    heirloom_agent *a = new_agent(m);
+    heirloom_agent *a = new_agent(m), *b = new_agent(m);
+    heirloom_lock_id r0 = row(1, 6), r = row(1, 7);
+    pthread_barrier_t moved;
+    pthread_barrier_init(&moved, NULL, 2);
     OK(heirloom_begin(a));
+    OK(heirloom_lock(a, &r0, HEIRLOOM_S));
+    struct mover mv = {m, a, &moved, {-1, -1}};
     pthread_t t;
-    CHECK(pthread_create(&t, NULL, use_from_elsewhere, a) == 0, "thread");
-    int *codes;
-    pthread_join(t, (void **)&codes);
-    CHECK(codes[0] == HEIRLOOM_EMISUSE && codes[1] == HEIRLOOM_EMISUSE, "codes %d %d", codes[0], codes[1]);
-    free(codes);
-    heirloom_lock_id r = row(1, 7);
-    OK(heirloom_lock(a, &r, HEIRLOOM_S)); /* still this thread's */
+    CHECK(pthread_create(&t, NULL, move_here, &mv) == 0, "thread");
+    pthread_barrier_wait(&moved);
+    /* A's transaction is the other thread's now: B, on this thread, may
+     * wait for it (it is not refused as a wait on this thread's own). */
+    OK(heirloom_begin(b));
+    OK(heirloom_lock(b, &r, HEIRLOOM_S));
+    pthread_join(t, NULL);
+    CHECK(mv.code[0] == HEIRLOOM_OK && mv.code[1] == HEIRLOOM_OK, "codes %d %d", mv.code[0], mv.code[1]);
+    OK(heirloom_commit(b));
+    /* And back: begun there, it ends here; its binding follows it, so a
+     * wait here for it is refused again. */
+    OK(heirloom_begin(a));
+    OK(heirloom_lock(a, &r, HEIRLOOM_X));
+    OK(heirloom_begin(b));
+    CHECK(heirloom_lock(b, &r, HEIRLOOM_S) == HEIRLOOM_EMISUSE, "a wait for this thread's own: %s",
+          heirloom_message(b));
+    OK(heirloom_abort(b));
     OK(heirloom_commit(a));
+    pthread_barrier_destroy(&moved);
     OK(heirloom_agent_free(a));
+    OK(heirloom_agent_free(b));
     heirloom_manager_free(m);
 }
 

@@ -201,7 +201,11 @@ impl<'a> Transaction<'a> {
         };
         agent.shared.counters.begun.bump();
         agent.open = Some(id);
-        misuse::opened(agent.lm_addr(), id);
+        // A bound agent's transactions (the C interface's) are checked in
+        // every build by their binding, which follows them when they move.
+        if agent.shared.bound_to.load(Ordering::Relaxed) == 0 {
+            misuse::opened(agent.lm_addr(), id);
+        }
         agent.txn = TxnState {
             id,
             age,
@@ -261,6 +265,14 @@ impl<'a> Transaction<'a> {
     /// breakdown; reading them costs a few loads of the agent's own line).
     pub fn agent_stats(&self) -> crate::Stats {
         self.agent.stats()
+    }
+
+    /// [`Agent::bind_to_thread`] on this transaction's agent, for an
+    /// interface that moves a bound transaction to the thread of its next
+    /// call (the C interface).
+    #[doc(hidden)]
+    pub fn bind_to_thread(&self, bound: bool) {
+        self.agent.bind_to_thread(bound);
     }
 
     /// The mode this transaction holds explicitly on `id`, if any.
