@@ -155,3 +155,16 @@ fn exclusive_restarts_run_alone() {
     }
     assert_eq!(lm.stats().exclusive_runs, 201);
 }
+
+/// With `max_restarts(0)` every attempt of `Agent::run` runs alone, the
+/// first one too.
+#[test]
+fn max_restarts_zero_runs_every_attempt_alone() {
+    let lm = LockManager::builder().max_restarts(0).build();
+    let mut a = lm.agent();
+    let exclusive = a.run(|t| Ok::<_, LockError>(t.is_exclusive())).unwrap();
+    assert!(exclusive, "the first attempt runs in exclusive mode");
+    assert_eq!(a.stats().exclusive_runs, 1);
+    // The gate opened at its end.
+    a.begin().commit().unwrap();
+}

@@ -115,10 +115,14 @@ impl Agent {
     {
         let mut restarts = 0u32;
         loop {
-            let mut txn = if restarts == 0 {
-                Transaction::begin(self, false, None)
-            } else {
-                self.restart(restarts)
+            let mut txn = match restarts {
+                0 if self.lm.max_restarts > 0 => Transaction::begin(self, false, None),
+                // `max_restarts(0)`: every attempt runs alone, the first too.
+                0 => {
+                    self.close_gate();
+                    Transaction::begin(self, true, None)
+                }
+                n => self.restart(n),
             };
             let err = match f(&mut txn) {
                 Ok(v) => match txn.commit() {
