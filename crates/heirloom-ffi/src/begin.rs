@@ -60,7 +60,6 @@ pub unsafe extern "C" fn heirloom_restart(a: *mut heirloom_agent) -> i32 {
 }
 
 /// How a transaction begins.
-#[derive(Clone, Copy, PartialEq, Eq)]
 enum Begin {
     /// `heirloom_begin`: new work, a new age.
     New,

@@ -11,6 +11,7 @@
 //! `HEIRLOOM_PRINT_PANICS` is set in the environment (to anything but `0`),
 //! goes on to the hook that was there before.
 
+use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, PanicHookInfo, catch_unwind};
 use std::sync::Once;
@@ -33,12 +34,7 @@ pub(crate) fn install_hook() {
             if INSIDE.with(Cell::get) == 0 {
                 return previous(info);
             }
-            let what = info
-                .payload()
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_string())
-                .or_else(|| info.payload().downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic".to_string());
+            let what = said(info.payload());
             let place = info
                 .location()
                 .map(|l| format!(" at {}:{}", l.file(), l.line()))
@@ -61,8 +57,15 @@ pub(crate) fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     INSIDE.with(|n| n.set(n.get() - 1));
     out.map_err(|payload| {
         LAST.with(|last| last.borrow_mut().take())
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic".to_string())
+            .unwrap_or_else(|| said(&*payload))
     })
+}
+
+/// What a panic said: its message, where it is a string.
+fn said(payload: &(dyn Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_string())
 }

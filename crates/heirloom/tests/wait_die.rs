@@ -76,6 +76,22 @@ fn dies(txn: &mut Transaction<'_>, mode: Mode) -> Result<(), LockError> {
     txn.lock_with(ROW, mode, Wait::Timeout(common::LIMIT))
 }
 
+/// On every table kind: three transactions begun oldest first, the
+/// youngest holding `ROW` in X; `f` runs the schedule (with the table kind
+/// for messages), and no lock is left after it.
+fn youngest_holds_x(f: impl for<'a> Fn(TableKind, &LockManager, Transaction<'a>, Transaction<'a>, Transaction<'a>)) {
+    for kind in TableKind::ALL {
+        let lm = manager(kind);
+        let (mut a, mut b, mut c) = (lm.agent(), lm.agent(), lm.agent());
+        let oldest = a.begin();
+        let middle = b.begin();
+        let mut youngest = c.begin();
+        youngest.lock(ROW, Mode::X).unwrap();
+        f(kind, &lm, oldest, middle, youngest);
+        assert!(lm.snapshot().is_empty(), "{kind}");
+    }
+}
+
 fn expect_died(kind: TableKind, r: Result<(), LockError>, older: TxnId) {
     match r {
         Err(LockError::Died { older: o, .. }) => assert_eq!(o, older, "{kind}: the older one named"),
@@ -153,17 +169,11 @@ fn compatible_requests_neither_wait_nor_die() {
 /// one, which a later request of the younger's could block.
 #[test]
 fn a_younger_requester_dies_against_an_older_waiter_ahead() {
-    for kind in TableKind::ALL {
-        let lm = manager(kind);
-        let (mut a, mut b, mut c) = (lm.agent(), lm.agent(), lm.agent());
-        let oldest = a.begin();
-        let mut middle = b.begin();
-        let mut youngest = c.begin();
-        youngest.lock(ROW, Mode::X).unwrap();
+    youngest_holds_x(|kind, lm, oldest, mut middle, youngest| {
         let oldest_id = oldest.id();
         thread::scope(|s| {
             let w = ask(s, oldest, Mode::X);
-            until_waiters(&lm, 1, "the oldest waits for the youngest");
+            until_waiters(lm, 1, "the oldest waits for the youngest");
             // In the middle one's way: the youngest (holder, younger) and the
             // oldest (waiting ahead, older, X against S).
             expect_died(kind, dies(&mut middle, Mode::S), oldest_id);
@@ -173,48 +183,40 @@ fn a_younger_requester_dies_against_an_older_waiter_ahead() {
             r.unwrap();
             oldest.commit().unwrap();
         });
-        assert!(lm.snapshot().is_empty(), "{kind}");
-    }
+    });
 }
 
 /// An older requester waits behind younger waiters and holders alike, and
 /// the queue is served in order.
 #[test]
 fn an_older_requester_waits_behind_a_younger_waiter() {
-    for kind in TableKind::ALL {
-        let lm = manager(kind);
-        let (mut a, mut b, mut c) = (lm.agent(), lm.agent(), lm.agent());
-        let oldest = a.begin();
-        let middle = b.begin();
-        let mut youngest = c.begin();
-        youngest.lock(ROW, Mode::X).unwrap();
+    youngest_holds_x(|kind, lm, oldest, middle, youngest| {
         let (oldest_id, middle_id) = (oldest.id(), middle.id());
         thread::scope(|s| {
             let wm = ask(s, middle, Mode::X);
-            until_waiters(&lm, 1, "the middle one waits for the youngest");
+            until_waiters(lm, 1, "the middle one waits for the youngest");
             let wo = ask(s, oldest, Mode::S);
             assert_eq!(
-                until_waiters(&lm, 2, "the oldest waits behind the middle one"),
+                until_waiters(lm, 2, "the oldest waits behind the middle one"),
                 vec![middle_id, oldest_id],
                 "{kind}: queue order"
             );
             youngest.commit().unwrap();
             let (middle, r) = wm.join().unwrap();
             r.unwrap_or_else(|e| panic!("{kind}: the middle one is granted first: {e}"));
-            assert_eq!(holders(&lm), vec![(middle_id, Mode::X)], "{kind}");
+            assert_eq!(holders(lm), vec![(middle_id, Mode::X)], "{kind}");
             assert_eq!(
-                until_waiters(&lm, 1, "the oldest still waits"),
+                until_waiters(lm, 1, "the oldest still waits"),
                 vec![oldest_id],
                 "{kind}"
             );
             middle.commit().unwrap();
             let (oldest, r) = wo.join().unwrap();
             r.unwrap();
-            assert_eq!(holders(&lm), vec![(oldest_id, Mode::S)], "{kind}");
+            assert_eq!(holders(lm), vec![(oldest_id, Mode::S)], "{kind}");
             oldest.commit().unwrap();
         });
-        assert!(lm.snapshot().is_empty(), "{kind}");
-    }
+    });
 }
 
 /// A waiting request ahead that is compatible with ours is not in our
@@ -222,19 +224,13 @@ fn an_older_requester_waits_behind_a_younger_waiter() {
 /// holder) instead of dying, and both are granted together.
 #[test]
 fn a_compatible_older_waiter_ahead_is_not_in_the_way() {
-    for kind in TableKind::ALL {
-        let lm = manager(kind);
-        let (mut a, mut b, mut c) = (lm.agent(), lm.agent(), lm.agent());
-        let oldest = a.begin();
-        let middle = b.begin();
-        let mut youngest = c.begin();
-        youngest.lock(ROW, Mode::X).unwrap();
+    youngest_holds_x(|kind, lm, oldest, middle, youngest| {
         let (oldest_id, middle_id) = (oldest.id(), middle.id());
         thread::scope(|s| {
             let wo = ask(s, oldest, Mode::S);
-            until_waiters(&lm, 1, "the oldest waits");
+            until_waiters(lm, 1, "the oldest waits");
             let wm = ask(s, middle, Mode::S);
-            until_waiters(&lm, 2, "the middle one waits behind the compatible oldest");
+            until_waiters(lm, 2, "the middle one waits behind the compatible oldest");
             youngest.commit().unwrap();
             let (oldest, ro) = wo.join().unwrap();
             let (middle, rm) = wm.join().unwrap();
@@ -242,12 +238,11 @@ fn a_compatible_older_waiter_ahead_is_not_in_the_way() {
             rm.unwrap_or_else(|e| panic!("{kind}: the middle one is granted with the oldest: {e}"));
             let mut both = vec![(oldest_id, Mode::S), (middle_id, Mode::S)];
             both.sort();
-            assert_eq!(holders(&lm), both, "{kind}");
+            assert_eq!(holders(lm), both, "{kind}");
             oldest.commit().unwrap();
             middle.commit().unwrap();
         });
-        assert!(lm.snapshot().is_empty(), "{kind}");
-    }
+    });
 }
 
 /// A conversion is judged as any request: the younger of two S holders
