@@ -135,6 +135,12 @@
 #define HEIRLOOM_EPANIC 13
 
 /**
+ * `heirloom_lock_start`, `heirloom_lock_poll`: the request waits; its
+ * `ready` callback is called when to poll it again (not an error).
+ */
+#define HEIRLOOM_PENDING 14
+
+/**
  * Table kinds (`heirloom_options.table`).
  */
 #define HEIRLOOM_TABLE_GLOBAL 0
@@ -400,6 +406,12 @@ typedef struct heirloom_lock_id {
    */
   uint64_t key;
 } heirloom_lock_id;
+
+/**
+ * The engine's callback: `ready(ctx)` says "poll this agent's pending
+ * request" (`heirloom_lock_start`).
+ */
+typedef void (*heirloom_ready_fn)(void *ctx);
 
 #ifdef __cplusplus
 extern "C" {
@@ -693,6 +705,68 @@ char *heirloom_agent_stats_json(struct heirloom_agent *a);
  * `s` is null or a string from a `heirloom_*_json` call, not freed yet.
  */
 void heirloom_string_free(char *s);
+
+/**
+ * Starts a lock request that does not block: locks `id` in `mode` as
+ * `heirloom_lock_with` does (`wait`, `timeout_us`), except that a request
+ * that must wait returns `HEIRLOOM_PENDING` at once instead of blocking.
+ * The transaction's agent then has a pending request: `ready(ctx)` is
+ * called when it should be polled (`heirloom_lock_poll`), which gives the
+ * request's result once it is decided. Until then the agent's other calls
+ * are refused with `HEIRLOOM_EMISUSE`, except `heirloom_lock_poll`,
+ * `heirloom_lock_cancel`, `heirloom_abort` (which withdraws the request
+ * first), `heirloom_message` and `heirloom_agent_free`.
+ *
+ * `ready` may be called from any thread (the one whose commit granted the
+ * request, heirloom's timer thread, this one), more than once, and
+ * after the request was decided or withdrawn, but never after
+ * `heirloom_lock_poll` returned a result, `heirloom_lock_cancel`,
+ * `heirloom_abort` or `heirloom_agent_free` returned. It must be quick
+ * and must not call heirloom: signal the loop (write to an eventfd, a
+ * pipe, `uv_async_send`) and poll from there. A spurious call is answered
+ * by `HEIRLOOM_PENDING`.
+ *
+ * Sessions on one thread that conflict wait for each other through their
+ * pending requests without blocking the thread, and the conflict policies
+ * judge those waits as they judge blocked threads' (a deadlock between
+ * them is found, a wait-die requester dies). Everything else returns
+ * what `heirloom_lock_with` returns, at once.
+ *
+ * # Safety
+ * `a` is null or an agent handle; `id` is null or points to a lock id;
+ * `ready` is null or a function that may be called with `ctx` from any
+ * thread until the request is decided (see above).
+ */
+int32_t heirloom_lock_start(struct heirloom_agent *a,
+                            const struct heirloom_lock_id *id,
+                            uint32_t mode,
+                            uint32_t wait,
+                            uint64_t timeout_us,
+                            heirloom_ready_fn ready,
+                            void *ctx);
+
+/**
+ * Polls `a`'s pending request (`heirloom_lock_start`): its result once it
+ * is decided (`HEIRLOOM_OK`, or the error `heirloom_lock_with` would have
+ * returned), after which the agent is as after that call; else
+ * `HEIRLOOM_PENDING` (`ready` will be called again). `HEIRLOOM_EMISUSE`
+ * if nothing is pending.
+ *
+ * # Safety
+ * `a` is null or an agent handle.
+ */
+int32_t heirloom_lock_poll(struct heirloom_agent *a);
+
+/**
+ * Withdraws `a`'s pending request (`heirloom_lock_start`): cancelled, or
+ * released if it was granted meanwhile; the transaction goes on (the
+ * intention locks granted on the way stay). `HEIRLOOM_EMISUSE` if nothing
+ * is pending.
+ *
+ * # Safety
+ * `a` is null or an agent handle.
+ */
+int32_t heirloom_lock_cancel(struct heirloom_agent *a);
 
 #ifdef __cplusplus
 }  // extern "C"

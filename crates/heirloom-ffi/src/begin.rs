@@ -77,7 +77,7 @@ unsafe fn begin(a: *mut heirloom_agent, how: Begin) -> i32 {
     // SAFETY: the caller's promise.
     unsafe {
         with_agent(a, |st| {
-            if st.txn.is_some() {
+            if st.txn.is_some() || st.pending.is_some() {
                 set_message(st, "heirloom: a transaction is already open on this agent");
                 return HEIRLOOM_EMISUSE;
             }

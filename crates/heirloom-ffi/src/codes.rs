@@ -39,6 +39,9 @@ pub const HEIRLOOM_EMISUSE: i32 = 12;
 /// A panic inside the library (a bug) was caught; the agent's transaction
 /// was aborted and the agent is unusable (free it).
 pub const HEIRLOOM_EPANIC: i32 = 13;
+/// `heirloom_lock_start`, `heirloom_lock_poll`: the request waits; its
+/// `ready` callback is called when to poll it again (not an error).
+pub const HEIRLOOM_PENDING: i32 = 14;
 
 /// Table kinds (`heirloom_options.table`).
 pub const HEIRLOOM_TABLE_GLOBAL: u32 = 0;

@@ -80,6 +80,8 @@ pub unsafe extern "C" fn heirloom_agent_stats_json(a: *mut heirloom_agent) -> *m
         with_agent(a, |st| {
             let stats = match st.txn.as_ref() {
                 Some(t) => t.agent_stats(),
+                // The pending request's future holds the transaction.
+                None if st.pending.is_some() => return crate::no_txn(st),
                 // SAFETY: no transaction borrows the agent; live (non-null
                 // until freed, and the handle was checked live).
                 None if !st.agent.is_null() => (*st.agent).stats(),

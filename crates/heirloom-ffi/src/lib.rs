@@ -49,11 +49,13 @@ mod codes;
 mod convert;
 mod json;
 mod panics;
+mod pending;
 mod shells;
 pub use begin::*;
 pub use codes::*;
 use convert::{builder_of, code_of, lock_of, mode_code, mode_of, wait_of};
 pub use json::*;
+pub use pending::*;
 use shells::{agent_handle, generation_bits, shell};
 
 /// A lock: a level and where it is. Locking a row or page also takes the
@@ -174,6 +176,9 @@ struct AgentState {
     inject_panic: bool,
     /// Restarts in a row (`heirloom_restart`; `heirloom_begin` resets).
     restarts: u32,
+    /// A lock request left pending by `heirloom_lock_start`, holding the
+    /// open transaction (`txn` is `None` meanwhile).
+    pending: Option<pending::Pending>,
 }
 
 /// What `heirloom_message` says about an agent's last call.
@@ -308,15 +313,18 @@ unsafe fn with_agent(a: *const heirloom_agent, f: impl FnOnce(&mut AgentState) -
     let code = if st.poisoned {
         HEIRLOOM_EPANIC
     } else {
-        if let Some(txn) = st.txn.as_ref()
-            && st.thread != this_thread()
-        {
+        if st.thread != this_thread() {
             // The transaction moves to this thread (between calls: `busy`
             // keeps out a second thread during one); its binding follows,
             // so the check against a thread blocking its own agents' work
             // now looks at this thread.
-            txn.bind_to_thread(true);
-            st.thread = this_thread();
+            if let Some(txn) = st.txn.as_ref() {
+                txn.bind_to_thread(true);
+                st.thread = this_thread();
+            } else if let Some(p) = st.pending.as_ref() {
+                p.bind_to_thread();
+                st.thread = this_thread();
+            }
         }
         if !matches!(st.message, Message::None) {
             clear_message(st);
@@ -331,10 +339,14 @@ unsafe fn with_agent(a: *const heirloom_agent, f: impl FnOnce(&mut AgentState) -
             Ok(code) => code,
             Err(what) => {
                 st.poisoned = true;
-                // Abort the transaction (its locks go back); a second panic
-                // here leaves them to the agent's drop.
-                let txn = st.txn.take();
-                let _ = panics::catch(move || drop(txn));
+                // Abort the transaction (its locks go back; a pending
+                // request is withdrawn first); a second panic here leaves
+                // them to the agent's drop.
+                let (txn, pending) = (st.txn.take(), st.pending.take());
+                let _ = panics::catch(move || {
+                    drop(pending);
+                    drop(txn);
+                });
                 let text = format!(
                     "heirloom: a panic inside the library was caught ({what}); the transaction was aborted and the agent is unusable"
                 );
@@ -357,12 +369,15 @@ fn with_txn(st: &mut AgentState, f: impl FnOnce(&mut Transaction<'static>) -> Re
     result(st, r)
 }
 
-/// Refuses a call that needs an open transaction.
+/// Refuses a call that needs an open transaction (or one whose transaction
+/// has a lock request pending).
 fn no_txn(st: &mut AgentState) -> i32 {
-    set_message(
-        st,
-        "heirloom: no transaction is open on this agent (heirloom_begin first)",
-    );
+    let text = if st.pending.is_some() {
+        "heirloom: a lock request is pending on this agent (heirloom_lock_poll until it is decided, or heirloom_lock_cancel)"
+    } else {
+        "heirloom: no transaction is open on this agent (heirloom_begin first)"
+    };
+    set_message(st, text);
     HEIRLOOM_EMISUSE
 }
 
@@ -472,6 +487,7 @@ pub unsafe extern "C" fn heirloom_manager_free(m: *mut heirloom_manager) {
         // dead, so no later call reaches the manager.
         let lm = unsafe { (*h.lm.get()).take() };
         let _ = panics::catch(move || drop(lm));
+        shells::retire(m);
     }
 }
 
@@ -499,6 +515,7 @@ pub unsafe extern "C" fn heirloom_agent_new(m: *const heirloom_manager, out: *mu
                 message: Message::None,
                 inject_panic: false,
                 restarts: 0,
+                pending: None,
             };
             let Some(h) = shells::live(state) else {
                 return HEIRLOOM_EPANIC;
@@ -533,8 +550,11 @@ pub unsafe extern "C" fn heirloom_agent_free(a: *mut heirloom_agent) -> i32 {
     // the state again.
     let st = unsafe { &mut *h.state.get() };
     let (txn, agent) = (st.txn.take(), std::mem::replace(&mut st.agent, std::ptr::null_mut()));
-    // The transaction first: it borrows the agent.
+    let pending = st.pending.take();
+    // The transaction first (a pending request's first of all): it borrows
+    // the agent.
     let _ = panics::catch(move || {
+        drop(pending);
         drop(txn);
         if !agent.is_null() {
             // SAFETY: from `Box::into_raw` in `heirloom_agent_new`, freed
@@ -606,6 +626,7 @@ pub extern "C" fn heirloom_code_name(code: i32) -> *const c_char {
         HEIRLOOM_EINVAL => b"invalid\0",
         HEIRLOOM_EMISUSE => b"misuse\0",
         HEIRLOOM_EPANIC => b"panic\0",
+        HEIRLOOM_PENDING => b"pending\0",
         _ => b"unknown\0",
     };
     s.as_ptr().cast()
@@ -791,6 +812,8 @@ pub unsafe extern "C" fn heirloom_abort(a: *mut heirloom_agent) -> i32 {
     // SAFETY: the caller's promise.
     unsafe {
         with_agent(a, |st| {
+            // A pending request is withdrawn first.
+            pending::settle(st);
             end_txn(st, |t| {
                 t.abort();
                 Ok(())

@@ -1,14 +1,14 @@
 //! Agent shells: how a freed agent's memory is reused and how its handle
 //! tells a freed agent from the live one that reuses the memory (a
 //! generation in the pointer bits the shell's address leaves free; the
-//! crate docs, "Handles").
+//! crate docs, "Handles"); and where freed managers' handles are kept.
 
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-use super::{AgentState, MAGIC_LIVE, heirloom_agent};
+use super::{AgentState, MAGIC_LIVE, heirloom_agent, heirloom_manager};
 
 /// Bits of a shell's generation an agent handle carries: the low bits its
 /// 128-byte alignment leaves zero, and on 64-bit targets the top 16 bits of
@@ -123,4 +123,22 @@ pub(crate) fn free(h: &heirloom_agent) {
     if let Ok(mut f) = FREE_SHELLS.lock() {
         f.push_back(Shell(std::ptr::from_ref(h).cast_mut()));
     }
+}
+
+/// A freed manager's handle, kept (never reused: see `manager`).
+struct Retired(#[allow(dead_code)] *mut heirloom_manager);
+
+// SAFETY: only kept, never dereferenced through the list.
+unsafe impl Send for Retired {}
+
+/// The freed managers' handles. Their memory stays allocated so that a
+/// freed handle is recognised; keeping their addresses here keeps them
+/// reachable, so leak checkers (LeakSanitizer, valgrind) see memory the
+/// library still holds, not memory lost.
+static RETIRED: Mutex<Vec<Retired>> = Mutex::new(Vec::new());
+
+pub(crate) fn retire(m: *mut heirloom_manager) {
+    // A poisoned list (a panic while pushing) still takes the handle.
+    let mut r = RETIRED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    r.push(Retired(m));
 }

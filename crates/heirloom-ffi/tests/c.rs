@@ -21,7 +21,21 @@ fn build_and_run(src: &str, name: &str) -> (String, String) {
         .into_iter()
         .find(|p| p.exists())
         .expect("libheirloom_ffi.a next to the test binary (cargo builds every crate type of the library)");
-    let out = deps.join(name);
+    // `HEIRLOOM_C_CHECK`: `asan` builds the C side with AddressSanitizer
+    // and UndefinedBehaviorSanitizer (LeakSanitizer included), `valgrind`
+    // runs it under valgrind's memcheck; both fail on any error or leak,
+    // with no suppression file (the crate README, "Tests").
+    let check = std::env::var("HEIRLOOM_C_CHECK").unwrap_or_default();
+    let sanitize: &[&str] = match check.as_str() {
+        "asan" => &[
+            "-fsanitize=address,undefined",
+            "-fno-sanitize-recover=all",
+            "-fno-omit-frame-pointer",
+        ],
+        "" | "valgrind" => &[],
+        other => panic!("HEIRLOOM_C_CHECK={other}: asan or valgrind"),
+    };
+    let out = deps.join(format!("{name}{}", if check.is_empty() { "" } else { "-checked" }));
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let build = Command::new(&cc)
         .args([
@@ -34,6 +48,7 @@ fn build_and_run(src: &str, name: &str) -> (String, String) {
             "-Werror",
             "-pthread",
         ])
+        .args(sanitize)
         .arg("-I")
         .arg(dir.join("include"))
         .arg(dir.join(src))
@@ -51,8 +66,26 @@ fn build_and_run(src: &str, name: &str) -> (String, String) {
     // `many_locks_in_one_transaction`: a million locks where the library is
     // optimised, a tenth of that in a debug build.
     let locks = if cfg!(debug_assertions) { "100000" } else { "1000000" };
-    let run = Command::new(&out)
-        .env("HEIRLOOM_TEST_LOCKS", locks)
+    let mut run = if check == "valgrind" {
+        let mut c = Command::new("valgrind");
+        c.args([
+            "--error-exitcode=99",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite,indirect",
+            "--show-leak-kinds=definite,indirect",
+            "--quiet",
+        ])
+        .arg(&out);
+        c
+    } else {
+        Command::new(&out)
+    };
+    if !check.is_empty() {
+        run.env("HEIRLOOM_TEST_SANITIZED", "1");
+    }
+    let run = run
+        .env("HEIRLOOM_TEST_LOCKS", if check.is_empty() { locks } else { "20000" })
+        .env("ASAN_OPTIONS", "detect_leaks=1")
         .output()
         .expect("the C program runs");
     let stdout = String::from_utf8_lossy(&run.stdout).into_owned();

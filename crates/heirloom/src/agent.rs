@@ -48,7 +48,11 @@ pub(crate) struct InFlight {
 /// waiter is about to park without a time limit and panic with a message
 /// that names both transactions; release builds hang. A wait with a limit
 /// ([`ConflictPolicy::Timeout`](crate::ConflictPolicy::Timeout), a
-/// `Wait::Timeout` or a lock timeout) times out in both.
+/// `Wait::Timeout` or a lock timeout) times out in both. Sessions that
+/// share threads (an async runtime, an event loop) lock with
+/// [`Transaction::lock_async`](crate::Transaction::lock_async), whose
+/// waits do not need the thread: two of them on one thread that conflict
+/// wait for each other as two threads would.
 pub struct Agent {
     pub(crate) lm: Arc<ManagerState>,
     pub(crate) shared: Arc<CachePadded<AgentShared>>,
@@ -126,6 +130,10 @@ pub(crate) struct Waiting {
     /// How long a blocked request of this agent spins before it parks, in
     /// nanoseconds (adapted after every wait: `Transaction::wait`).
     pub(crate) spin_ns: u64,
+    /// A request that must wait is left in flight and the lock call
+    /// returns, for a `LockFuture` to wait for it without the thread
+    /// (`txn/pending.rs`); set only inside the future's poll.
+    pub(crate) defer: bool,
     /// Jitter for restart backoff (xorshift64*; a dependency for three lines
     /// of arithmetic is not worth it).
     rng: u64,
@@ -230,6 +238,7 @@ impl Agent {
                 in_flight: None,
                 waits: 0,
                 spin_ns,
+                defer: false,
                 rng: rng | 1,
             },
             open: None,

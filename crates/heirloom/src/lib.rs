@@ -74,4 +74,4 @@ pub use monitor::{Holder, LockInfo, Snapshot, Waiter};
 pub use policy::{ConflictPolicy, Wait};
 pub use stats::Stats;
 pub use table::{DEFAULT_BUCKETS, DEFAULT_LATCHFREE_BUCKETS, MAX_BUCKETS, TableKind};
-pub use txn::Transaction;
+pub use txn::{LockFuture, Transaction};

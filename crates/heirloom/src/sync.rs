@@ -126,11 +126,119 @@ pub(crate) fn spin_while(cond: impl Fn() -> bool, _budget_ns: u64) -> bool {
     !cond()
 }
 
-/// Wakes every thread blocked in [`wait_while`] on `key`.
+/// Wakes every thread blocked in [`wait_while`] on `key`, and every task
+/// waiting on it ([`tasks`]).
 #[inline]
 pub(crate) fn wake_all(key: usize) {
     // SAFETY: keys are addresses of heirloom-owned objects; a stale key
     // (the object was reused) only causes a spurious wake-up, which every
     // waiter tolerates by re-checking its condition.
     unsafe { heirloom_latch::sync::wake_all(key) }
+    tasks::wake(key);
+}
+
+/// Tasks that wait without a thread (`Transaction::lock_async`): the
+/// [`Waker`](std::task::Waker)s of futures whose request waits, by the
+/// same keys threads park on, so that every [`wake_all`] of a request
+/// (its grant, a wound, a notice) wakes its task as it would wake its
+/// thread.
+///
+/// parking_lot_core queues threads, not wakers, and no crate keeps wakers
+/// by an address with a wake-up that cannot be lost against a condition
+/// the waker's caller changed first, which is what a waiter needs here:
+/// so this is heirloom's own, a few lines on `parking_lot`'s mutex.
+///
+/// The wake-up is never lost. A task registers its waker (under its
+/// shard's mutex) and then reads its request's state (`Pending` only if it
+/// still waits); a waker changes that state and then calls [`wake_all`],
+/// which takes the same mutex. If the waker's lock comes second it finds
+/// the task's waker; if first, the task's lock comes after its unlock, so
+/// the task reads the new state. A process where no task has ever waited
+/// skips the mutex: [`IN_USE`] is set once, before the first waker is
+/// registered, with a `SeqCst` fence after it, and [`wake_all`] reads it
+/// after a `SeqCst` fence of its own (Dekker: either the waker reads it
+/// set and takes the mutex, or the task reads the new state). That fence
+/// is the whole cost in a process without tasks, and only on wake-ups,
+/// which come only to requests that really waited. (Plain `std` atomics
+/// and `parking_lot`'s mutex under loom too: the models use no tasks.)
+pub(crate) mod tasks {
+    use std::sync::atomic::{AtomicBool, Ordering, fence};
+    use std::task::Waker;
+
+    use crossbeam_utils::CachePadded;
+    use parking_lot::Mutex;
+
+    /// Shards of the registry, by key (a power of two).
+    const SHARDS: usize = 64;
+
+    /// A task has registered a waker at least once in this process.
+    static IN_USE: AtomicBool = AtomicBool::new(false);
+
+    /// (key, waker) of the tasks waiting now on one shard's keys.
+    type Shard = Mutex<Vec<(usize, Waker)>>;
+
+    /// The shards, each on lines of its own.
+    static WAITING: [CachePadded<Shard>; SHARDS] = [const { CachePadded::new(Mutex::new(Vec::new())) }; SHARDS];
+
+    fn shard(key: usize) -> &'static Shard {
+        // Keys are node addresses, 64-byte aligned or more: mix the bits
+        // above the line.
+        let h = (key >> 6).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58;
+        &WAITING[h & (SHARDS - 1)]
+    }
+
+    /// Registers `waker` for `key`, replacing the task's earlier one; the
+    /// caller reads its wait condition after this returns.
+    pub(crate) fn register(key: usize, waker: &Waker) {
+        if !IN_USE.load(Ordering::Relaxed) {
+            IN_USE.store(true, Ordering::Relaxed);
+            // Pairs with the fence in `wake` (see the module docs).
+            fence(Ordering::SeqCst);
+        }
+        let mut w = shard(key).lock();
+        match w.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, old)) => old.clone_from(waker),
+            None => w.push((key, waker.clone())),
+        }
+    }
+
+    /// Takes the waker of `key` out, if one is registered (a wait that
+    /// ended, or a future dropped).
+    pub(crate) fn forget(key: usize) {
+        if !IN_USE.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut w = shard(key).lock();
+        if let Some(i) = w.iter().position(|(k, _)| *k == key) {
+            w.swap_remove(i);
+        }
+    }
+
+    /// Wakes (and forgets) the tasks waiting on `key`.
+    #[inline]
+    pub(crate) fn wake(key: usize) {
+        // Pairs with the fence in `register` (see the module docs).
+        fence(Ordering::SeqCst);
+        if IN_USE.load(Ordering::Relaxed) {
+            wake_slow(key);
+        }
+    }
+
+    #[cold]
+    fn wake_slow(key: usize) {
+        let mut w = shard(key).lock();
+        let mut i = 0;
+        let mut woken: smallvec::SmallVec<[Waker; 2]> = smallvec::SmallVec::new();
+        while i < w.len() {
+            if w[i].0 == key {
+                woken.push(w.swap_remove(i).1);
+            } else {
+                i += 1;
+            }
+        }
+        drop(w);
+        for t in woken {
+            t.wake();
+        }
+    }
 }

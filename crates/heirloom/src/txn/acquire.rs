@@ -166,6 +166,9 @@ impl Transaction<'_> {
                     mode,
                     held: None,
                 };
+                if self.agent.waiting.defer {
+                    return Err(self.defer(f));
+                }
                 if let Err(e) = self.wait(f, id) {
                     // `wait` cancelled the request.
                     self.agent.nodes.give_back(r);
@@ -225,6 +228,13 @@ impl Transaction<'_> {
             }
             Outcome::Refused(b) => Err(self.refused(h.id, to, b.txn)),
             Outcome::Failed(partition) => Err(self.server_failed(h.id, partition)),
+            Outcome::Waiting if self.agent.waiting.defer => Err(self.defer(InFlight {
+                id: h.id,
+                head: conv.head,
+                req: conv.req,
+                mode: to,
+                held: Some(k),
+            })),
             Outcome::Waiting => match self.wait(
                 InFlight {
                     id: h.id,

@@ -152,7 +152,9 @@ impl Transaction<'_> {
     /// levels below it were counted as requests but never made.
     #[inline]
     pub(super) fn uncount_below(&self, r: Result<(), LockError>, i: usize, last: usize) -> Result<(), LockError> {
-        if r.is_err() {
+        // (Not for a request left in flight for a `LockFuture`: the run
+        // after its wait counts nothing, `txn/pending.rs`.)
+        if r.is_err() && self.agent.waiting.in_flight.is_none() {
             let c = &self.agent.shared.counters;
             c.lock_requests.add((i as u64).wrapping_sub(last as u64));
         }

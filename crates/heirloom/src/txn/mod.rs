@@ -13,8 +13,9 @@
 //!
 //! Files: this one holds the API and the lock cache; `acquire.rs` the
 //! calls into the lock table, `escalate.rs` escalation and the lock-memory
-//! cap, `wait.rs` waiting and the conflict policies, `finish.rs` commit,
-//! abort and the panic-safety argument.
+//! cap, `wait.rs` waiting and `policy.rs` the conflict policies,
+//! `pending.rs` the waits of `lock_async` that do not need the thread,
+//! `finish.rs` commit, abort and the panic-safety argument.
 
 use std::time::{Duration, Instant};
 
@@ -37,9 +38,12 @@ use crate::table::{Acquiring, Handle, LockTable, fast};
 mod acquire;
 mod escalate;
 mod finish;
+mod pending;
 mod policy;
 mod release;
 mod wait;
+
+pub use pending::LockFuture;
 
 use wait::bound_ns;
 
@@ -474,6 +478,15 @@ impl<'a> Transaction<'a> {
     /// # Ok::<(), LockError>(())
     /// ```
     pub fn lock_with(&mut self, id: LockId, mode: Mode, wait: Wait) -> Result<(), LockError> {
+        let saved = self.apply_wait(wait);
+        let r = self.lock(id, mode);
+        self.restore_wait(saved);
+        r
+    }
+
+    /// Makes the calls that follow wait as `wait` says; returns what
+    /// [`Transaction::restore_wait`] puts back.
+    fn apply_wait(&mut self, wait: Wait) -> (bool, bool, u64) {
         let policy_may_wait = self.agent.lm.may_wait;
         let t = &mut self.agent.txn;
         let saved = (t.may_wait, t.skip, t.call_timeout_ns);
@@ -483,10 +496,12 @@ impl<'a> Transaction<'a> {
             Wait::NoWait => (false, false, NO_BOUND),
             Wait::Skip => (false, true, NO_BOUND),
         };
-        let r = self.lock(id, mode);
+        saved
+    }
+
+    fn restore_wait(&mut self, saved: (bool, bool, u64)) {
         let t = &mut self.agent.txn;
         (t.may_wait, t.skip, t.call_timeout_ns) = saved;
-        r
     }
 
     /// Skip-locked: locks `id` in `mode` if that needs no wait and returns

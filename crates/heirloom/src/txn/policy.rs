@@ -18,6 +18,7 @@ use super::*;
 /// wound-wait look at once (a wound is best sent at once) and after every
 /// such wake-up, never on a timer: every change of a waiter's edges wakes
 /// it. `Timeout` and `NoWait` judge nothing.
+#[derive(Debug)]
 pub(super) struct Cadence {
     detect: bool,
     /// Detect: when the first search is due (`None`: never).

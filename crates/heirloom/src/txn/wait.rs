@@ -5,6 +5,8 @@
 
 use super::policy::Cadence;
 use super::*;
+use crate::request::Request;
+use crate::shared::{AgentShared, ManagerState};
 
 impl Transaction<'_> {
     /// A doomed transaction's requests fail. Under wound-wait a wound
@@ -107,15 +109,80 @@ impl Transaction<'_> {
     /// is a new waits-for edge; see `deadlock.rs` for why no other change
     /// needs a new search), and one that comes between the look and the
     /// park stops the park (`sync::NOTICES`; see "Waiting" in the crate
-    /// README for the list and the tests that force each).
+    /// README for the list and the tests that force each). The same look,
+    /// without the thread, is `Transaction::poll_wait` (`txn/pending.rs`).
     #[cold]
     pub(super) fn wait(&mut self, f: InFlight, lock: LockId) -> Result<(), LockError> {
+        if self.agent.waiting.in_flight.is_some() {
+            // Left by a forgotten `LockFuture`: withdrawn now.
+            self.agent.abandon_in_flight();
+        }
+        let mut w = self.wait_begin(f, lock);
+        let lm = self.agent.lm.clone();
+        let shared = self.agent.shared.clone();
+        let (r, head) = (w.info.req, w.info.head);
+        // SAFETY: in flight: this agent's own node (`ReqPtr` contract 1).
+        let q = unsafe { r.get() };
+        let me = self.id().0;
+        // Spin before the first park (see `Builder::spin_before_park`):
+        // not while agents (and lock servers) outnumber cores.
+        let spin = lm.spin_max_ns > 0 && lm.threads_fit_cores();
+        let mut spin_pending = spin;
+        let mut misuse_checked = false;
+        let result = loop {
+            // Read before the look at our edges: a notice sent after it (a
+            // new edge in front of us) stops the park below instead of
+            // being lost (see `sync::NOTICES`).
+            let seen = crate::sync::notices();
+            if let Some(out) = self.wait_look(&mut w) {
+                break out;
+            }
+            // A wait with a time limit ends by itself (as in release
+            // builds); only an unbounded one would hang.
+            if !misuse_checked && w.deadline.is_none() {
+                misuse_checked = true;
+                if let Err(e) = self.check_not_blocked_by_bound_thread(w.info) {
+                    break Err(e);
+                }
+                self.check_not_blocked_by_own_thread(w.info);
+            }
+            let still_waiting = || still_waiting(q, &shared, &lm, head, me, seen);
+            if spin_pending {
+                spin_pending = false;
+                // A notice while spinning is a wake-up (see `Wake::Woken`
+                // below); a grant or a wound the loop's top reads.
+                if crate::sync::spin_while(still_waiting, self.agent.waiting.spin_ns) {
+                    w.cadence.woken();
+                }
+                continue;
+            }
+            let until = w.cadence.until(w.deadline);
+            fault::before_park();
+            match wait_while(r.key(), still_waiting, until) {
+                Wake::TimedOut => {
+                    if let Some(e) = self.wait_timed_out(&mut w, Instant::now()) {
+                        break Err(e);
+                    }
+                }
+                // Something in front of us changed (or a spurious wake-up).
+                Wake::Woken => w.cadence.woken(),
+            }
+        };
+        if spin {
+            self.adapt_spin(w.start.elapsed());
+        }
+        self.wait_end(&w, result)
+    }
+
+    /// The start of a wait for the request `f` (linked, WAITING or
+    /// CONVERTING): it becomes the agent's request in flight and the wait
+    /// that deadlock searches and wounds see.
+    pub(super) fn wait_begin(&mut self, f: InFlight, lock: LockId) -> WaitState {
         let (head, r, mode) = (f.head, f.req, f.mode);
         self.agent.waiting.in_flight = Some(f);
         let lm = self.agent.lm.clone();
-        let shared = self.agent.shared.clone();
-        let c = &shared.counters;
-        c.waits.bump();
+        let shared = &self.agent.shared;
+        shared.counters.waits.bump();
         let start = Instant::now();
         // SAFETY: in flight: this agent's own node (`ReqPtr` contract 1).
         let q = unsafe { r.get() };
@@ -130,96 +197,77 @@ impl Transaction<'_> {
             seq: self.agent.waiting.waits,
             victim: false,
         };
+        let shared = &self.agent.shared;
         crate::sharing::note(std::ptr::from_ref(&*shared.wait) as usize);
         *shared.wait.lock() = Some(info);
         shared.wound.waiting_req.store(r.key(), Ordering::Relaxed);
-        // SeqCst fence between this store and the loads of `wounded` below;
-        // pairs with the fence in `ManagerState::wound` (Dekker: either the wounder
-        // sees our key and wakes us, or we see the wound before parking).
+        // SeqCst fence between this store and the loads of `wounded` in
+        // `wait_look`; pairs with the fence in `ManagerState::wound`
+        // (Dekker: either the wounder sees our key and wakes us, or we see
+        // the wound before parking).
         fence(Ordering::SeqCst);
         fault::hit(Point::Wait);
         // A time that overflows `Instant` (say `Duration::MAX`) means never.
         let deadline = self.wait_limit().and_then(|d| start.checked_add(d));
-        // When the conflict policy is judged (`txn/policy.rs`).
-        let mut cadence = Cadence::new(lm.policy, lm.deadlock_timeout, start);
-        let mut misuse_checked = false;
-        let me = self.id().0;
-        // Spin before the first park (see `Builder::spin_before_park`):
-        // not while agents (and lock servers) outnumber cores.
-        let spin = lm.spin_max_ns > 0 && lm.threads_fit_cores();
-        let mut spin_pending = spin;
-        let result = loop {
-            // Read before the look at our edges: a notice sent after it (a
-            // new edge in front of us) stops the park below instead of
-            // being lost (see `sync::NOTICES`).
-            let seen = crate::sync::notices();
-            if q.status() == GRANTED {
-                break Ok(());
-            }
-            if let Some(by) = self.wounded_by() {
-                c.wounded.bump();
-                break Err(LockError::Wounded { txn: self.id(), by });
-            }
-            if let Some(partition) = lm.table.failed(head) {
-                break Err(self.server_failed(lock, partition));
-            }
-            if cadence.due()
-                && let Err(e) = self.policy_check(info)
-            {
-                break Err(e);
-            }
-            // A wait with a time limit ends by itself (as in release
-            // builds); only an unbounded one would hang.
-            if !misuse_checked && deadline.is_none() {
-                misuse_checked = true;
-                if let Err(e) = self.check_not_blocked_by_bound_thread(info) {
-                    break Err(e);
-                }
-                self.check_not_blocked_by_own_thread(info);
-            }
-            let still_waiting = || {
-                // Acquire: pairs with the granter's Release store of GRANTED.
-                let s = q.status.load(Ordering::Acquire);
-                (s == WAITING || s == CONVERTING)
-                    && shared.wound.wounded.load(Ordering::Relaxed) != me
-                    && crate::sync::notices() == seen
-                    && lm.table.failed(head).is_none()
-            };
-            if spin_pending {
-                spin_pending = false;
-                // A notice while spinning is a wake-up (see `Wake::Woken`
-                // below); a grant or a wound the loop's top reads.
-                if crate::sync::spin_while(still_waiting, self.agent.waiting.spin_ns) {
-                    cadence.woken();
-                }
-                continue;
-            }
-            let until = cadence.until(deadline);
-            fault::before_park();
-            match wait_while(r.key(), still_waiting, until) {
-                Wake::TimedOut => {
-                    let now = Instant::now();
-                    if deadline.is_some_and(|d| now >= d) && q.status() != GRANTED {
-                        c.timeouts.bump();
-                        break Err(LockError::Timeout {
-                            txn: self.id(),
-                            lock,
-                            mode,
-                            waited: start.elapsed(),
-                        });
-                    }
-                    cadence.timed_out(now);
-                }
-                // Something in front of us changed (or a spurious wake-up).
-                Wake::Woken => cadence.woken(),
-            }
-        };
+        WaitState {
+            info,
+            start,
+            deadline,
+            // When the conflict policy is judged (`txn/policy.rs`).
+            cadence: Cadence::new(lm.policy, lm.deadlock_timeout, start),
+        }
+    }
+
+    /// One look at a wait: `Some` once it is decided (granted, wounded,
+    /// the table failed, or refused by the policy if a judgement was due).
+    pub(super) fn wait_look(&mut self, w: &mut WaitState) -> Option<Result<(), LockError>> {
+        // SAFETY: in flight: this agent's own node (`ReqPtr` contract 1).
+        let q = unsafe { w.info.req.get() };
+        if q.status() == GRANTED {
+            return Some(Ok(()));
+        }
+        if let Some(by) = self.wounded_by() {
+            self.agent.shared.counters.wounded.bump();
+            return Some(Err(LockError::Wounded { txn: self.id(), by }));
+        }
+        if let Some(partition) = self.agent.lm.table.failed(w.info.head) {
+            return Some(Err(self.server_failed(w.info.lock, partition)));
+        }
+        if w.cadence.due()
+            && let Err(e) = self.policy_check(w.info)
+        {
+            return Some(Err(e));
+        }
+        None
+    }
+
+    /// A timed wait ran out at `now`: the wait's own time limit (`Some`,
+    /// the error, unless the request was granted meanwhile), or the first
+    /// deadlock search's time.
+    pub(super) fn wait_timed_out(&mut self, w: &mut WaitState, now: Instant) -> Option<LockError> {
+        // SAFETY: in flight: this agent's own node (`ReqPtr` contract 1).
+        let q = unsafe { w.info.req.get() };
+        if w.deadline.is_some_and(|d| now >= d) && q.status() != GRANTED {
+            self.agent.shared.counters.timeouts.bump();
+            return Some(LockError::Timeout {
+                txn: self.id(),
+                lock: w.info.lock,
+                mode: w.info.mode,
+                waited: w.start.elapsed(),
+            });
+        }
+        w.cadence.timed_out(now);
+        None
+    }
+
+    /// The end of a wait decided as `result`: no longer seen as waiting;
+    /// on error the request is cancelled (and the error stands unless the
+    /// grant came first). The request is no longer in flight.
+    pub(super) fn wait_end(&mut self, w: &WaitState, result: Result<(), LockError>) -> Result<(), LockError> {
+        let shared = self.agent.shared.clone();
         shared.wound.waiting_req.store(0, Ordering::Relaxed);
         crate::sharing::note(std::ptr::from_ref(&*shared.wait) as usize);
         *shared.wait.lock() = None;
-        if spin {
-            self.adapt_spin(start.elapsed());
-        }
         let out = match result {
             Ok(()) => Ok(()),
             Err(e) => {
@@ -228,7 +276,10 @@ impl Transaction<'_> {
                 self.agent.waiting.in_flight = None;
                 let a = &mut *self.agent;
                 // SAFETY: our own request, linked where `head` says.
-                let cancel = unsafe { lm.table.cancel(shared.caller(), head, r, &mut a.scratch.wake) };
+                let cancel = unsafe {
+                    a.lm.table
+                        .cancel(shared.caller(), w.info.head, w.info.req, &mut a.scratch.wake)
+                };
                 wake_granted(&mut a.scratch.wake);
                 if cancel == Cancel::WasGranted {
                     // Granted just before the cancel: keep it (a wound
@@ -336,4 +387,35 @@ impl Transaction<'_> {
 
 pub(super) fn bound_ns(d: Option<Duration>) -> u64 {
     d.map_or(NO_BOUND, |d| u64::try_from(d.as_nanos()).unwrap_or(NO_BOUND))
+}
+
+/// A wait in progress (`Transaction::wait_begin`): what the blocking loop
+/// and the async poll (`txn/pending.rs`) carry between looks.
+#[derive(Debug)]
+pub(super) struct WaitState {
+    pub(super) info: WaitInfo,
+    pub(super) start: Instant,
+    /// The wait's time limit (`None`: none).
+    pub(super) deadline: Option<Instant>,
+    pub(super) cadence: Cadence,
+}
+
+/// The park condition of a wait on request `q` (linked at `head`, of
+/// transaction `me`) that looked when the notices were at `seen`: still
+/// waiting, not wounded, no notice since, the table serving.
+#[inline]
+pub(super) fn still_waiting(
+    q: &Request,
+    shared: &AgentShared,
+    lm: &ManagerState,
+    head: Handle,
+    me: u64,
+    seen: u64,
+) -> bool {
+    // Acquire: pairs with the granter's Release store of GRANTED.
+    let s = q.status.load(Ordering::Acquire);
+    (s == WAITING || s == CONVERTING)
+        && shared.wound.wounded.load(Ordering::Relaxed) != me
+        && crate::sync::notices() == seen
+        && lm.table.failed(head).is_none()
 }
