@@ -209,9 +209,7 @@ pub unsafe extern "C" fn heirloom_lock_poll(a: *mut heirloom_agent) -> i32 {
             match p.poll() {
                 Poll::Pending => HEIRLOOM_PENDING,
                 Poll::Ready(r) => {
-                    if let Some(p) = st.pending.take() {
-                        st.txn = Some(p.into_txn());
-                    }
+                    settle(st);
                     result(st, r)
                 }
             }
@@ -230,21 +228,19 @@ pub unsafe extern "C" fn heirloom_lock_poll(a: *mut heirloom_agent) -> i32 {
 pub unsafe extern "C" fn heirloom_lock_cancel(a: *mut heirloom_agent) -> i32 {
     // SAFETY: the caller's promise.
     unsafe {
-        with_agent(a, |st| match st.pending.take() {
-            Some(p) => {
-                st.txn = Some(p.into_txn());
-                crate::HEIRLOOM_OK
-            }
-            None => {
+        with_agent(a, |st| {
+            if st.pending.is_none() {
                 set_message(st, "heirloom: no lock request is pending on this agent");
-                HEIRLOOM_EMISUSE
+                return HEIRLOOM_EMISUSE;
             }
+            settle(st);
+            crate::HEIRLOOM_OK
         })
     }
 }
 
-/// Takes back the transaction of a pending request, withdrawing the
-/// request (`heirloom_abort`).
+/// Takes back the transaction of a pending request (withdrawing the
+/// request if it is still waiting): a poll's result, a cancel, an abort.
 pub(crate) fn settle(st: &mut AgentState) {
     if let Some(p) = st.pending.take() {
         st.txn = Some(p.into_txn());

@@ -193,8 +193,6 @@ impl Transaction<'_> {
     fn poll_wait(&mut self, p: &mut Pending, cx: &mut Context<'_>) -> Poll<Result<(), LockError>> {
         let (r, head) = (p.w.info.req, p.w.info.head);
         let key = r.key();
-        let lm = self.agent.lm.clone();
-        let shared = self.agent.shared.clone();
         let me = self.id().0;
         // SAFETY: in flight: this agent's own node (`ReqPtr` contract 1).
         let q = unsafe { r.get() };
@@ -211,7 +209,7 @@ impl Transaction<'_> {
                 return Poll::Ready(out);
             }
             tasks::register(key, cx.waker());
-            if !still_waiting(q, &shared, &lm, head, me, seen) {
+            if !still_waiting(q, &self.agent.shared, &self.agent.lm, head, me, seen) {
                 p.w.cadence.woken();
                 continue;
             }

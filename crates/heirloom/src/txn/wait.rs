@@ -118,15 +118,13 @@ impl Transaction<'_> {
             self.agent.abandon_in_flight();
         }
         let mut w = self.wait_begin(f, lock);
-        let lm = self.agent.lm.clone();
-        let shared = self.agent.shared.clone();
         let (r, head) = (w.info.req, w.info.head);
         // SAFETY: in flight: this agent's own node (`ReqPtr` contract 1).
         let q = unsafe { r.get() };
         let me = self.id().0;
         // Spin before the first park (see `Builder::spin_before_park`):
         // not while agents (and lock servers) outnumber cores.
-        let spin = lm.spin_max_ns > 0 && lm.threads_fit_cores();
+        let spin = self.agent.lm.spin_max_ns > 0 && self.agent.lm.threads_fit_cores();
         let mut spin_pending = spin;
         let mut misuse_checked = false;
         let result = loop {
@@ -146,12 +144,13 @@ impl Transaction<'_> {
                 }
                 self.check_not_blocked_by_own_thread(w.info);
             }
-            let still_waiting = || still_waiting(q, &shared, &lm, head, me, seen);
+            let a = &*self.agent;
+            let still_waiting = || still_waiting(q, &a.shared, &a.lm, head, me, seen);
             if spin_pending {
                 spin_pending = false;
                 // A notice while spinning is a wake-up (see `Wake::Woken`
                 // below); a grant or a wound the loop's top reads.
-                if crate::sync::spin_while(still_waiting, self.agent.waiting.spin_ns) {
+                if crate::sync::spin_while(still_waiting, a.waiting.spin_ns) {
                     w.cadence.woken();
                 }
                 continue;
@@ -180,13 +179,11 @@ impl Transaction<'_> {
     pub(super) fn wait_begin(&mut self, f: InFlight, lock: LockId) -> WaitState {
         let (head, r, mode) = (f.head, f.req, f.mode);
         self.agent.waiting.in_flight = Some(f);
-        let lm = self.agent.lm.clone();
-        let shared = &self.agent.shared;
-        shared.counters.waits.bump();
+        self.agent.shared.counters.waits.bump();
         let start = Instant::now();
         // SAFETY: in flight: this agent's own node (`ReqPtr` contract 1).
         let q = unsafe { r.get() };
-        q.since.store(lm.now_ns(), Ordering::Relaxed);
+        q.since.store(self.agent.lm.now_ns(), Ordering::Relaxed);
         self.agent.waiting.waits += 1;
         let info = WaitInfo {
             txn: self.id(),
@@ -214,7 +211,7 @@ impl Transaction<'_> {
             start,
             deadline,
             // When the conflict policy is judged (`txn/policy.rs`).
-            cadence: Cadence::new(lm.policy, lm.deadlock_timeout, start),
+            cadence: Cadence::new(self.agent.lm.policy, self.agent.lm.deadlock_timeout, start),
         }
     }
 
@@ -264,7 +261,7 @@ impl Transaction<'_> {
     /// on error the request is cancelled (and the error stands unless the
     /// grant came first). The request is no longer in flight.
     pub(super) fn wait_end(&mut self, w: &WaitState, result: Result<(), LockError>) -> Result<(), LockError> {
-        let shared = self.agent.shared.clone();
+        let shared = &self.agent.shared;
         shared.wound.waiting_req.store(0, Ordering::Relaxed);
         crate::sharing::note(std::ptr::from_ref(&*shared.wait) as usize);
         *shared.wait.lock() = None;
@@ -278,7 +275,7 @@ impl Transaction<'_> {
                 // SAFETY: our own request, linked where `head` says.
                 let cancel = unsafe {
                     a.lm.table
-                        .cancel(shared.caller(), w.info.head, w.info.req, &mut a.scratch.wake)
+                        .cancel(a.shared.caller(), w.info.head, w.info.req, &mut a.scratch.wake)
                 };
                 wake_granted(&mut a.scratch.wake);
                 if cancel == Cancel::WasGranted {
