@@ -19,7 +19,9 @@
  *   transaction may move to another thread (a thread pool's worker). A
  *   lock request without a time limit that would wait for a
  *   transaction whose last call ran on the same thread (on another agent)
- *   gets HEIRLOOM_EMISUSE instead of a wait that could never end. Agents
+ *   gets HEIRLOOM_EMISUSE instead of a wait that could never end; a
+ *   thread pool's worker that puts a session down calls
+ *   heirloom_agent_unbind, after which any thread may wait for it. Agents
  *   stay usable after their manager is freed.
  * - Strings from heirloom_*_json are the caller's: free them with
  *   heirloom_string_free. heirloom_message's string belongs to the agent
@@ -767,6 +769,23 @@ int32_t heirloom_lock_poll(struct heirloom_agent *a);
  * `a` is null or an agent handle.
  */
 int32_t heirloom_lock_cancel(struct heirloom_agent *a);
+
+/**
+ * Binds `a` to no thread until its next call (which binds it to its
+ * own): a thread pool's worker calls it when it puts a session down
+ * between statements with its transaction open, because the session's
+ * next call may come from any worker. Until then a lock request without a
+ * time limit that waits for `a`'s transaction waits on every thread, this
+ * one included, instead of being refused with `HEIRLOOM_EMISUSE` on the
+ * thread of `a`'s last call. Such a wait ends only when a call on `a`
+ * ends its transaction, so the engine must make that call on another
+ * thread. With or without a transaction open; `HEIRLOOM_EMISUSE` if
+ * another thread is inside a call on `a`.
+ *
+ * # Safety
+ * `a` is null or was returned by `heirloom_agent_new`.
+ */
+int32_t heirloom_agent_unbind(struct heirloom_agent *a);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -23,7 +23,9 @@
 //! changes. Between calls an open transaction may move to another thread
 //! (a thread pool's engine): the agent's binding to a thread
 //! (`Agent::bind_to_thread`) follows it, so a thread that would block on
-//! a transaction whose last call it ran is refused, not parked for ever.
+//! a transaction whose last call it ran is refused, not parked for ever
+//! (unless a thread pool's worker put the session down:
+//! `heirloom_agent_unbind`, `threads.rs`).
 //!
 //! ## Panics
 //!
@@ -51,12 +53,14 @@ mod json;
 mod panics;
 mod pending;
 mod shells;
+mod threads;
 pub use begin::*;
 pub use codes::*;
 use convert::{builder_of, code_of, lock_of, mode_code, mode_of, wait_of};
 pub use json::*;
 pub use pending::*;
 use shells::{agent_handle, generation_bits, shell};
+pub use threads::*;
 
 /// A lock: a level and where it is. Locking a row or page also takes the
 /// intention locks on its ancestors (unless the manager's
@@ -322,7 +326,7 @@ unsafe fn with_agent(a: *const heirloom_agent, f: impl FnOnce(&mut AgentState) -
                 txn.bind_to_thread(true);
                 st.thread = this_thread();
             } else if let Some(p) = st.pending.as_ref() {
-                p.bind_to_thread();
+                p.bind_to_thread(true);
                 st.thread = this_thread();
             }
         }

@@ -56,10 +56,11 @@ impl Pending {
     }
 
     /// `Transaction::bind_to_thread` through the future (a poll from
-    /// another thread: the binding follows, as for a blocking call).
-    pub(crate) fn bind_to_thread(&self) {
+    /// another thread: the binding follows, as for a blocking call;
+    /// `heirloom_agent_unbind`: none).
+    pub(crate) fn bind_to_thread(&self, bound: bool) {
         if let Some(f) = &self.fut {
-            f.bind_to_thread(true);
+            f.bind_to_thread(bound);
         }
     }
 

@@ -44,12 +44,14 @@ pub(crate) struct InFlight {
 /// One thread may own several agents, but must never let a transaction of
 /// one wait for a lock that a transaction of another holds: the thread is
 /// parked, so the holder can never go on, and the waits-for graph cannot
-/// see it (the holder is not waiting). Debug builds detect this when the
-/// waiter is about to park without a time limit and panic with a message
-/// that names both transactions; release builds hang. A wait with a limit
-/// ([`ConflictPolicy::Timeout`](crate::ConflictPolicy::Timeout), a
-/// `Wait::Timeout` or a lock timeout) times out in both. Sessions that
-/// share threads (an async runtime, an event loop) lock with
+/// see it (the holder is not waiting). Such a wait, without a time limit,
+/// is refused in every build with [`LockError::InvalidRequest`] (reason
+/// [`BLOCKED_BY_OWN_THREAD`](crate::BLOCKED_BY_OWN_THREAD)), which dooms
+/// the waiter, instead of a hang: a transaction is bound to the thread that
+/// began it, and to the thread of each of its blocking waits. A wait with
+/// a limit ([`ConflictPolicy::Timeout`](crate::ConflictPolicy::Timeout), a
+/// `Wait::Timeout` or a lock timeout) is never refused and times out.
+/// Sessions that share threads (an async runtime, an event loop) lock with
 /// [`Transaction::lock_async`](crate::Transaction::lock_async), whose
 /// waits do not need the thread: two of them on one thread that conflict
 /// wait for each other as two threads would.
@@ -263,29 +265,26 @@ impl Agent {
         self.shared.index
     }
 
-    /// For interfaces whose transactions cannot leave the thread that
-    /// began them (the C interface): `true` binds this agent's transactions
-    /// to the calling thread until `false` or a bind on another thread
-    /// (an agent with no transaction open holds nothing anyone waits for,
-    /// so it may stay bound between transactions). A wait without a time
-    /// limit that such a transaction blocks, asked for on the same thread
-    /// through another agent, is then refused with
-    /// [`LockError::InvalidRequest`] (reason
-    /// `misuse::BLOCKED_BY_OWN_THREAD`, which dooms the waiter) instead of
-    /// parking for ever: only that thread could end the holder. Binding
-    /// again on the same thread writes nothing.
+    /// Binds this agent to the calling thread (`true`) or to none
+    /// (`false`): a wait without a time limit that a transaction of a
+    /// bound agent blocks, asked for on the thread it is bound to through
+    /// another agent, is refused with [`LockError::InvalidRequest`] (reason
+    /// [`BLOCKED_BY_OWN_THREAD`](crate::BLOCKED_BY_OWN_THREAD), which dooms
+    /// the waiter) instead of parking for ever: only that thread could end
+    /// the holder (see `misuse.rs`). Every transaction binds its agent when
+    /// it begins and when it blocks; the C interface binds again on each
+    /// call that comes from another thread. Binding again on the same
+    /// thread writes nothing.
     #[doc(hidden)]
+    #[inline]
     pub fn bind_to_thread(&self, bound: bool) {
         let token = if bound { misuse::thread_token() } else { 0 };
         // Only the owner writes it: a load, and a store only on a change.
         let was = self.shared.bound_to.load(Ordering::Relaxed);
-        if was == token {
-            return;
+        if was != token {
+            self.shared.bound_to.store(token, Ordering::Relaxed);
+            misuse::rebound(was, token);
         }
-        self.shared.bound_to.store(token, Ordering::Relaxed);
-        // Counted on the thread it is bound to now (a move leaves the old
-        // thread's count high, which only costs it a look at its blockers).
-        misuse::bound_here(bound);
     }
 
     /// This agent's own statistics.
@@ -447,12 +446,6 @@ impl Agent {
         }
     }
 
-    /// The manager's address (identifies it in thread-local bookkeeping).
-    #[inline]
-    pub(crate) fn lm_addr(&self) -> usize {
-        &*self.lm as *const ManagerState as usize
-    }
-
     /// Withdraws the request in flight after a panic unwound out of
     /// `Transaction::wait` (see `txn/finish.rs`, "Panic safety"): cancelled, or,
     /// if it was granted meanwhile, kept like any granted request (a new one
@@ -529,5 +522,6 @@ impl Drop for Agent {
             mem.give_back(self.limits.reserved);
         }
         self.lm.unregister(self.shared.index, self.seq);
+        self.bind_to_thread(false);
     }
 }

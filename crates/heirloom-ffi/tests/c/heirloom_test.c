@@ -285,6 +285,58 @@ static void another_thread(void) {
     heirloom_manager_free(m);
 }
 
+/* Commits `arg`'s agent once somebody waits for a lock (20 s at most). */
+static void *commit_when_waited(void *arg) {
+    struct mover *mv = arg;
+    for (int i = 0; i < 20000; i++) {
+        char *snap = heirloom_manager_snapshot_json(mv->m);
+        int waiting = snap && strstr(snap, "\"waiters\":[{") != NULL;
+        heirloom_string_free(snap);
+        if (waiting) break;
+        usleep(1000);
+    }
+    mv->code[0] = heirloom_commit(mv->a);
+    return NULL;
+}
+
+/* A thread pool's worker puts a session down between statements
+ * (heirloom_agent_unbind): the session's next call may come from any
+ * worker, so this thread may wait for its transaction, and the wait ends
+ * when another worker commits it. The session's next call binds it again,
+ * on whatever thread makes it. */
+static void a_worker_puts_a_session_down(uint32_t table) {
+    heirloom_manager *m = new_manager(table, HEIRLOOM_POLICY_DETECT);
+    heirloom_agent *a = new_agent(m), *b = new_agent(m);
+    heirloom_lock_id r = row(1, 8);
+    OK(heirloom_begin(a));
+    OK(heirloom_lock(a, &r, HEIRLOOM_X));
+    OK(heirloom_agent_unbind(a));
+    struct mover mv = {m, a, NULL, {-1, -1}};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, commit_when_waited, &mv) == 0, "thread");
+    OK(heirloom_begin(b));
+    OK(heirloom_lock(b, &r, HEIRLOOM_S));
+    pthread_join(t, NULL);
+    CHECK(mv.code[0] == HEIRLOOM_OK, "the other worker's commit: %d", mv.code[0]);
+    OK(heirloom_commit(b));
+    /* Put down and taken up again on this same thread: bound here again. */
+    OK(heirloom_begin(a));
+    OK(heirloom_agent_unbind(a));
+    OK(heirloom_lock(a, &r, HEIRLOOM_X));
+    OK(heirloom_begin(b));
+    CHECK(heirloom_lock(b, &r, HEIRLOOM_S) == HEIRLOOM_EMISUSE, "a wait for this thread's own: %s",
+          heirloom_message(b));
+    OK(heirloom_abort(b));
+    OK(heirloom_commit(a));
+    /* Without a transaction, and on a freed handle. */
+    OK(heirloom_agent_unbind(a));
+    OK(heirloom_agent_free(a));
+    CHECK(heirloom_agent_unbind(a) == HEIRLOOM_EINVAL, "a freed handle");
+    CHECK(heirloom_agent_unbind(NULL) == HEIRLOOM_EINVAL, "null");
+    OK(heirloom_agent_free(b));
+    heirloom_manager_free(m);
+}
+
 /* A panic inside the library: the call returns HEIRLOOM_EPANIC, the locks
  * go back, the agent stays unusable. */
 static void after_a_panic(void) {
@@ -950,6 +1002,10 @@ int main(void) {
     fast_rows_option(HEIRLOOM_TABLE_LATCHFREE);
     misuse();
     another_thread();
+    a_worker_puts_a_session_down(HEIRLOOM_TABLE_LATCHED);
+    a_worker_puts_a_session_down(HEIRLOOM_TABLE_LATCHFREE);
+    a_worker_puts_a_session_down(HEIRLOOM_TABLE_SERVER);
+    a_worker_puts_a_session_down(HEIRLOOM_TABLE_GLOBAL);
     after_a_panic();
     a_deadlock();
     a_pending_request_is_withdrawn();

@@ -209,10 +209,11 @@ impl<'a> Transaction<'a> {
         };
         agent.shared.counters.begun.bump();
         agent.open = Some(id);
-        // A bound agent's transactions (the C interface's) are checked in
-        // every build by their binding, which follows them when they move.
-        if agent.shared.bound_to.load(Ordering::Relaxed) == 0 {
-            misuse::opened(agent.lm_addr(), id);
+        // Bound to this thread: a blocking wait on it from here through
+        // another agent is refused, not a hang (`misuse.rs`). Without a
+        // lock table nothing ever waits.
+        if !agent.lm.no_locks {
+            agent.bind_to_thread(true);
         }
         agent.txn = TxnState {
             id,

@@ -18,7 +18,6 @@ use crate::error::TxnId;
 use crate::fault::{self, Point};
 use crate::id::LockId;
 use crate::inherit::{self, Heat};
-use crate::misuse;
 use crate::nodes::Nodes;
 use crate::queue::Handoff;
 use crate::request::{ReqPtr, wake_granted};
@@ -180,7 +179,6 @@ impl Agent {
         }
         a.txn.done = true;
         a.open = None;
-        misuse::closed(a.lm_addr(), a.txn.id);
         a.leave_gate();
     }
 
@@ -310,7 +308,6 @@ impl Agent {
         self.shared.counters.aborted.bump();
         self.shared.counters.forgotten.bump();
         self.open = None;
-        misuse::closed(self.lm_addr(), txn);
         self.leave_gate();
     }
 

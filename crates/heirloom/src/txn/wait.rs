@@ -142,7 +142,6 @@ impl Transaction<'_> {
                 if let Err(e) = self.check_not_blocked_by_bound_thread(w.info) {
                     break Err(e);
                 }
-                self.check_not_blocked_by_own_thread(w.info);
             }
             let a = &*self.agent;
             let still_waiting = || still_waiting(q, &a.shared, &a.lm, head, me, seen);
@@ -328,13 +327,13 @@ impl Transaction<'_> {
     }
 
     /// Refuses a wait, in every build, if a transaction in the way of this
-    /// one is bound to this thread (`Agent::bind_to_thread`, on another
-    /// agent): nothing but this thread could end it. Costs nothing unless
-    /// another agent is bound to this thread. Called only for a wait
-    /// without a time limit.
+    /// one is bound to this thread (on another agent; see `misuse.rs`):
+    /// nothing but this thread could end it. Binds this one here first (it
+    /// waits here). Costs a thread-local read unless another agent is bound
+    /// to this thread. Called only for a wait without a time limit.
     fn check_not_blocked_by_bound_thread(&mut self, info: WaitInfo) -> Result<(), LockError> {
-        let me_bound = self.agent.shared.bound_to.load(Ordering::Relaxed) != 0;
-        if misuse::bound_count() <= u32::from(me_bound) {
+        self.agent.bind_to_thread(true);
+        if misuse::bound_count() <= 1 {
             return Ok(());
         }
         let token = misuse::thread_token();
@@ -356,29 +355,6 @@ impl Transaction<'_> {
             });
         }
         Ok(())
-    }
-
-    /// Debug builds: panics, instead of parking for ever, if a transaction
-    /// in the way of this one is open on this same thread (on another agent;
-    /// see `misuse.rs`). Called only for a wait without a time limit.
-    #[inline]
-    pub(super) fn check_not_blocked_by_own_thread(&mut self, info: WaitInfo) {
-        let lm = self.agent.lm_addr();
-        if !misuse::others_open(lm, self.id()) {
-            return;
-        }
-        let b = self.blockers_now(info);
-        if let Some(t) = misuse::blocked_by_own_thread(lm, b.iter().map(|b| b.txn)) {
-            panic!(
-                "heirloom: transaction {} would wait for {} on lock {} in mode {}, but {t} is open on \
-                 this same thread (on another agent), so neither could ever proceed; a thread must \
-                 not block one of its agents on another",
-                self.id(),
-                t,
-                info.lock,
-                info.mode
-            );
-        }
     }
 }
 
