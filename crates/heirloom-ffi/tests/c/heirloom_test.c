@@ -941,6 +941,41 @@ static void an_event_loop_of_sessions(uint32_t table, uint32_t policy) {
            SESSIONS * EL_TRANSFERS, pendings, restarts, seconds_since(&t0));
 }
 
+/* Conversions under wait-die, as the policy's documentation states them:
+ * of two S holders, the younger asking for X dies against the older's S
+ * and keeps its S (doomed: it aborts); the older asking for X waits as a
+ * conversion (pending here, so that one thread can hold both) and is
+ * granted X when the younger ends. */
+static void wait_die_conversions(uint32_t table) {
+    heirloom_manager *m = new_manager(table, HEIRLOOM_POLICY_WAITDIE);
+    heirloom_agent *old = new_agent(m), *young = new_agent(m);
+    heirloom_lock_id r = row(9, 1);
+    uint32_t mode = 99;
+    OK(heirloom_begin(old));
+    OK(heirloom_begin(young));
+    OK(heirloom_lock(old, &r, HEIRLOOM_S));
+    OK(heirloom_lock(young, &r, HEIRLOOM_S));
+    int rc = heirloom_lock(young, &r, HEIRLOOM_X);
+    CHECK(rc == HEIRLOOM_EDIED, "table %u: the younger's conversion dies: %s", table, heirloom_code_name(rc));
+    OK(heirloom_held_mode(young, &r, &mode));
+    CHECK(mode == HEIRLOOM_S, "table %u: the younger keeps its S: %u", table, mode);
+    OK(heirloom_abort(young));
+    /* Again, now with the older converting first. */
+    OK(heirloom_retry(young)); /* as old as before: still the younger */
+    OK(heirloom_lock(young, &r, HEIRLOOM_S));
+    rc = heirloom_lock_start(old, &r, HEIRLOOM_X, HEIRLOOM_WAIT_POLICY, 0, el_wake, (void *)(intptr_t)0);
+    CHECK(rc == HEIRLOOM_PENDING, "table %u: the older's conversion waits: %s", table, heirloom_code_name(rc));
+    OK(heirloom_commit(young));
+    for (int i = 0; i < 20000 && (rc = heirloom_lock_poll(old)) == HEIRLOOM_PENDING; i++) usleep(1000);
+    CHECK(rc == HEIRLOOM_OK, "table %u: granted once the younger ended: %s", table, heirloom_code_name(rc));
+    OK(heirloom_held_mode(old, &r, &mode));
+    CHECK(mode == HEIRLOOM_X, "table %u: the older holds X: %u", table, mode);
+    OK(heirloom_commit(old));
+    OK(heirloom_agent_free(old));
+    OK(heirloom_agent_free(young));
+    heirloom_manager_free(m);
+}
+
 /* A pending request withdrawn by heirloom_lock_cancel: the transaction
  * goes on, the row is free for another once its holder commits, and
  * nothing is pending any more. heirloom_abort withdraws one too. */
@@ -1009,6 +1044,11 @@ int main(void) {
     after_a_panic();
     a_deadlock();
     a_pending_request_is_withdrawn();
+    wait_die_conversions(HEIRLOOM_TABLE_LATCHED);
+    wait_die_conversions(HEIRLOOM_TABLE_LATCHFREE);
+    wait_die_conversions(HEIRLOOM_TABLE_LATCHFREE_SWAP);
+    wait_die_conversions(HEIRLOOM_TABLE_SERVER);
+    wait_die_conversions(HEIRLOOM_TABLE_GLOBAL);
     {
         uint32_t el_tables[] = {HEIRLOOM_TABLE_LATCHED, HEIRLOOM_TABLE_LATCHFREE, HEIRLOOM_TABLE_SERVER,
                                 HEIRLOOM_TABLE_GLOBAL};
