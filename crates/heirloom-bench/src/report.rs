@@ -1,5 +1,6 @@
 //! Reports: the terminal table, JSON, CSV and the throughput plot.
 
+use crate::results::AbortCauses;
 use crate::runner::RunResult;
 use heirloom::TableKind;
 use plotters::prelude::*;
@@ -101,6 +102,16 @@ pub fn paired_ratio(a: &RunResult, b: &RunResult) -> f64 {
     ratio(a.tps, b.tps)
 }
 
+/// Wound-wait: the mean time from a wound to its victim's death, µs (0
+/// without wounds).
+fn wound_delay_us(c: &AbortCauses) -> f64 {
+    if c.wounded == 0 {
+        0.0
+    } else {
+        c.wound_delay_ns as f64 / c.wounded as f64 / 1e3
+    }
+}
+
 /// The terminal table.
 pub fn table(runs: &[RunResult]) -> String {
     let mut out = String::new();
@@ -116,6 +127,7 @@ pub fn table(runs: &[RunResult]) -> String {
     let deadlocks = runs
         .iter()
         .any(|r| r.abort_causes.deadlock > 0 || r.abort_causes.cycles_rejected > 0);
+    let wounds = runs.iter().any(|r| r.abort_causes.wounded > 0);
     // The policy column fits its longest label (`nowait+excl@never`), the
     // SLI column `on+k16`.
     let pw = runs.iter().map(|r| r.policy.len()).max().unwrap_or(0).max(12);
@@ -152,6 +164,9 @@ pub fn table(runs: &[RunResult]) -> String {
     }
     if deadlocks {
         out.push_str(&format!(" {:>9} {:>9}", "dlocks/s", "rejects/s"));
+    }
+    if wounds {
+        out.push_str(&format!(" {:>9} {:>9}", "wounds/s", "wound us"));
     }
     if ceiling {
         out.push_str(&format!(" {:>7}", "of none"));
@@ -214,6 +229,13 @@ pub fn table(runs: &[RunResult]) -> String {
                 " {:>9.0} {:>9.0}",
                 r.abort_causes.deadlock as f64 / secs,
                 r.abort_causes.cycles_rejected as f64 / secs
+            ));
+        }
+        if wounds {
+            out.push_str(&format!(
+                " {:>9.0} {:>9.1}",
+                r.abort_causes.wounded as f64 / secs,
+                wound_delay_us(&r.abort_causes)
             ));
         }
         if ceiling {
@@ -347,6 +369,8 @@ struct CsvRow<'a> {
     total_tps: f64,
     aborts_per_s: f64,
     deadlocks_per_s: f64,
+    wounds_per_s: f64,
+    wound_delay_us: f64,
     cycles_rejected_per_s: f64,
     p50_us: f64,
     p99_us: f64,
@@ -435,6 +459,8 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             total_tps: r.total_tps,
             aborts_per_s: r.aborted as f64 / r.seconds.max(1e-9),
             deadlocks_per_s: r.abort_causes.deadlock as f64 / r.seconds.max(1e-9),
+            wounds_per_s: r.abort_causes.wounded as f64 / r.seconds.max(1e-9),
+            wound_delay_us: wound_delay_us(&r.abort_causes),
             cycles_rejected_per_s: r.abort_causes.cycles_rejected as f64 / r.seconds.max(1e-9),
             p50_us: r.latency_us.p50,
             p99_us: r.latency_us.p99,

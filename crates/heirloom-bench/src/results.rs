@@ -89,6 +89,9 @@ pub struct AbortCauses {
     pub died: u64,
     /// Wound-wait wounds.
     pub wounded: u64,
+    /// Wound-wait: nanoseconds from each wound to its victim's death,
+    /// summed (`Stats::wound_delay_ns`).
+    pub wound_delay_ns: u64,
     /// Not aborts: cycles `detect` found and then rejected, because a
     /// second look showed one of their edges gone (each would have been a
     /// false deadlock).

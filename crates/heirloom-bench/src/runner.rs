@@ -368,6 +368,7 @@ pub fn run<W: Workload>(
             would_block: stats.would_block,
             died: stats.died,
             wounded: stats.wounded,
+            wound_delay_ns: stats.wound_delay_ns,
             cycles_rejected: stats.cycles_rejected,
         },
         tps: committed as f64 / measured.as_secs_f64(),

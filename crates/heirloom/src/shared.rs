@@ -80,6 +80,9 @@ pub(crate) struct WoundBox {
     pub(crate) wounded: AtomicU64,
     /// Who wounded it.
     pub(crate) wounded_by: AtomicU64,
+    /// When it was first wounded (`ManagerState::now_ns`): the victim
+    /// counts the time from there to its death (`Stats::wound_delay_ns`).
+    pub(crate) wounded_at: AtomicU64,
     /// The parking key of the request being waited for, or 0.
     pub(crate) waiting_req: AtomicUsize,
 }
@@ -251,6 +254,7 @@ impl ManagerState {
             wound: CachePadded::new(WoundBox {
                 wounded: AtomicU64::new(0),
                 wounded_by: AtomicU64::new(0),
+                wounded_at: AtomicU64::new(0),
                 waiting_req: AtomicUsize::new(0),
             }),
             wait: CachePadded::new(Mutex::new(None)),
@@ -296,8 +300,12 @@ impl ManagerState {
         // (transaction ids of one agent increase), hence `fetch_max`.
         // `wounded_by` is informational: with two racing wounders it names
         // one of them.
-        if a.wounded.load(Ordering::Relaxed) <= txn.0 {
+        let was = a.wounded.load(Ordering::Relaxed);
+        if was <= txn.0 {
             a.wounded_by.store(by.0, Ordering::Relaxed);
+            if was < txn.0 {
+                a.wounded_at.store(self.now_ns(), Ordering::Relaxed);
+            }
         }
         // Release: pairs with the victim's Acquire load of `wounded`, which
         // then reads our `wounded_by`.

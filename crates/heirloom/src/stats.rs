@@ -149,6 +149,10 @@ stats! {
     died,
     /// Wound-wait: transactions of this agent that were wounded.
     wounded,
+    /// Wound-wait: nanoseconds from the first wound of each of them to its
+    /// death (the lock call or the wait that saw the wound): how long a
+    /// wounded transaction kept its locks from its wounder.
+    wound_delay_ns,
     /// Restarts performed by `Agent::run`, and retries begun by
     /// `Agent::retry`.
     restarts,

@@ -36,10 +36,22 @@ impl Transaction<'_> {
         if let Some(by) = self.wounded_by()
             && self.agent.lm.threads_fit_cores()
         {
-            self.agent.shared.counters.wounded.bump();
+            self.count_wound();
             return Err(self.doom(LockError::Wounded { txn: self.id(), by }));
         }
         Ok(())
+    }
+
+    /// Counts this transaction's death by a wound, and the time since the
+    /// wound.
+    #[cold]
+    fn count_wound(&self) {
+        let s = &self.agent.shared;
+        s.counters.wounded.bump();
+        // Relaxed: written before the wound's Release `fetch_max`, which
+        // `wounded_by`'s Acquire load read.
+        let at = s.wound.wounded_at.load(Ordering::Relaxed);
+        s.counters.wound_delay_ns.add(self.agent.lm.now_ns().saturating_sub(at));
     }
 
     pub(super) fn wounded_by(&self) -> Option<TxnId> {
@@ -223,7 +235,7 @@ impl Transaction<'_> {
             return Some(Ok(()));
         }
         if let Some(by) = self.wounded_by() {
-            self.agent.shared.counters.wounded.bump();
+            self.count_wound();
             return Some(Err(LockError::Wounded { txn: self.id(), by }));
         }
         if let Some(partition) = self.agent.lm.table.failed(w.info.head) {

@@ -123,7 +123,9 @@ fn schedule(kind: TableKind, sli: Inheritance) {
 }
 
 /// With the threads on the cores (two agents, when there are two cores or
-/// more), the wounded `young` dies at its next lock call, a free row.
+/// more), the wounded `young` dies at its next lock call, a free row; the
+/// time it went on after the wound (here at least the 20 ms it works
+/// before that call) is counted in `wound_delay_ns`.
 #[test]
 fn while_threads_fit_the_cores_a_wound_dooms_at_once() {
     let lm = LockManager::builder()
@@ -139,8 +141,13 @@ fn while_threads_fit_the_cores_a_wound_dooms_at_once() {
     let mut agent = lm.agent();
     let (mut young, old) = wounded_holder(&lm, &mut agent, a, "latched");
     assert!(lm.inner.threads_fit_cores());
+    assert_eq!(young.agent_stats().wound_delay_ns, 0);
+    thread::sleep(std::time::Duration::from_millis(20));
     let r = young.lock(b, Mode::X);
     assert!(matches!(r, Err(LockError::Wounded { .. })), "{r:?}");
+    let s = young.agent_stats();
+    assert_eq!(s.wounded, 1);
+    assert!(s.wound_delay_ns >= 20_000_000, "{} ns", s.wound_delay_ns);
     young.abort();
     let r = old.recv_timeout(LIMIT).expect("the older transaction finishes");
     assert!(r.is_ok(), "{r:?}");
