@@ -464,3 +464,53 @@ fn block_on<F: Future>(mut f: std::pin::Pin<&mut F>) -> F::Output {
         std::thread::park();
     }
 }
+
+/// `wait_for_txn_async`: a session waits for another's end on the same
+/// thread without blocking it (the writer commits in its own task), holds
+/// nothing afterwards, and returns at once for a transaction that ended.
+#[test]
+fn a_session_waits_for_another_to_end_on_one_thread() {
+    for kind in TableKind::ALL {
+        let lm = Arc::new(manager(kind, ConflictPolicy::Detect));
+        let lm2 = lm.clone();
+        let (w, r) = within_a_minute("wait_for_txn_async", move || {
+            let lm = lm2;
+            let rt = one_thread();
+            let published = Arc::new(std::sync::Mutex::new(None));
+            let writer = {
+                let (lm, published) = (lm.clone(), published.clone());
+                rt.spawn(async move {
+                    let mut a = lm.agent();
+                    let mut t = a.begin();
+                    t.publish_id().unwrap();
+                    *published.lock().unwrap() = Some(t.id());
+                    for _ in 0..10 {
+                        tokio::task::yield_now().await;
+                    }
+                    t.commit()
+                })
+            };
+            let reader = rt.spawn(async move {
+                let writer_id = loop {
+                    if let Some(id) = *published.lock().unwrap() {
+                        break id;
+                    }
+                    tokio::task::yield_now().await;
+                };
+                let mut b = lm.agent();
+                let mut t = b.begin();
+                t.wait_for_txn_async(writer_id, Wait::Policy).await?;
+                assert_eq!(t.held_mode(LockId::transaction(writer_id)), None);
+                // Ended: at once.
+                t.wait_for_txn_async(writer_id, Wait::Policy).await?;
+                let waited = t.agent_stats().waits;
+                t.commit()?;
+                Ok::<u64, LockError>(waited)
+            });
+            rt.block_on(async { (writer.await.unwrap(), reader.await.unwrap()) })
+        });
+        w.unwrap();
+        assert_eq!(r.unwrap(), 1, "{kind:?}: the first wait waited, the second did not");
+        assert!(lm.snapshot().is_empty(), "{kind:?}: {}", lm.snapshot());
+    }
+}

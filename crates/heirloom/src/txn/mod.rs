@@ -623,6 +623,14 @@ impl<'a> Transaction<'a> {
     /// # Ok::<(), heirloom::LockError>(())
     /// ```
     pub fn wait_for_txn(&mut self, other: TxnId, wait: Wait) -> Result<(), LockError> {
+        let id = self.txn_wait_begins(other)?;
+        self.lock_with(id, Mode::S, wait)?;
+        self.txn_wait_ends(id)
+    }
+
+    /// The lock a wait for `other` to end requests, counted
+    /// (`wait_for_txn`, `wait_for_txn_async`).
+    pub(super) fn txn_wait_begins(&mut self, other: TxnId) -> Result<LockId, LockError> {
         let id = LockId::transaction(other);
         if other == self.id() {
             return Err(LockError::InvalidRequest {
@@ -632,7 +640,12 @@ impl<'a> Transaction<'a> {
             });
         }
         self.agent.shared.counters.txn_waits.bump();
-        self.lock_with(id, Mode::S, wait)?;
+        Ok(id)
+    }
+
+    /// A wait for another transaction's end was granted: its S on the
+    /// transaction lock `id` goes at once.
+    pub(super) fn txn_wait_ends(&mut self, id: LockId) -> Result<(), LockError> {
         if self.agent.lm.no_locks {
             return Ok(());
         }

@@ -115,6 +115,17 @@ impl<'a> Transaction<'a> {
         self.lock_with_async(id, mode, Wait::Policy)
     }
 
+    /// [`Transaction::wait_for_txn`] as a future: waits for `other` to end
+    /// without blocking the thread ([`Transaction::lock_async`]'s request
+    /// for S on `other`'s transaction lock, released in the same poll that
+    /// sees it granted). Dropping the future withdraws the wait, as
+    /// dropping a [`LockFuture`] does, and the transaction goes on.
+    pub async fn wait_for_txn_async(&mut self, other: TxnId, wait: Wait) -> Result<(), LockError> {
+        let id = self.txn_wait_begins(other)?;
+        self.lock_with_async(id, Mode::S, wait).await?;
+        self.txn_wait_ends(id)
+    }
+
     /// [`Transaction::lock_with`] as a future ([`Transaction::lock_async`]).
     pub fn lock_with_async<'t>(&'t mut self, id: LockId, mode: Mode, wait: Wait) -> LockFuture<'t, 'a> {
         LockFuture {
