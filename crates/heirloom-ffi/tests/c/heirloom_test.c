@@ -233,6 +233,17 @@ struct mover {
     int code[2];
 };
 
+/* Returns once the snapshot of `m` shows a waiter (20 s at most). */
+static void until_someone_waits(heirloom_manager *m) {
+    for (int i = 0; i < 20000; i++) {
+        char *snap = heirloom_manager_snapshot_json(m);
+        int waiting = snap && strstr(snap, "\"waiters\":[{") != NULL;
+        heirloom_string_free(snap);
+        if (waiting) return;
+        usleep(1000);
+    }
+}
+
 /* Takes row 7 in X through an agent whose transaction another thread
  * began, says so, waits until somebody waits for the row, and commits. */
 static void *move_here(void *arg) {
@@ -240,13 +251,7 @@ static void *move_here(void *arg) {
     heirloom_lock_id r = row(1, 7);
     mv->code[0] = heirloom_lock(mv->a, &r, HEIRLOOM_X);
     pthread_barrier_wait(mv->moved);
-    for (int i = 0; i < 20000; i++) { /* 20 s at most */
-        char *snap = heirloom_manager_snapshot_json(mv->m);
-        int waiting = snap && strstr(snap, "\"waiters\":[{") != NULL;
-        heirloom_string_free(snap);
-        if (waiting) break;
-        usleep(1000);
-    }
+    until_someone_waits(mv->m);
     mv->code[1] = heirloom_commit(mv->a);
     return NULL;
 }
@@ -288,13 +293,7 @@ static void another_thread(void) {
 /* Commits `arg`'s agent once somebody waits for a lock (20 s at most). */
 static void *commit_when_waited(void *arg) {
     struct mover *mv = arg;
-    for (int i = 0; i < 20000; i++) {
-        char *snap = heirloom_manager_snapshot_json(mv->m);
-        int waiting = snap && strstr(snap, "\"waiters\":[{") != NULL;
-        heirloom_string_free(snap);
-        if (waiting) break;
-        usleep(1000);
-    }
+    until_someone_waits(mv->m);
     mv->code[0] = heirloom_commit(mv->a);
     return NULL;
 }
