@@ -256,6 +256,16 @@ static void *move_here(void *arg) {
     return NULL;
 }
 
+/* `a` holds `r` in X, its binding on this thread: B's request for S on
+ * this thread is refused (a wait for this thread's own); both end. */
+static void own_wait_is_refused(heirloom_agent *a, heirloom_agent *b, const heirloom_lock_id *r) {
+    OK(heirloom_begin(b));
+    CHECK(heirloom_lock(b, r, HEIRLOOM_S) == HEIRLOOM_EMISUSE, "a wait for this thread's own: %s",
+          heirloom_message(b));
+    OK(heirloom_abort(b));
+    OK(heirloom_commit(a));
+}
+
 static void another_thread(void) {
     heirloom_manager *m = new_manager(HEIRLOOM_TABLE_LATCHFREE, HEIRLOOM_POLICY_DETECT);
     heirloom_agent *a = new_agent(m), *b = new_agent(m);
@@ -279,11 +289,7 @@ static void another_thread(void) {
      * wait here for it is refused again. */
     OK(heirloom_begin(a));
     OK(heirloom_lock(a, &r, HEIRLOOM_X));
-    OK(heirloom_begin(b));
-    CHECK(heirloom_lock(b, &r, HEIRLOOM_S) == HEIRLOOM_EMISUSE, "a wait for this thread's own: %s",
-          heirloom_message(b));
-    OK(heirloom_abort(b));
-    OK(heirloom_commit(a));
+    own_wait_is_refused(a, b, &r);
     pthread_barrier_destroy(&moved);
     OK(heirloom_agent_free(a));
     OK(heirloom_agent_free(b));
@@ -322,11 +328,7 @@ static void a_worker_puts_a_session_down(uint32_t table) {
     OK(heirloom_begin(a));
     OK(heirloom_agent_unbind(a));
     OK(heirloom_lock(a, &r, HEIRLOOM_X));
-    OK(heirloom_begin(b));
-    CHECK(heirloom_lock(b, &r, HEIRLOOM_S) == HEIRLOOM_EMISUSE, "a wait for this thread's own: %s",
-          heirloom_message(b));
-    OK(heirloom_abort(b));
-    OK(heirloom_commit(a));
+    own_wait_is_refused(a, b, &r);
     /* Without a transaction, and on a freed handle. */
     OK(heirloom_agent_unbind(a));
     OK(heirloom_agent_free(a));
