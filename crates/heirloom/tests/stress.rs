@@ -11,15 +11,16 @@ use std::time::Duration;
 use common::{Ghost, Rng};
 use heirloom::{ConflictPolicy, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind, TxnId, Wait};
 
-/// A random request: mostly rows, sometimes whole tables in any mode.
-fn pick(rng: &mut Rng) -> (LockId, Mode) {
+/// A random request: mostly rows (`rows` a table), sometimes whole tables
+/// in any mode.
+fn pick(rng: &mut Rng, rows: u64) -> (LockId, Mode) {
     let t = TableId::new(0, rng.below(3) as u32);
     if rng.below(10) == 0 {
         let m = [Mode::IS, Mode::IX, Mode::S, Mode::SIX, Mode::X][rng.below(5) as usize];
         (LockId::table(t), m)
     } else {
         let m = if rng.below(3) == 0 { Mode::X } else { Mode::S };
-        (LockId::row(t, rng.below(8)), m)
+        (LockId::row(t, rng.below(rows)), m)
     }
 }
 
@@ -88,12 +89,33 @@ fn stress(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, threads: us
 /// `stress` with the intention-lock fast path on or off
 /// (`Builder::fast_path`).
 fn stress_with(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, fast: bool, threads: usize, txns: usize) {
+    stress_shaped(kind, policy, sli, fast, threads, txns, Shape { buckets: 64, rows: 8 });
+}
+
+/// The table's buckets and the rows of each table the workers pick from.
+#[derive(Clone, Copy)]
+struct Shape {
+    buckets: usize,
+    rows: u64,
+}
+
+/// `stress_with` on a table of `shape.buckets`, over `shape.rows` rows a
+/// table.
+fn stress_shaped(
+    kind: TableKind,
+    policy: ConflictPolicy,
+    sli: Inheritance,
+    fast: bool,
+    threads: usize,
+    txns: usize,
+    shape: Shape,
+) {
     let lm = LockManager::builder()
         .table(kind)
         .conflicts(policy)
         .inheritance(sli)
         .fast_path(fast)
-        .buckets(64)
+        .buckets(shape.buckets)
         .build();
     let ghost = Arc::new(Ghost::default());
     let handles: Vec<_> = (0..threads)
@@ -105,7 +127,7 @@ fn stress_with(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, fast: 
                 let mut done = 0;
                 for _ in 0..txns {
                     let ops = 1 + rng.below(4);
-                    let plan: Vec<_> = (0..ops).map(|_| pick(&mut rng)).collect();
+                    let plan: Vec<_> = (0..ops).map(|_| pick(&mut rng, shape.rows)).collect();
                     let batched = rng.below(3) == 0;
                     run_plan(&mut agent, &ghost, &plan, batched, || rng.below(4) == 0).unwrap();
                     done += 1;
@@ -149,6 +171,20 @@ fn inheritance_under_every_policy_keeps_grants_compatible() {
             for sli in [Inheritance::On, Inheritance::Always] {
                 stress(kind, policy, sli, 8, 300);
             }
+        }
+    }
+}
+
+/// One bucket, and rows enough that the latch-free table splits its list
+/// (a walk meets eight requests of other locks at its end) while requests
+/// of one lock wait on both sides of a freeze: the waiters below are woken
+/// by the holders above, every policy judges the same order.
+#[test]
+fn latchfree_lists_that_split_keep_grants_compatible() {
+    for policy in common::policies(Duration::from_millis(5)) {
+        for sli in [Inheritance::Off, Inheritance::On] {
+            let shape = Shape { buckets: 1, rows: 24 };
+            stress_shaped(TableKind::LatchFree, policy, sli, true, 8, 300, shape);
         }
     }
 }

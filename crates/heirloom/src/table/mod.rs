@@ -51,9 +51,12 @@ pub const DEFAULT_BUCKETS: usize = 1 << 8;
 /// [`Builder::buckets`](crate::Builder::buckets)): 4,096 buckets, enough
 /// that short transactions rarely share a list and few enough to stay in
 /// cache (MEASUREMENTS.md, "A latched table that grows; 4,096 latch-free
-/// buckets"). These tables do not grow: a
-/// new lock walks its bucket's list, so a transaction's cost per lock
-/// grows with the locks it holds (the same entry); set more buckets
+/// buckets"). A new lock walks its bucket's list. The latch-free table
+/// ([`TableKind::LatchFree`]) splits a list that got long into lists
+/// below it, so a transaction that holds a million locks pays about as
+/// much for the last as for the first (MEASUREMENTS.md, "Latch-free lists
+/// that split"). The swap table ([`TableKind::LatchFreeSwap`]) does not
+/// grow: its cost per lock grows with the locks held, so set more buckets
 /// for transactions that hold hundreds of thousands.
 pub const DEFAULT_LATCHFREE_BUCKETS: usize = 1 << 12;
 

@@ -98,7 +98,9 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         if try_fast && let Some(h) = unsafe { holds::try_node(self, c, id, r, mode, wake) } {
             return (Outcome::Granted, h);
         }
-        let (bi, b) = self.bucket_of(id);
+        let hash = id.hash64();
+        let bi = (hash & self.mask) as usize;
+        let b = &self.buckets[bi];
         let words = id.words();
         // SAFETY: the caller's own live request (the contract).
         let q = unsafe { r.get() };
@@ -151,11 +153,27 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             None => true,
             Some((f, s)) => s >= fast::SLOTS && (!fast::strong_at(s, mode) || !f.in_way(s, words, mode, q.agent)),
         };
+        let route = Route::new(hash, self.bits);
         if alone {
-            // SAFETY: the unprotected head is only compared with null,
+            // SAFETY: the unprotected heads are only compared with null,
             // never dereferenced.
             let unprotected = unsafe { epoch::unprotected() };
-            if b.head.load(Ordering::Relaxed, unprotected).is_null() {
+            // Down past empty frozen lists (`split.rs`): nothing of the lock
+            // is in them, and nothing will be.
+            let (mut l, mut depth) = (b.level(), 0);
+            let mut head = l.head.load(Ordering::Relaxed, unprotected);
+            while head == Shared::null().with_tag(FROZEN)
+                && let Some(below) = l.below(route, depth + 1)
+            {
+                // Acquire: pairs with the unlink that emptied the frozen
+                // list (AcqRel, after its request went OBSOLETE), as the CAS
+                // below does for the list it appends to: the last holder's
+                // work above happens before our grant below.
+                fence(Ordering::Acquire);
+                (l, depth) = (below, depth + 1);
+                head = l.head.load(Ordering::Relaxed, unprotected);
+            }
+            if head == Shared::null() {
                 fill(q, words, mode);
                 q.status.store(GRANTED, Ordering::Relaxed);
                 // AcqRel: Release publishes the node's fields to walkers;
@@ -164,14 +182,14 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 // OBSOLETE), so the last holder's work happens before our
                 // grant, as a walk's Acquire load of OBSOLETE makes it.
                 let new = Shared::from(r.as_ptr());
-                if noted(&b.head)
+                if noted(l.head)
                     .compare_exchange(Shared::null(), new, Ordering::AcqRel, Ordering::Relaxed, unprotected)
                     .is_ok()
                 {
                     self.note_heat(b, id, false);
-                    return (Outcome::Granted, h);
+                    return (Outcome::Granted, h.at_depth(depth));
                 }
-                // Somebody appended first: the walk below.
+                // Somebody appended (or froze) first: the walk below.
             }
         }
         // Pinned before the node's fields are written: the pin's locked
@@ -184,19 +202,29 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         let mut hot = false;
         // Counted in `waiting` while it may be linked as WAITING.
         let mut counted = false;
-        let waiting = loop {
+        let (waiting, depth) = loop {
             let mut ahead = Ahead::new(own_fast);
-            let last = Self::walk(b, c, &g, |n| {
+            let end = Self::walk(b, route, c, &g, |n| {
                 match n {
                     None => ahead.restart(),
                     Some((_, x)) => ahead.note(x, words, me, mode, &g),
                 }
                 Visit::Next
             });
-            let Some(last) = last else {
+            let Some(end) = end else {
                 unreachable!("a walk without a stop reaches the end")
             };
-            let Ahead { first, shared, .. } = ahead;
+            let Ahead {
+                first, shared, same, ..
+            } = ahead;
+            // A leaf long with other locks' requests is split, and the walk
+            // goes again, down into the new list (`split.rs`). `same`
+            // counts the lock's requests on the whole route, so the leaf
+            // holds at least `len - same` of other locks.
+            if end.len.saturating_sub(same) >= self.split_at && end.depth < self.max_depth {
+                end.list.split(end.link, &g);
+                continue;
+            }
             hot |= shared || first.is_some();
             let blocked_fast = first.is_none() && a.fast_in_way();
             if !may_wait && (first.is_some() || blocked_fast) {
@@ -232,8 +260,8 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 .store(if waiting { WAITING } else { GRANTED }, Ordering::Relaxed);
             // Release: publishes the node's fields to walkers (their Acquire
             // loads of the pointer).
-            match noted(last).compare_exchange(Shared::null(), new, Ordering::Release, Ordering::Relaxed, &g) {
-                Ok(_) => break waiting,
+            match noted(end.link).compare_exchange(Shared::null(), new, Ordering::Release, Ordering::Relaxed, &g) {
+                Ok(_) => break (waiting, end.depth),
                 Err(_) => {
                     // Somebody appended, or the last node was marked: walk again.
                     c.cas_retries.bump();
@@ -242,6 +270,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             }
         };
         self.note_heat(b, id, hot);
+        let h = h.at_depth(depth);
         if !waiting {
             return (Outcome::Granted, h);
         }

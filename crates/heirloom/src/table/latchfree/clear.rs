@@ -49,7 +49,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // ahead of it.
         let own_fast = self.own_fast(words, q.agent);
         let mut own = own_fast;
-        Self::walk(b, c, g, |n| match n {
+        Self::walk(b, self.route(words), c, g, |n| match n {
             None => {
                 found = Clearance::Gone;
                 own = own_fast;

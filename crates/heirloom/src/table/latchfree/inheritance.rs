@@ -80,7 +80,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
         let (mode, me) = (q.mode(), q.txn.load(Ordering::Relaxed));
         let mut blocks = false;
-        Self::walk(b, c, &g, |n| match n {
+        Self::walk(b, self.route(words), c, &g, |n| match n {
             None => {
                 blocks = false;
                 Visit::Next

@@ -79,6 +79,9 @@ pub(super) fn shut_out_by_own(x: &Request, own: Mode) -> bool {
 pub(super) struct Ahead<'g> {
     pub(super) first: Option<&'g Request>,
     pub(super) shared: bool,
+    /// Requests of the lock met (any transaction's): the rest of a list's
+    /// are other locks' (`split.rs`).
+    pub(super) same: u32,
     pub(super) own: Mode,
     /// The caller's own fast holds on the lock: where `own` starts.
     pub(super) own_fast: Mode,
@@ -90,6 +93,7 @@ impl<'g> Ahead<'g> {
         Ahead {
             first: None,
             shared: false,
+            same: 0,
             own: own_fast,
             own_fast,
         }
@@ -108,6 +112,7 @@ impl<'g> Ahead<'g> {
         if !same_lock(x, words) {
             return;
         }
+        self.same += 1;
         if x.txn.load(Ordering::Relaxed) == me {
             note_own(x, &mut self.own);
         } else if !shut_out_by_own(x, self.own) && in_way(x, mode, g) {
@@ -133,9 +138,12 @@ pub(super) fn note_own(x: &Request, own: &mut Mode) {
 /// waits only for those ahead of it), and whoever swapped `n` out of the
 /// tail links behind it later, reading the mark, and through it `n`'s
 /// OBSOLETE (`link`).
+///
+/// A request last in a frozen list (`split.rs`) may have requests of its
+/// lock behind it in the lists below: that counts as linked behind.
 #[inline]
 pub(super) fn mark(n: &Request, g: &Guard) -> bool {
-    !noted(&n.next).fetch_or(MARK, Ordering::AcqRel, g).with_tag(0).is_null()
+    split::behind(noted(&n.next).fetch_or(MARK, Ordering::AcqRel, g))
 }
 
 /// A walk's unlink of the marked `node` (at `cur`): one CAS of its
@@ -228,37 +236,78 @@ pub(super) fn link_pending(c: &AgentCounters, pauses: &mut u32) {
 }
 
 impl<const SWAP: bool> LatchFree<SWAP> {
-    /// Walks the list of `b` from its head, unlinking marked requests on the
-    /// way, and calls `visit(Some(node))` for every unmarked one in order.
-    /// When an unlink fails (the predecessor changed) it calls
-    /// `visit(None)` and starts again from the head. Returns the `next` link
-    /// found null at the end (CAS append), or `None` if the visitor stopped
-    /// or the list is appended by swaps (`walk_swapped`).
+    /// Walks the route of a lock (`route`, see `split.rs`) from the head of
+    /// `b`'s list, unlinking marked requests on the way, and calls
+    /// `visit(Some(node))` for every unmarked one in order: the bucket's
+    /// list, then, past its frozen end, the list below that the route
+    /// names, down to the leaf. When an unlink fails (the predecessor
+    /// changed) it calls `visit(None)` and starts again from the bucket's
+    /// head. Returns the end of the leaf (CAS append), or `None` if the
+    /// visitor stopped or the list is appended by swaps (`walk_swapped`,
+    /// one list: that table does not split).
     #[inline]
     pub(super) fn walk<'g>(
         b: &'g Bucket,
+        route: Route,
         c: &AgentCounters,
         g: &'g Guard,
-        mut visit: impl FnMut(Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
-    ) -> Option<&'g epoch::Atomic<Request>> {
+        visit: impl FnMut(Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
+    ) -> Option<End<'g>> {
         if SWAP {
             Self::walk_swapped(b, c, g, visit);
             return None;
         }
+        Self::walk_route(b.level(), route, c, g, visit)
+    }
+
+    /// `walk` of the one list `l`, whatever is below it (CAS append).
+    #[inline]
+    pub(super) fn walk_list<'g>(
+        l: List<'g>,
+        c: &AgentCounters,
+        g: &'g Guard,
+        visit: impl FnMut(Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
+    ) -> Option<End<'g>> {
+        Self::walk_route(l, Route::ONE, c, g, visit)
+    }
+
+    #[inline]
+    fn walk_route<'g>(
+        top: List<'g>,
+        route: Route,
+        c: &AgentCounters,
+        g: &'g Guard,
+        mut visit: impl FnMut(Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
+    ) -> Option<End<'g>> {
         'restart: loop {
-            let mut pred = &b.head;
+            let (mut level, mut depth, mut len) = (top, 0, 0);
+            let mut pred = level.head;
             // Acquire: pairs with the Release CAS that linked the node, so its
             // fields are visible.
             let mut cur = pred.load(Ordering::Acquire, g);
             loop {
                 if cur.is_null() {
-                    return Some(pred);
+                    // The end of a frozen list: on to the one below.
+                    if cur.tag() & FROZEN != 0
+                        && let Some(below) = level.below(route, depth + 1)
+                    {
+                        (level, depth, len) = (below, depth + 1, 0);
+                        pred = level.head;
+                        cur = pred.load(Ordering::Acquire, g);
+                        continue;
+                    }
+                    return Some(End {
+                        link: pred,
+                        list: level,
+                        depth,
+                        len,
+                    });
                 }
                 // SAFETY: non-null, loaded from the list while `g` is pinned.
                 let node = unsafe { req(cur) };
                 let next = node.next.load(Ordering::Acquire, g);
-                if next.tag() == MARK {
-                    let succ = next.with_tag(0);
+                if next.tag() & MARK != 0 {
+                    let succ = split::succ(next);
                     if unlink(pred, cur, succ, node, c, g) {
                         cur = succ;
                         continue;
@@ -266,6 +315,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                     visit(None);
                     continue 'restart;
                 }
+                len += 1;
                 if let Visit::Stop = visit(Some((cur, node))) {
                     return None;
                 }

@@ -11,6 +11,13 @@
 //! count of WAITING requests and a heat window. The request nodes are the
 //! agents' own (`request.rs`: `next`, the lock id words, `recycle`).
 //!
+//! The CAS-append table grows: a list that got long with other locks'
+//! requests is frozen and lists below it take the appends, so a lock's
+//! requests lie on a *route* of lists, read from the bucket down, in
+//! arrival order as one list's are (`split.rs`). Everything below speaks
+//! of "the list"; for that table read "the lock's route". The bucket's
+//! `waiting` and heat window serve its whole tree.
+//!
 //! Request states (`Request::status`): GRANTED is the paper's ACTIVE — a
 //! request is linked as GRANTED when nothing ahead of it was in its way,
 //! else as WAITING; GRANTED and WAITING requests of another transaction are
@@ -194,10 +201,12 @@ mod list;
 mod reclaim;
 mod release;
 mod snapshot;
+mod split;
 
 use list::{Ahead, fill, in_way, mark, note_own, same_lock, shut_out_by_own};
 pub(crate) use reclaim::hand_over_retired;
 use reclaim::{retire, returned};
+use split::{End, FROZEN, List, MAX_DEPTH, Route};
 
 /// `epoch::pin`, counted by the sharing instrument (`sharing.rs`).
 #[inline(always)]
@@ -221,7 +230,8 @@ const MARK: usize = 1;
 
 /// This table's handle ([`LockTable::Handle`]):
 /// the bucket in bits 0..32, the lock's fast-path slot (a row's: its
-/// stripe's) plus one in bits 32..56 (0: none), and flags: a fast hold
+/// stripe's) plus one in bits 32..56 (0: none), the depth of the request's
+/// list below its bucket in bits 56..60 (`split.rs`), and flags: a fast hold
 /// ([`Handle::FAST`], linked nowhere), a strong request counted in its
 /// slot's word (`STRONG`) or registered in its agent's record
 /// (`REGISTERED` too; `fast::Strong`).
@@ -229,11 +239,13 @@ const MARK: usize = 1;
 pub(crate) struct At(usize);
 
 const _: () = assert!(fast::SLOTS + fast::rows::STRIPES < At::SLOT_MASK);
+const _: () = assert!(MAX_DEPTH < 16 && (Handle::FAST | At::STRONG | At::REGISTERED) >> At::DEPTH >= 16);
 
 impl At {
     const BUCKET: usize = 0xffff_ffff;
     const SLOT: u32 = 32;
     const SLOT_MASK: usize = 0xff_ffff;
+    const DEPTH: u32 = 56;
     const FAST: usize = Handle::FAST;
     const STRONG: usize = 1 << 60;
     const REGISTERED: usize = 1 << 61;
@@ -256,9 +268,21 @@ impl At {
         At(bucket | (slot + 1) << At::SLOT | At::FAST)
     }
 
+    /// The handle of a request linked `depth` lists below its bucket.
+    #[inline(always)]
+    fn at_depth(self, depth: u32) -> Self {
+        At(self.0 | (depth as usize) << At::DEPTH)
+    }
+
     #[inline]
     fn bucket(self) -> usize {
         self.0 & At::BUCKET
+    }
+
+    /// How far below its bucket the request's list is (0: the bucket's own).
+    #[inline]
+    fn depth(self) -> u32 {
+        ((self.0 >> At::DEPTH) & 0xf) as u32
     }
 
     /// The fast-path slot named in the handle.
@@ -323,7 +347,9 @@ struct Bucket {
     /// if its i-th most recent acquisition met another transaction's request
     /// on it or retried a CAS). See the module docs.
     heat: AtomicU64,
-    _line: [u8; 64 - 24],
+    /// The lists below, once the list was split (`split.rs`; CAS append only).
+    child: crate::sync::AtomicPtr<split::Sub>,
+    _line: [u8; 64 - 32],
     /// Swap append only: the last request appended (null: the list is
     /// empty). An append swaps it, then links behind the request it
     /// swapped out (`link`).
@@ -342,6 +368,14 @@ enum Visit {
 pub(crate) struct LatchFree<const SWAP: bool = false> {
     buckets: Box<[CachePadded<Bucket>]>,
     mask: u64,
+    /// log2 of the bucket count: the hash bits that choose a bucket.
+    bits: u32,
+    /// Levels a list may be split into below its bucket (`split.rs`): as
+    /// many as the hash has bits left for, at most `MAX_DEPTH`; none for
+    /// the swap append.
+    max_depth: u32,
+    /// Requests of other locks in a leaf that split it (`split::SPLIT_AT`).
+    split_at: u32,
     /// The intention-lock fast path (`fast.rs`), when on.
     fast: Option<Box<fast::Fast>>,
 }
@@ -382,14 +416,30 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                         head: epoch::Atomic::null(),
                         waiting: AtomicU32::new(0),
                         heat: AtomicU64::new(0),
-                        _line: [0; 64 - 24],
+                        child: crate::sync::AtomicPtr::new(ptr::null_mut()),
+                        _line: [0; 64 - 32],
                         tail: epoch::Atomic::null(),
                     })
                 })
                 .collect(),
             mask: n as u64 - 1,
+            bits: n.trailing_zeros(),
+            max_depth: if SWAP {
+                0
+            } else {
+                ((64 - n.trailing_zeros()) / split::FANOUT.trailing_zeros()).min(MAX_DEPTH)
+            },
+            split_at: split::SPLIT_AT,
             fast: fast_path.then(|| Box::new(fast::Fast::with_rows(rows))),
         }
+    }
+
+    /// The same table, splitting a leaf at `n` requests of other locks
+    /// (the tests' and models').
+    #[cfg(test)]
+    pub(crate) fn splitting_at(mut self, n: u32) -> Self {
+        self.split_at = n;
+        self
     }
 
     #[inline]
@@ -402,6 +452,28 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     fn bucket_of(&self, id: LockId) -> (usize, &Bucket) {
         let bi = (id.hash64() & self.mask) as usize;
         (bi, &self.buckets[bi])
+    }
+
+    /// The route below its bucket of the lock of `words` (`split.rs`).
+    #[inline]
+    fn route(&self, words: (u64, u64)) -> Route {
+        Route::new(LockId::from_words(words.0, words.1).hash64(), self.bits)
+    }
+
+    /// The list that the caller's own request `q`, of handle `h`, was
+    /// linked in: its bucket's, or one below on its lock's route.
+    #[inline]
+    fn list_of(&self, h: At, q: &Request) -> List<'_> {
+        let mut l = self.bucket(h).level();
+        let depth = h.depth();
+        if depth != 0 {
+            let route = self.route((q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed)));
+            for d in 1..=depth {
+                // Linked there, so the lists down to it exist.
+                l = l.below(route, d).expect("a request's list exists");
+            }
+        }
+        l
     }
 
     /// The fast-path slot of the lock of `words`, if it has one (looked up,
@@ -557,12 +629,18 @@ unsafe impl<const SWAP: bool> LockTable for LatchFree<SWAP> {
         let g = pin();
         let target = r.as_ptr();
         let mut found = None;
-        Self::walk(b, c, &g, |n| match n {
-            Some((n, x)) if n.as_raw() == target => {
-                found = Some(x);
-                Visit::Stop
+        // Its route is not known before it is found: every list of the
+        // bucket, one by one.
+        b.level().each_list(&mut |l| {
+            if found.is_none() {
+                Self::walk_list(l, c, &g, |n| match n {
+                    Some((n, x)) if n.as_raw() == target => {
+                        found = Some(x);
+                        Visit::Stop
+                    }
+                    _ => Visit::Next,
+                });
             }
-            _ => Visit::Next,
         });
         // Reached through the list during our pin: alive until we unpin.
         let Some(q) = found else {
@@ -576,7 +654,7 @@ unsafe impl<const SWAP: bool> LockTable for LatchFree<SWAP> {
         let start = out.len();
         let own_fast = self.own_fast(words, q.agent);
         let mut own = own_fast;
-        Self::walk(b, c, &g, |n| match n {
+        Self::walk(b, self.route(words), c, &g, |n| match n {
             None => {
                 out.truncate(start);
                 own = own_fast;
@@ -651,16 +729,19 @@ impl<const SWAP: bool> Drop for LatchFree<SWAP> {
         let g = pin();
         for b in self.buckets.iter() {
             b.tail.store(Shared::null(), Ordering::Relaxed);
-            let mut cur = b.head.swap(Shared::null(), Ordering::AcqRel, &g);
-            while !cur.is_null() {
-                // SAFETY: non-null, loaded from the list while pinned.
-                let next = unsafe { req(cur) }.next.load(Ordering::Acquire, &g).with_tag(0);
-                let r = ReqPtr::from_raw(cur.as_raw());
-                // SAFETY: linked, so not retired: nobody else will decide for
-                // it, and no thread can reach it (every agent is gone).
-                unsafe { returned(r) };
-                cur = next;
-            }
+            b.level().each_list(&mut |l| {
+                let mut cur = l.head.swap(Shared::null(), Ordering::AcqRel, &g);
+                while !cur.is_null() {
+                    // SAFETY: non-null, loaded from the list while pinned.
+                    let next = unsafe { req(cur) }.next.load(Ordering::Acquire, &g).with_tag(0);
+                    let r = ReqPtr::from_raw(cur.as_raw());
+                    // SAFETY: linked, so not retired: nobody else will decide
+                    // for it, and no thread can reach it (every agent is gone).
+                    unsafe { returned(r) };
+                    cur = next;
+                }
+            });
+            b.level().free_below();
         }
     }
 }
@@ -669,6 +750,10 @@ impl<const SWAP: bool> Drop for LatchFree<SWAP> {
 mod tests {
     #[cfg(heirloom_loom)]
     mod loom_latchfree;
+    #[cfg(heirloom_loom)]
+    mod loom_split;
+    #[cfg(not(heirloom_loom))]
+    mod split;
     #[cfg(not(heirloom_loom))]
     mod unlink;
 }

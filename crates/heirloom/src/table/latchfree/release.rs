@@ -74,7 +74,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         wake: &mut Vec<ReqPtr>,
         g: &Guard,
     ) {
-        Self::walk(b, c, g, |n| {
+        Self::walk(b, self.route(words), c, g, |n| {
             if let Some((_, x)) = n
                 && same_lock(x, words)
                 && x.status.load(Ordering::Acquire) == WAITING
@@ -87,16 +87,16 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         });
     }
 
-    /// Unlinks the marked `r` at once if it is first in its list (the common
-    /// case for row locks; the caller owns `r`), and answers whether it did;
-    /// otherwise `unlink_own` or the next walk will.
+    /// Unlinks the marked `r` at once if it is first in its list `l` (the
+    /// common case for row locks; the caller owns `r`), and answers whether
+    /// it did; otherwise `unlink_own` or the next walk will.
     #[inline]
-    pub(super) fn unlink_if_first(&self, b: &Bucket, r: &Request, g: &Guard) -> bool {
-        let cur = b.head.load(Ordering::Acquire, g);
+    pub(super) fn unlink_if_first(&self, l: List<'_>, r: &Request, g: &Guard) -> bool {
+        let cur = l.head.load(Ordering::Acquire, g);
         if ptr::eq(cur.as_raw(), r) {
             let next = r.next.load(Ordering::Acquire, g);
-            if noted(&b.head)
-                .compare_exchange(cur, next.with_tag(0), Ordering::AcqRel, Ordering::Relaxed, g)
+            if noted(l.head)
+                .compare_exchange(cur, split::succ(next), Ordering::AcqRel, Ordering::Relaxed, g)
                 .is_ok()
             {
                 // Its owner (us) retires it with others of its own: the
@@ -122,25 +122,25 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// list is on its way (swap append), or once the list changed under two
     /// of its unlinks.
     #[inline(never)]
-    pub(super) fn unlink_own(&self, b: &Bucket, c: &AgentCounters, q: &Request) {
+    pub(super) fn unlink_own(&self, l: List<'_>, c: &AgentCounters, q: &Request) {
         let g = pin();
         let mut changed = 0;
         'restart: loop {
-            let mut pred = &b.head;
+            let mut pred = l.head;
             // Acquire: as a walk's.
             let mut cur = pred.load(Ordering::Acquire, &g);
             while !cur.is_null() {
                 // SAFETY: non-null, loaded from the list while `g` is pinned.
                 let node = unsafe { req(cur) };
                 let next = node.next.load(Ordering::Acquire, &g);
-                let succ = next.with_tag(0);
+                let succ = split::succ(next);
                 if SWAP && succ.is_null() {
                     // The tail, or a link on its way behind `node`: `q` (if
                     // not `node` itself) is not reached, and a marked `node`
                     // stays until its successor is linked.
                     return;
                 }
-                if next.tag() != MARK {
+                if next.tag() & MARK == 0 {
                     pred = &node.next;
                     cur = succ;
                     continue;
@@ -232,7 +232,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         if behind {
             // Not first (or the head moved): with a successor linked (or on
             // its way: then `unlink_own` leaves it to a later walk).
-            self.unlink_own(b, c, q);
+            self.unlink_own(b.level(), c, q);
         }
         behind
     }
@@ -309,8 +309,9 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         if mark(q, g) {
             self.after_release(b, c, q, wake);
         }
-        if !self.unlink_if_first(b, q, g) {
-            self.unlink_own(b, c, q);
+        let l = self.list_of(h, q);
+        if !self.unlink_if_first(l, q, g) {
+            self.unlink_own(l, c, q);
         }
     }
 
@@ -338,7 +339,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             let g = pin();
             self.after_release(b, c, q, wake);
             mark(q, &g);
-            self.unlink_if_first(b, q, &g);
+            self.unlink_if_first(self.list_of(h, q), q, &g);
         }
         self.uncount_strong(h, q.agent);
         Cancel::Cancelled

@@ -109,38 +109,50 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         out.retain(|l| !l.holders.is_empty() || !l.waiters.is_empty());
     }
 
-    /// One collection: every live request of every list, list by list in
-    /// list order.
+    /// One collection: every live request of every bucket, in list order,
+    /// a bucket's lists one after another, each before the lists below it
+    /// (`split.rs`), so that a lock's requests come in its route's order.
     fn collect(&self, c: &AgentCounters, g: &Guard) -> Vec<Vec<Seen>> {
         self.buckets
             .iter()
             .map(|b| {
                 let mut seen = Vec::new();
-                Self::walk(b, c, g, |n| {
-                    let Some((p, x)) = n else {
-                        // The walk starts again from the head.
-                        seen.clear();
-                        return Visit::Next;
-                    };
-                    // Acquire: pairs with the Release stores and CASes of
-                    // `status`, so a reclaimed request's owner fields are
-                    // the new owner's.
-                    let status = x.status.load(Ordering::Acquire);
-                    if matches!(status, GRANTED | WAITING | ACTIVE | INHERITED) {
-                        seen.push(Seen {
-                            node: p.as_raw() as usize,
-                            status,
-                            id: LockId::from_words(x.key.load(Ordering::Relaxed), x.hi.load(Ordering::Relaxed)),
-                            txn: x.txn(),
-                            mode: x.mode(),
-                            since: x.since.load(Ordering::Relaxed),
-                        });
-                    }
-                    crate::fault::snapshot_visit();
-                    Visit::Next
-                });
+                if SWAP {
+                    Self::walk(b, Route::ONE, c, g, |n| Self::see(&mut seen, 0, n));
+                } else {
+                    b.level().each_list(&mut |l| {
+                        let from = seen.len();
+                        Self::walk_list(l, c, g, |n| Self::see(&mut seen, from, n));
+                    });
+                }
                 seen
             })
             .collect()
+    }
+
+    /// Notes what a collection's walk met (`None`: the walk of the list
+    /// whose requests start at `from` starts again).
+    fn see(seen: &mut Vec<Seen>, from: usize, n: Option<(Shared<'_, Request>, &Request)>) -> Visit {
+        let Some((p, x)) = n else {
+            // The walk starts again from the head.
+            seen.truncate(from);
+            return Visit::Next;
+        };
+        // Acquire: pairs with the Release stores and CASes of
+        // `status`, so a reclaimed request's owner fields are
+        // the new owner's.
+        let status = x.status.load(Ordering::Acquire);
+        if matches!(status, GRANTED | WAITING | ACTIVE | INHERITED) {
+            seen.push(Seen {
+                node: p.as_raw() as usize,
+                status,
+                id: LockId::from_words(x.key.load(Ordering::Relaxed), x.hi.load(Ordering::Relaxed)),
+                txn: x.txn(),
+                mode: x.mode(),
+                since: x.since.load(Ordering::Relaxed),
+            });
+        }
+        crate::fault::snapshot_visit();
+        Visit::Next
     }
 }

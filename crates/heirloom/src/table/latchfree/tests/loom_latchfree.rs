@@ -8,7 +8,7 @@
 
 use crossbeam_epoch as epoch;
 
-use super::super::{At, LatchFree, Visit, hand_over_retired};
+use super::super::{At, LatchFree, Route, Visit, hand_over_retired};
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
 use crate::nodes::{Nodes, Reuse};
@@ -26,12 +26,12 @@ const T: TableId = TableId::new(0, 1);
 // `free`) or by the collector after `orphan`, so alive wherever the model
 // uses it; the one handle is `Handle(0)`, the table's one bucket.
 
-fn node(r: &ReqPtr) -> &Request {
+pub(super) fn node(r: &ReqPtr) -> &Request {
     // SAFETY: a model's own node (see above).
     unsafe { r.get() }
 }
 
-fn acquire<const S: bool>(
+pub(super) fn acquire<const S: bool>(
     t: &LatchFree<S>,
     c: &AgentCounters,
     id: LockId,
@@ -53,21 +53,21 @@ fn cancel<const S: bool>(t: &LatchFree<S>, c: &AgentCounters, r: ReqPtr, wake: &
     unsafe { t.cancel(Caller::of(c), At::from(Handle(0)), r, wake) }
 }
 
-fn request(txn: u64) -> ReqPtr {
+pub(super) fn request(txn: u64) -> ReqPtr {
     let r = ReqPtr::alloc(txn as u32);
     node(&r).txn.store(txn, Ordering::Relaxed);
     r
 }
 
 /// Waits (as a parked owner would) until `r` is no longer WAITING.
-fn wait_granted(r: ReqPtr) {
+pub(super) fn wait_granted(r: ReqPtr) {
     while node(&r).status.load(Ordering::Acquire) == WAITING {
         loom::thread::yield_now();
     }
 }
 
 /// The end of a model: the agents are gone; the table frees what is linked.
-fn orphan(nodes: &[ReqPtr]) {
+pub(super) fn orphan(nodes: &[ReqPtr]) {
     for r in nodes {
         if node(r).recycle.swap(ORPHANED, Ordering::AcqRel) == RETURNED {
             // SAFETY: returned by the collector: in no list, seen by nobody.
@@ -103,7 +103,7 @@ fn two_appenders_and_a_scanner<const SWAP: bool>() {
             let c = AgentCounters::default();
             let g = epoch::pin();
             let mut seen = Vec::new();
-            LatchFree::<SWAP>::walk(&t.buckets[0], &c, &g, |n| {
+            LatchFree::<SWAP>::walk(&t.buckets[0], Route::ONE, &c, &g, |n| {
                 match n {
                     None => seen.clear(),
                     Some((n, _)) => seen.push(n.as_raw()),
@@ -405,7 +405,7 @@ fn reclamation_scenario<const SWAP: bool>(first: bool) {
                     assert_ne!(s, POISON, "a pinned thread reached a reused request");
                     p = x.next.load(Ordering::Acquire, &g).with_tag(0);
                 }
-                LatchFree::<SWAP>::walk(&t.buckets[0], &c, &g, |n| {
+                LatchFree::<SWAP>::walk(&t.buckets[0], Route::ONE, &c, &g, |n| {
                     if let Some((_, x)) = n {
                         let s = x.txn.load(Ordering::Acquire);
                         assert_ne!(s, POISON, "a walker reached a reused request");
@@ -528,7 +528,7 @@ fn assert_no_live_request<const SWAP: bool>(t: &LatchFree<SWAP>) {
     assert!(snap.is_empty(), "a lock left behind: {snap:?}");
     let c = AgentCounters::default();
     let g = epoch::pin();
-    LatchFree::<SWAP>::walk(&t.buckets[0], &c, &g, |n| {
+    LatchFree::<SWAP>::walk(&t.buckets[0], Route::ONE, &c, &g, |n| {
         if let Some((_, x)) = n {
             assert_eq!(x.status.load(Ordering::Acquire), OBSOLETE, "a live request left behind");
         }

@@ -4,7 +4,7 @@
 
 use crossbeam_epoch as epoch;
 
-use super::super::{At, LatchFree, Visit, mark};
+use super::super::{At, LatchFree, Route, Visit, mark};
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
 use crate::queue::Outcome;
@@ -59,7 +59,7 @@ fn release<const S: bool>(t: &LatchFree<S>, c: &AgentCounters, r: ReqPtr) {
 fn listed<const S: bool>(t: &LatchFree<S>, c: &AgentCounters) -> Vec<u64> {
     let g = epoch::pin();
     let mut txns = Vec::new();
-    LatchFree::<S>::walk(&t.buckets[0], c, &g, |n| {
+    LatchFree::<S>::walk(&t.buckets[0], Route::ONE, c, &g, |n| {
         if let Some((_, x)) = n {
             txns.push(x.txn.load(Ordering::Relaxed));
         }

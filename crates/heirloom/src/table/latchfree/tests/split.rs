@@ -1,0 +1,168 @@
+//! Lists that split (`split.rs`): a lock's requests on both sides of a
+//! freeze keep their order for every reader: the appender's judgement,
+//! the releaser's wake-up, blockers, the snapshot; releases unlink below
+//! the bucket's list; and a lock on an empty frozen route takes the
+//! unpinned path down.
+
+use super::super::{At, LatchFree};
+use crate::id::{LockId, TableId};
+use crate::mode::Mode;
+use crate::queue::{Blocker, Outcome};
+use crate::request::{ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr, Request};
+use crate::stats::AgentCounters;
+use crate::sync::Ordering;
+use crate::table::{Caller, LockTable};
+
+const T: TableId = TableId::new(0, 1);
+
+fn node(r: &ReqPtr) -> &Request {
+    // SAFETY: the test's own node, freed at its end.
+    unsafe { r.get() }
+}
+
+fn request(txn: u64) -> ReqPtr {
+    let r = ReqPtr::alloc(txn as u32);
+    node(&r).txn.store(txn, Ordering::Relaxed);
+    r
+}
+
+fn acquire(t: &LatchFree, c: &AgentCounters, row: u64, r: ReqPtr, mode: Mode) -> (Outcome, At) {
+    // SAFETY: the test's own node, linked nowhere yet.
+    unsafe { t.acquire(Caller::of(c), LockId::row(T, row), r, mode, true, true, &mut Vec::new()) }
+}
+
+fn release(t: &LatchFree, c: &AgentCounters, h: At, r: ReqPtr) -> Vec<ReqPtr> {
+    let mut wake = Vec::new();
+    // SAFETY: the test's own granted node, of handle `h`.
+    unsafe { t.release(Caller::of(c), h, r, &mut wake) };
+    wake
+}
+
+/// Frees a node its owner unlinked (the test runs alone).
+fn free(r: ReqPtr) {
+    assert_eq!(node(&r).recycle.load(Ordering::Relaxed), OWNER_UNLINKED);
+    // SAFETY: unlinked, and no other thread ever saw it.
+    unsafe { r.free() };
+}
+
+/// Leaves a node the collector returns (or will): whichever of the two
+/// comes second frees it.
+fn orphan(r: ReqPtr) {
+    if node(&r).recycle.swap(ORPHANED, Ordering::AcqRel) == RETURNED {
+        // SAFETY: returned: no thread can reach it.
+        unsafe { r.free() };
+    }
+}
+
+#[test]
+fn a_waiter_below_a_freeze_is_granted_by_a_holder_above_it() {
+    // One bucket, split at the first request of another lock.
+    let t = LatchFree::<false>::new(1, false, false).splitting_at(1);
+    let c = AgentCounters::default();
+    let (x0, s1, s0) = (request(1), request(2), request(3));
+    let (out, hx) = acquire(&t, &c, 0, x0, Mode::X);
+    assert!(matches!(out, Outcome::Granted));
+    assert_eq!(hx.depth(), 0, "the first request goes to the bucket's list");
+    // Row 1 meets row 0's request: the list is frozen, row 1 goes below.
+    let (out, h1) = acquire(&t, &c, 1, s1, Mode::S);
+    assert!(matches!(out, Outcome::Granted));
+    assert_eq!(h1.depth(), 1, "appended below the frozen list");
+    // Row 0 again, by another transaction: its X holder is in the frozen
+    // list above, and the new request waits below.
+    let (out, h0) = acquire(&t, &c, 0, s0, Mode::S);
+    assert!(matches!(out, Outcome::Waiting), "{out:?}");
+    assert!(h0.depth() >= 1);
+    let mut blockers: Vec<Blocker> = Vec::new();
+    // SAFETY: a live waiting request of the table.
+    assert!(unsafe { t.blockers(Caller::of(&c), h0, s0, &mut blockers) });
+    assert_eq!(blockers.len(), 1);
+    assert_eq!(blockers[0].txn, node(&x0).txn());
+    // The snapshot lists row 0 once: its holder above, its waiter below.
+    let mut snap = Vec::new();
+    t.snapshot(0, &mut snap);
+    let row0 = snap.iter().filter(|l| l.lock == LockId::row(T, 0)).collect::<Vec<_>>();
+    assert_eq!(row0.len(), 1, "{snap:?}");
+    assert_eq!(row0[0].holders.len(), 1);
+    assert_eq!(row0[0].waiters.len(), 1);
+    assert_eq!(snap.len(), 2, "rows 0 and 1: {snap:?}");
+    // The release above wakes the waiter below.
+    let wake = release(&t, &c, hx, x0);
+    assert_eq!(wake.len(), 1, "the waiter below was granted");
+    assert_eq!(wake[0].as_ptr(), s0.as_ptr());
+    assert!(release(&t, &c, h0, s0).is_empty());
+    assert!(release(&t, &c, h1, s1).is_empty());
+    let mut snap = Vec::new();
+    t.snapshot(0, &mut snap);
+    assert!(snap.is_empty(), "{snap:?}");
+    // The releases below the bucket's list unlinked their own requests;
+    // `x0` was unlinked by its wake-up walk, and retired.
+    [s1, s0].into_iter().for_each(free);
+    drop(t);
+    orphan(x0);
+    assert_eq!(c.cas_retries.get(), 0);
+}
+
+#[test]
+fn an_empty_frozen_route_is_taken_down_without_a_walk() {
+    let t = LatchFree::<false>::new(1, false, false).splitting_at(1);
+    let c = AgentCounters::default();
+    let (a, b) = (request(1), request(2));
+    let (_, ha) = acquire(&t, &c, 0, a, Mode::X);
+    let (_, hb) = acquire(&t, &c, 1, b, Mode::X);
+    assert_eq!((ha.depth(), hb.depth()), (0, 1));
+    release(&t, &c, ha, a);
+    release(&t, &c, hb, b);
+    free(a);
+    free(b);
+    // The bucket's list is empty and frozen: a new request goes below at
+    // once (no pin, no walk: the unpinned path counts no retry either).
+    let d = request(3);
+    let (out, hd) = acquire(&t, &c, 0, d, Mode::X);
+    assert!(matches!(out, Outcome::Granted));
+    assert_eq!(hd.depth(), 1);
+    release(&t, &c, hd, d);
+    free(d);
+}
+
+#[test]
+fn many_locks_split_many_levels_and_all_leave() {
+    let t = LatchFree::<false>::new(1, false, false);
+    let c = AgentCounters::default();
+    let n = 20_000u64;
+    let held: Vec<(ReqPtr, At)> = (0..n)
+        .map(|k| {
+            let r = request(1);
+            let (out, h) = acquire(&t, &c, k, r, Mode::X);
+            assert!(matches!(out, Outcome::Granted));
+            (r, h)
+        })
+        .collect();
+    let deepest = held.iter().map(|(_, h)| h.depth()).max().unwrap();
+    assert!(deepest >= 2, "20,000 locks in one bucket split it more than once");
+    // Another transaction is refused on each of a sample, at every depth.
+    for k in (0..n).step_by(997) {
+        let r = request(2);
+        // SAFETY: the test's own node, linked nowhere yet.
+        let (out, _) = unsafe {
+            t.acquire(
+                Caller::of(&c),
+                LockId::row(T, k),
+                r,
+                Mode::S,
+                false,
+                true,
+                &mut Vec::new(),
+            )
+        };
+        assert!(matches!(out, Outcome::Refused(_)), "row {k}: {out:?}");
+        // SAFETY: never linked.
+        unsafe { r.free() };
+    }
+    for &(r, h) in &held {
+        assert!(release(&t, &c, h, r).is_empty());
+    }
+    let mut snap = Vec::new();
+    t.snapshot(0, &mut snap);
+    assert!(snap.is_empty());
+    held.into_iter().for_each(|(r, _)| free(r));
+}
