@@ -5,26 +5,15 @@
 //! unpinned path down.
 
 use super::super::{At, LatchFree};
+use super::unlink::{free, node, orphan, request};
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
 use crate::queue::{Blocker, Outcome};
-use crate::request::{ORPHANED, OWNER_UNLINKED, RETURNED, ReqPtr, Request};
+use crate::request::ReqPtr;
 use crate::stats::AgentCounters;
-use crate::sync::Ordering;
 use crate::table::{Caller, LockTable};
 
 const T: TableId = TableId::new(0, 1);
-
-fn node(r: &ReqPtr) -> &Request {
-    // SAFETY: the test's own node, freed at its end.
-    unsafe { r.get() }
-}
-
-fn request(txn: u64) -> ReqPtr {
-    let r = ReqPtr::alloc(txn as u32);
-    node(&r).txn.store(txn, Ordering::Relaxed);
-    r
-}
 
 fn acquire(t: &LatchFree, c: &AgentCounters, row: u64, r: ReqPtr, mode: Mode) -> (Outcome, At) {
     // SAFETY: the test's own node, linked nowhere yet.
@@ -36,22 +25,6 @@ fn release(t: &LatchFree, c: &AgentCounters, h: At, r: ReqPtr) -> Vec<ReqPtr> {
     // SAFETY: the test's own granted node, of handle `h`.
     unsafe { t.release(Caller::of(c), h, r, &mut wake) };
     wake
-}
-
-/// Frees a node its owner unlinked (the test runs alone).
-fn free(r: ReqPtr) {
-    assert_eq!(node(&r).recycle.load(Ordering::Relaxed), OWNER_UNLINKED);
-    // SAFETY: unlinked, and no other thread ever saw it.
-    unsafe { r.free() };
-}
-
-/// Leaves a node the collector returns (or will): whichever of the two
-/// comes second frees it.
-fn orphan(r: ReqPtr) {
-    if node(&r).recycle.swap(ORPHANED, Ordering::AcqRel) == RETURNED {
-        // SAFETY: returned: no thread can reach it.
-        unsafe { r.free() };
-    }
 }
 
 #[test]

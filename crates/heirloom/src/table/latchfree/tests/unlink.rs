@@ -15,13 +15,13 @@ use crate::table::{Caller, Handle, LockTable};
 
 const T: TableId = TableId::new(0, 1);
 
-fn node(r: &ReqPtr) -> &Request {
+pub(super) fn node(r: &ReqPtr) -> &Request {
     // SAFETY: the test's own node, freed at its end (or by the table's drop
     // or the collector).
     unsafe { r.get() }
 }
 
-fn request(txn: u64) -> ReqPtr {
+pub(super) fn request(txn: u64) -> ReqPtr {
     let r = ReqPtr::alloc(txn as u32);
     node(&r).txn.store(txn, Ordering::Relaxed);
     r
@@ -74,7 +74,7 @@ fn unlinked_by_owner(r: ReqPtr) -> bool {
 
 /// Frees a node its owner unlinked (nobody else can reach it: the test
 /// runs alone).
-fn free(r: ReqPtr) {
+pub(super) fn free(r: ReqPtr) {
     assert!(unlinked_by_owner(r));
     // SAFETY: unlinked, and no other thread ever saw it.
     unsafe { r.free() };
@@ -82,7 +82,7 @@ fn free(r: ReqPtr) {
 
 /// Leaves a node the table or the collector returns (or will) as its
 /// agent's drop does: whichever of the two comes second frees it.
-fn orphan(r: ReqPtr) {
+pub(super) fn orphan(r: ReqPtr) {
     if node(&r).recycle.swap(ORPHANED, Ordering::AcqRel) == RETURNED {
         // SAFETY: returned: no thread can reach it.
         unsafe { r.free() };
