@@ -260,7 +260,9 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         Self::walk_route(b.level(), route, c, g, visit)
     }
 
-    /// `walk` of the one list `l`, whatever is below it (CAS append).
+    /// `walk` of the one list `l`, whatever is below it. CAS append only:
+    /// a list appended by swaps is walked by `walk_swapped`, which leaves a
+    /// marked request in place until a successor is linked behind it.
     #[inline]
     pub(super) fn walk_list<'g>(
         l: List<'g>,
@@ -268,6 +270,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         g: &'g Guard,
         visit: impl FnMut(Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
     ) -> Option<End<'g>> {
+        assert!(!SWAP, "a swap-appended list walked as a CAS-appended one");
         Self::walk_route(l, Route::ONE, c, g, visit)
     }
 

@@ -629,19 +629,22 @@ unsafe impl<const SWAP: bool> LockTable for LatchFree<SWAP> {
         let g = pin();
         let target = r.as_ptr();
         let mut found = None;
-        // Its route is not known before it is found: every list of the
-        // bucket, one by one.
-        b.level().each_list(&mut |l| {
-            if found.is_none() {
-                Self::walk_list(l, c, &g, |n| match n {
-                    Some((n, x)) if n.as_raw() == target => {
-                        found = Some(x);
-                        Visit::Stop
-                    }
-                    _ => Visit::Next,
-                });
+        let mut find = |n: Option<(Shared<'_, Request>, _)>| match n {
+            Some((n, x)) if n.as_raw() == target => {
+                found = Some(x);
+                Visit::Stop
             }
-        });
+            _ => Visit::Next,
+        };
+        if SWAP {
+            Self::walk(b, Route::ONE, c, &g, &mut find);
+        } else {
+            // Its route is not known before it is found: every list of the
+            // bucket, one by one.
+            b.level().each_list(&mut |l| {
+                Self::walk_list(l, c, &g, &mut find);
+            });
+        }
         // Reached through the list during our pin: alive until we unpin.
         let Some(q) = found else {
             return false;
