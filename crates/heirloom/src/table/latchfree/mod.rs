@@ -629,7 +629,9 @@ unsafe impl<const SWAP: bool> LockTable for LatchFree<SWAP> {
         let g = pin();
         let target = r.as_ptr();
         let mut found = None;
+        // Once it is found, the walks of the lists left stop at once.
         let mut find = |n: Option<(Shared<'_, Request>, _)>| match n {
+            _ if found.is_some() => Visit::Stop,
             Some((n, x)) if n.as_raw() == target => {
                 found = Some(x);
                 Visit::Stop
