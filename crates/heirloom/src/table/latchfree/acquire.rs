@@ -160,7 +160,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             let unprotected = unsafe { epoch::unprotected() };
             // Down past empty frozen lists (`split.rs`): nothing of the lock
             // is in them, and nothing will be.
-            let (mut l, mut depth) = (b.level(), 0);
+            let (mut l, mut depth) = (b.list(), 0);
             let mut head = l.head.load(Ordering::Relaxed, unprotected);
             while head == Shared::null().with_tag(FROZEN)
                 && let Some(below) = l.below(route, depth + 1)

@@ -257,7 +257,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             Self::walk_swapped(b, c, g, visit);
             return None;
         }
-        Self::walk_route(b.level(), route, c, g, visit)
+        Self::walk_route(b.list(), route, c, g, visit)
     }
 
     /// `walk` of the one list `l`, whatever is below it. CAS append only:

@@ -464,7 +464,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// linked in: its bucket's, or one below on its lock's route.
     #[inline]
     fn list_of(&self, h: At, q: &Request) -> List<'_> {
-        let mut l = self.bucket(h).level();
+        let mut l = self.bucket(h).list();
         let depth = h.depth();
         if depth != 0 {
             let route = self.route((q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed)));
@@ -643,7 +643,7 @@ unsafe impl<const SWAP: bool> LockTable for LatchFree<SWAP> {
         } else {
             // Its route is not known before it is found: every list of the
             // bucket, one by one.
-            b.level().each_list(&mut |l| {
+            b.list().each_list(&mut |l| {
                 Self::walk_list(l, c, &g, &mut find);
             });
         }
@@ -734,7 +734,7 @@ impl<const SWAP: bool> Drop for LatchFree<SWAP> {
         let g = pin();
         for b in self.buckets.iter() {
             b.tail.store(Shared::null(), Ordering::Relaxed);
-            b.level().each_list(&mut |l| {
+            b.list().each_list(&mut |l| {
                 let mut cur = l.head.swap(Shared::null(), Ordering::AcqRel, &g);
                 while !cur.is_null() {
                     // SAFETY: non-null, loaded from the list while pinned.
@@ -746,7 +746,7 @@ impl<const SWAP: bool> Drop for LatchFree<SWAP> {
                     cur = next;
                 }
             });
-            b.level().free_below();
+            b.list().free_below();
         }
     }
 }

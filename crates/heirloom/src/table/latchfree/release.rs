@@ -232,7 +232,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         if behind {
             // Not first (or the head moved): with a successor linked (or on
             // its way: then `unlink_own` leaves it to a later walk).
-            self.unlink_own(b.level(), c, q);
+            self.unlink_own(b.list(), c, q);
         }
         behind
     }

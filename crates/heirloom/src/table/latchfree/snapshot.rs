@@ -120,7 +120,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 if SWAP {
                     Self::walk(b, Route::ONE, c, g, |n| Self::see(&mut seen, 0, n));
                 } else {
-                    b.level().each_list(&mut |l| {
+                    b.list().each_list(&mut |l| {
                         let from = seen.len();
                         Self::walk_list(l, c, g, |n| Self::see(&mut seen, from, n));
                     });

@@ -80,7 +80,17 @@ pub(super) struct List<'a> {
 impl Bucket {
     /// The bucket's own list.
     #[inline(always)]
-    pub(super) fn level(&self) -> List<'_> {
+    pub(super) fn list(&self) -> List<'_> {
+        List {
+            head: &self.head,
+            child: &self.child,
+        }
+    }
+}
+
+impl Sub {
+    #[inline]
+    fn list(&self) -> List<'_> {
         List {
             head: &self.head,
             child: &self.child,
@@ -148,11 +158,7 @@ impl<'a> List<'a> {
         }
         // SAFETY: `p` points to FANOUT lists that live as long as the table
         // (freed only by `free_below`, from the table's `drop`).
-        let s = unsafe { &*p.add(i) };
-        Some(List {
-            head: &s.head,
-            child: &s.child,
-        })
+        Some(unsafe { &*p.add(i) }.list())
     }
 
     /// Every list below this one, in index order.
@@ -163,11 +169,7 @@ impl<'a> List<'a> {
         }
         for i in 0..FANOUT {
             // SAFETY: as in `below`.
-            let s = unsafe { &*p.add(i) };
-            f(List {
-                head: &s.head,
-                child: &s.child,
-            });
+            f(unsafe { &*p.add(i) }.list());
         }
     }
 
@@ -209,21 +211,12 @@ impl<'a> List<'a> {
     /// Frees the lists below this one (the table's `drop`: nothing else
     /// reads them any more).
     pub(super) fn free_below(self) {
+        self.each_below(|l| l.free_below());
         let p = self.child.swap(ptr::null_mut(), Ordering::Relaxed);
-        if p.is_null() {
-            return;
+        if !p.is_null() {
+            // SAFETY: allocated by `split` as one array, and unpublished now.
+            drop(unsafe { Box::from_raw(p.cast::<[Sub; FANOUT]>()) });
         }
-        for i in 0..FANOUT {
-            // SAFETY: as in `below`; nobody else holds the table.
-            let s = unsafe { &*p.add(i) };
-            List {
-                head: &s.head,
-                child: &s.child,
-            }
-            .free_below();
-        }
-        // SAFETY: allocated by `split` as one array, and unpublished now.
-        drop(unsafe { Box::from_raw(p.cast::<[Sub; FANOUT]>()) });
     }
 }
 
