@@ -749,6 +749,26 @@ int32_t heirloom_lock_start(struct heirloom_agent *a,
                             void *ctx);
 
 /**
+ * Starts a wait for transaction `other`'s end that does not block:
+ * `heirloom_wait_for_txn` (`wait`, `timeout_us`) as
+ * `heirloom_lock_start` makes `heirloom_lock_with`. A wait that must wait
+ * returns `HEIRLOOM_PENDING` at once and leaves the agent with a pending
+ * request, driven as `heirloom_lock_start`'s is (`ready`,
+ * `heirloom_lock_poll`, `heirloom_lock_cancel`, the same rules); once
+ * granted, the S on `other`'s lock is released in the poll that returns
+ * `HEIRLOOM_OK`.
+ *
+ * # Safety
+ * `a` is null or an agent handle; `ready` as for `heirloom_lock_start`.
+ */
+int32_t heirloom_wait_for_txn_start(struct heirloom_agent *a,
+                                    uint64_t other,
+                                    uint32_t wait,
+                                    uint64_t timeout_us,
+                                    heirloom_ready_fn ready,
+                                    void *ctx);
+
+/**
  * Polls `a`'s pending request (`heirloom_lock_start`): its result once it
  * is decided (`HEIRLOOM_OK`, or the error `heirloom_lock_with` would have
  * returned), after which the agent is as after that call; else

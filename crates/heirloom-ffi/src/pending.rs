@@ -19,7 +19,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use heirloom::{LockFuture, Transaction};
+use heirloom::{LockFuture, Transaction, TxnId};
 
 use crate::{
     AgentState, HEIRLOOM_EINVAL, HEIRLOOM_EMISUSE, HEIRLOOM_PENDING, heirloom_agent, heirloom_lock_id, lock_of,
@@ -163,30 +163,73 @@ pub unsafe extern "C" fn heirloom_lock_start(
                 set_message(st, "heirloom: a null or invalid lock id, mode, wait or callback");
                 return HEIRLOOM_EINVAL;
             };
-            let Some(txn) = st.txn.take() else {
-                return no_txn(st);
-            };
-            let txn = NonNull::from(Box::leak(Box::new(txn)));
-            // SAFETY: the transaction lives on the heap until `into_txn` or
-            // `Drop` takes it back, after the future is gone; nothing else
-            // reaches it meanwhile.
-            let fut = (*txn.as_ptr()).lock_with_async(id, mode, wait);
-            let mut p = Pending {
-                fut: Some(fut),
-                txn: Some(txn),
-                waker: Waker::from(Arc::new(Ready { ready, ctx })),
-            };
-            match p.poll() {
-                Poll::Pending => {
-                    st.pending = Some(p);
-                    HEIRLOOM_PENDING
-                }
-                Poll::Ready(r) => {
-                    st.txn = Some(p.into_txn());
-                    result(st, r)
-                }
-            }
+            start(st, ready, ctx, |t| t.lock_with_async(id, mode, wait))
         })
+    }
+}
+
+/// Starts a wait for transaction `other`'s end that does not block:
+/// `heirloom_wait_for_txn` (`wait`, `timeout_us`) as
+/// `heirloom_lock_start` makes `heirloom_lock_with`. A wait that must wait
+/// returns `HEIRLOOM_PENDING` at once and leaves the agent with a pending
+/// request, driven as `heirloom_lock_start`'s is (`ready`,
+/// `heirloom_lock_poll`, `heirloom_lock_cancel`, the same rules); once
+/// granted, the S on `other`'s lock is released in the poll that returns
+/// `HEIRLOOM_OK`.
+///
+/// # Safety
+/// `a` is null or an agent handle; `ready` as for `heirloom_lock_start`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn heirloom_wait_for_txn_start(
+    a: *mut heirloom_agent,
+    other: u64,
+    wait: u32,
+    timeout_us: u64,
+    ready: heirloom_ready_fn,
+    ctx: *mut c_void,
+) -> i32 {
+    // SAFETY: the caller's promise.
+    unsafe {
+        with_agent(a, |st| {
+            let (Some(wait), Some(ready)) = (wait_of(wait, timeout_us), ready) else {
+                set_message(st, "heirloom: an invalid wait or a null callback");
+                return HEIRLOOM_EINVAL;
+            };
+            start(st, ready, ctx, |t| t.wait_for_txn_async(TxnId::from_u64(other), wait))
+        })
+    }
+}
+
+/// Runs the future `call` makes of the agent's transaction to its first
+/// poll: its result, or `HEIRLOOM_PENDING` with the request left pending.
+fn start(
+    st: &mut AgentState,
+    ready: unsafe extern "C" fn(*mut c_void),
+    ctx: *mut c_void,
+    call: impl FnOnce(&'static mut Transaction<'static>) -> LockFuture<'static, 'static>,
+) -> i32 {
+    let Some(txn) = st.txn.take() else {
+        return no_txn(st);
+    };
+    let txn = NonNull::from(Box::leak(Box::new(txn)));
+    // SAFETY: the transaction lives on the heap until `into_txn` or `Drop`
+    // takes it back, after the future is gone; nothing else reaches it
+    // meanwhile.
+    let fut = call(unsafe { &mut *txn.as_ptr() });
+    let mut p = Pending {
+        fut: Some(fut),
+        txn: Some(txn),
+        waker: Waker::from(Arc::new(Ready { ready, ctx })),
+    };
+    match p.poll() {
+        Poll::Pending => {
+            st.pending = Some(p);
+            HEIRLOOM_PENDING
+        }
+        Poll::Ready(r) => {
+            st.txn = Some(p.into_txn());
+            result(st, r)
+        }
     }
 }
 

@@ -514,3 +514,135 @@ fn a_session_waits_for_another_to_end_on_one_thread() {
         assert!(lm.snapshot().is_empty(), "{kind:?}: {}", lm.snapshot());
     }
 }
+
+/// The requests of `lock_all_async` in the tests below: the middle one
+/// waits for the holder of `ROW`.
+const ALL: [(LockId, Mode); 3] = [
+    (LockId::row(T, 3), Mode::X),
+    (ROW, Mode::X),
+    (LockId::row(T, 9), Mode::S),
+];
+
+/// `lock_all_async`: the requests that can be granted at once are, one
+/// that must wait waits without blocking the thread, and once it is
+/// granted the call goes on with the rest (here to a second wait); counted
+/// as the blocking call with nothing in the way counts.
+#[test]
+fn lock_all_async_waits_for_each_request_that_must_wait() {
+    for kind in TableKind::ALL {
+        let lm = manager(kind, ConflictPolicy::Detect);
+        let (mut a, mut b, mut c, mut d) = (lm.agent(), lm.agent(), lm.agent(), lm.agent());
+        let mut td = d.begin();
+        td.lock_all(&ALL).unwrap();
+        let want = td.agent_stats();
+        td.commit().unwrap();
+        // ROW and row 9 are held: the call waits for each in turn (in an
+        // order of the table's choosing).
+        let mut ta = a.begin();
+        ta.lock(ROW, Mode::X).unwrap();
+        let mut tc = c.begin();
+        tc.lock(ALL[2].0, Mode::X).unwrap();
+        let mut holders = vec![(ROW, ta), (ALL[2].0, tc)];
+        let mut tb = b.begin();
+        let mut f = tb.lock_all_async(&ALL);
+        while let Some(k) = next_wait(&mut f, &lm, &holders) {
+            assert_eq!(poll_once(&mut f), Poll::Pending, "{kind:?}: a spurious poll");
+            holders.remove(k).1.commit().unwrap();
+        }
+        assert!(holders.is_empty(), "{kind:?}: resolved before every holder ended");
+        drop(f);
+        for (id, mode) in ALL {
+            assert_eq!(tb.held_mode(id), Some(mode), "{kind:?}: {id}");
+        }
+        let got = tb.agent_stats();
+        assert_eq!(got.lock_requests, want.lock_requests, "{kind:?}");
+        assert_eq!(got.cache_hits, want.cache_hits, "{kind:?}");
+        assert_eq!(got.waits, 2, "{kind:?}");
+        tb.commit().unwrap();
+        assert!(lm.snapshot().is_empty(), "{kind:?}: {}", lm.snapshot());
+    }
+}
+
+/// Polls `f` until it resolves (`None`; it must succeed) or waits for one
+/// of `holders`' locks (its index), as a snapshot shows. (A lock server
+/// grants after the holder's commit returns: so polled, not asked once.)
+fn next_wait(
+    f: &mut LockFuture<'_, '_>,
+    lm: &LockManager,
+    holders: &[(LockId, heirloom::Transaction<'_>)],
+) -> Option<usize> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let r = poll_once(f);
+        let s = lm.snapshot();
+        // The request granted at once stays held throughout.
+        assert_eq!(s.lock(ALL[0].0).map(|l| l.holders.len()), Some(1), "{s}");
+        if r.is_ready() {
+            assert_eq!(r, Poll::Ready(Ok(())));
+            return None;
+        }
+        if let Some(k) = holders
+            .iter()
+            .position(|h| s.lock(h.0).is_some_and(|l| l.waiters.len() == 1))
+        {
+            return Some(k);
+        }
+        assert!(Instant::now() < deadline, "{s}");
+        std::thread::yield_now();
+    }
+}
+
+/// Dropping a waiting `lock_all_async` withdraws the request it waits
+/// for; the requests granted before stay held and the transaction goes
+/// on. Under no-wait it fails at the first poll, as `lock_all` does.
+#[test]
+fn dropping_a_waiting_lock_all_keeps_what_it_was_granted() {
+    for kind in TableKind::ALL {
+        let lm = manager(kind, ConflictPolicy::Detect);
+        let (mut a, mut b) = (lm.agent(), lm.agent());
+        let mut ta = a.begin();
+        ta.lock(ROW, Mode::X).unwrap();
+        let mut tb = b.begin();
+        {
+            let mut f = tb.lock_all_async(&ALL);
+            assert!(poll_once(&mut f).is_pending(), "{kind:?}");
+        }
+        let s = lm.snapshot();
+        assert!(s.lock(ROW).is_some_and(|l| l.waiters.is_empty()), "{kind:?}: {s}");
+        assert_eq!(tb.held_mode(ROW), None, "{kind:?}");
+        assert_eq!(tb.held_mode(LockId::row(T, 3)), Some(Mode::X), "{kind:?}");
+        ta.commit().unwrap();
+        tb.commit().unwrap();
+        assert!(lm.snapshot().is_empty(), "{kind:?}: {}", lm.snapshot());
+
+        let lm = manager(kind, ConflictPolicy::NoWait);
+        let (mut a, mut b) = (lm.agent(), lm.agent());
+        let mut ta = a.begin();
+        ta.lock(ROW, Mode::X).unwrap();
+        let mut tb = b.begin();
+        let r = poll_once(&mut tb.lock_all_async(&ALL));
+        assert!(
+            matches!(r, Poll::Ready(Err(LockError::WouldBlock { .. }))),
+            "{kind:?}: {r:?}"
+        );
+        assert!(
+            matches!(tb.commit(), Err(LockError::Doomed { .. })),
+            "{kind:?}: doomed, as by lock_all"
+        );
+        ta.commit().unwrap();
+        assert!(lm.snapshot().is_empty(), "{kind:?}: {}", lm.snapshot());
+    }
+}
+
+/// A wait for this transaction's own end is refused at the first poll, as
+/// the blocking `wait_for_txn` refuses it.
+#[test]
+fn an_async_wait_for_itself_is_refused() {
+    let lm = manager(TableKind::Latched, ConflictPolicy::Detect);
+    let mut a = lm.agent();
+    let mut t = a.begin();
+    let me = t.id();
+    let r = poll_once(&mut t.wait_for_txn_async(me, Wait::Policy));
+    assert!(matches!(r, Poll::Ready(Err(LockError::InvalidRequest { .. }))), "{r:?}");
+    t.commit().unwrap();
+}

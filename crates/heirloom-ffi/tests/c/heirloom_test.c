@@ -1019,6 +1019,58 @@ static void a_pending_request_is_withdrawn(void) {
     heirloom_manager_free(m);
 }
 
+/* heirloom_wait_for_txn_start: a session waits for another's end on the
+ * same thread without blocking it; the ready callback is called once the
+ * other commits; a second wait, for a transaction that ended, is granted
+ * at once; skip answers BUSY at once; waiting for itself, a null callback
+ * and a bad wait are refused with their messages. */
+static void a_pending_wait_for_a_transaction(uint32_t table) {
+    heirloom_manager *m = new_manager(table, HEIRLOOM_POLICY_DETECT);
+    heirloom_agent *a = new_agent(m), *b = new_agent(m);
+    uint64_t id = 0, own = 0;
+    OK(heirloom_begin(a));
+    OK(heirloom_publish_id(a));
+    OK(heirloom_txn_id(a, &id));
+    OK(heirloom_begin(b));
+    OK(heirloom_txn_id(b, &own));
+    int rc = heirloom_wait_for_txn_start(b, id, HEIRLOOM_WAIT_SKIP, 0, el_wake, (void *)(intptr_t)0);
+    CHECK(rc == HEIRLOOM_BUSY, "table %u: skip: %s", table, heirloom_code_name(rc));
+    pthread_mutex_lock(&el_mutex);
+    long called = el_called;
+    pthread_mutex_unlock(&el_mutex);
+    rc = heirloom_wait_for_txn_start(b, id, HEIRLOOM_WAIT_POLICY, 0, el_wake, (void *)(intptr_t)0);
+    CHECK(rc == HEIRLOOM_PENDING, "table %u: a runs: %s", table, heirloom_code_name(rc));
+    CHECK(heirloom_commit(b) == HEIRLOOM_EMISUSE, "table %u: a commit while pending", table);
+    OK(heirloom_commit(a));
+    pthread_mutex_lock(&el_mutex);
+    for (int i = 0; i < 600 && el_called == called; i++) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        pthread_cond_timedwait(&el_cond, &el_mutex, &until);
+    }
+    CHECK(el_called > called, "table %u: ready was called", table);
+    pthread_mutex_unlock(&el_mutex);
+    for (int i = 0; i < 20000 && (rc = heirloom_lock_poll(b)) == HEIRLOOM_PENDING; i++) usleep(1000);
+    CHECK(rc == HEIRLOOM_OK, "table %u: a ended: %s", table, heirloom_code_name(rc));
+    OK(heirloom_wait_for_txn_start(b, id, HEIRLOOM_WAIT_POLICY, 0, el_wake, (void *)(intptr_t)0));
+    rc = heirloom_wait_for_txn_start(b, own, HEIRLOOM_WAIT_POLICY, 0, el_wake, (void *)(intptr_t)0);
+    CHECK(rc == HEIRLOOM_EINVAL, "table %u: a wait for itself: %s", table, heirloom_code_name(rc));
+    CHECK(strstr(heirloom_message(b), "itself") != NULL, "%s", heirloom_message(b));
+    OK(heirloom_abort(b));
+    OK(heirloom_begin(b));
+    CHECK(heirloom_wait_for_txn_start(b, id, HEIRLOOM_WAIT_POLICY, 0, NULL, NULL) == HEIRLOOM_EINVAL,
+          "a null callback");
+    CHECK(heirloom_wait_for_txn_start(b, id, 9, 0, el_wake, NULL) == HEIRLOOM_EINVAL, "a bad wait");
+    CHECK(strstr(heirloom_message(b), "invalid wait") != NULL, "%s", heirloom_message(b));
+    OK(heirloom_commit(b));
+    CHECK(heirloom_wait_for_txn_start(b, id, HEIRLOOM_WAIT_POLICY, 0, el_wake, NULL) == HEIRLOOM_EMISUSE,
+          "no transaction");
+    OK(heirloom_agent_free(a));
+    OK(heirloom_agent_free(b));
+    heirloom_manager_free(m);
+}
+
 int main(void) {
     each_call();
     {
@@ -1047,6 +1099,11 @@ int main(void) {
     after_a_panic();
     a_deadlock();
     a_pending_request_is_withdrawn();
+    a_pending_wait_for_a_transaction(HEIRLOOM_TABLE_LATCHED);
+    a_pending_wait_for_a_transaction(HEIRLOOM_TABLE_LATCHFREE);
+    a_pending_wait_for_a_transaction(HEIRLOOM_TABLE_LATCHFREE_SWAP);
+    a_pending_wait_for_a_transaction(HEIRLOOM_TABLE_SERVER);
+    a_pending_wait_for_a_transaction(HEIRLOOM_TABLE_GLOBAL);
     wait_die_conversions(HEIRLOOM_TABLE_LATCHED);
     wait_die_conversions(HEIRLOOM_TABLE_LATCHFREE);
     wait_die_conversions(HEIRLOOM_TABLE_LATCHFREE_SWAP);

@@ -1,6 +1,7 @@
 //! Waits that do not need the thread: [`Transaction::lock_async`], a
 //! future for an async runtime (tokio or any other; the C interface's
-//! `heirloom_lock_start` drives the same future with a callback).
+//! `heirloom_lock_start` drives the same future with a callback), and
+//! the same future for `lock_all` and `wait_for_txn`.
 //!
 //! The lock call runs as the blocking one does, with the agent's `defer`
 //! set: a request that must wait is linked as usual and left in flight
@@ -42,20 +43,21 @@ const DEFERRED: &str = "a wait deferred to its future";
 /// completed returns.
 const POLLED_AFTER_COMPLETION: &str = "a LockFuture was polled after it completed";
 
-/// A lock request that waits without blocking its thread:
-/// [`Transaction::lock_async`] and [`Transaction::lock_with_async`]. It
-/// resolves to what the blocking call would return.
+/// A lock call that waits without blocking its thread:
+/// [`Transaction::lock_async`], [`Transaction::lock_with_async`],
+/// [`Transaction::lock_all_async`] and [`Transaction::wait_for_txn_async`].
+/// It resolves to what the blocking call would return.
 ///
-/// Cancel-safe: dropping it before it resolves withdraws the request (a
-/// grant that raced with the drop is released), and the transaction goes
-/// on; locks on the ancestors granted before the drop stay held. Do not
+/// Cancel-safe: dropping it before it resolves withdraws the request it
+/// waits for (a grant that raced with the drop is released), and the
+/// transaction goes on; locks granted before the drop (the ancestors, and
+/// under `lock_all_async` the requests already granted) stay held. Do not
 /// [`mem::forget`](std::mem::forget) it: its request then stays queued
 /// until the transaction's next wait or its end.
 #[must_use = "a LockFuture does nothing unless awaited or polled"]
 pub struct LockFuture<'t, 'a> {
     txn: &'t mut Transaction<'a>,
-    id: LockId,
-    mode: Mode,
+    call: Call<'t>,
     wait: Wait,
     /// The wait in progress, if the request waits.
     pending: Option<Pending>,
@@ -66,12 +68,35 @@ pub struct LockFuture<'t, 'a> {
     ran: bool,
 }
 
+/// The blocking call a [`LockFuture`] makes.
+#[derive(Clone, Copy, Debug)]
+enum Call<'t> {
+    /// `lock_with`.
+    One(LockId, Mode),
+    /// `lock_all`: a later run finds the requests granted so far in the
+    /// lock cache and goes on with the rest.
+    All(&'t [(LockId, Mode)]),
+    /// `wait_for_txn`: S on the other transaction's lock, released in the
+    /// poll that sees it granted.
+    TxnEnd(TxnId),
+}
+
+impl Call<'_> {
+    /// The lock an error about the call itself names.
+    fn lock(self) -> LockId {
+        match self {
+            Call::One(id, _) => id,
+            Call::All(reqs) => reqs.first().map_or(LockId::database(0), |r| r.0),
+            Call::TxnEnd(other) => LockId::transaction(other),
+        }
+    }
+}
+
 impl std::fmt::Debug for LockFuture<'_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LockFuture")
             .field("txn", &self.txn.id())
-            .field("id", &self.id)
-            .field("mode", &self.mode)
+            .field("call", &self.call)
             .field("waiting", &self.pending.is_some())
             .field("done", &self.done)
             .finish()
@@ -118,20 +143,33 @@ impl<'a> Transaction<'a> {
     /// [`Transaction::wait_for_txn`] as a future: waits for `other` to end
     /// without blocking the thread ([`Transaction::lock_async`]'s request
     /// for S on `other`'s transaction lock, released in the same poll that
-    /// sees it granted). Dropping the future withdraws the wait, as
-    /// dropping a [`LockFuture`] does, and the transaction goes on.
-    pub async fn wait_for_txn_async(&mut self, other: TxnId, wait: Wait) -> Result<(), LockError> {
-        let id = self.txn_wait_begins(other)?;
-        self.lock_with_async(id, Mode::S, wait).await?;
-        self.txn_wait_ends(id)
+    /// sees it granted, so no cancellation point falls between the two).
+    /// Dropping the future withdraws the wait, as dropping any
+    /// [`LockFuture`] does, and the transaction goes on.
+    pub fn wait_for_txn_async<'t>(&'t mut self, other: TxnId, wait: Wait) -> LockFuture<'t, 'a> {
+        self.future(Call::TxnEnd(other), wait)
     }
 
     /// [`Transaction::lock_with`] as a future ([`Transaction::lock_async`]).
     pub fn lock_with_async<'t>(&'t mut self, id: LockId, mode: Mode, wait: Wait) -> LockFuture<'t, 'a> {
+        self.future(Call::One(id, mode), wait)
+    }
+
+    /// [`Transaction::lock_all`] as a future: the requests that can be
+    /// granted at once are, as one batch per level; a request that must
+    /// wait waits without blocking the thread, and once it is granted the
+    /// call goes on with the rest (the requests granted so far are the
+    /// lock cache's hits), so the waits, their policy and their order are
+    /// `lock_all`'s. Dropping the future withdraws the request it waits
+    /// for; the requests granted before stay held (see [`LockFuture`]).
+    pub fn lock_all_async<'t>(&'t mut self, reqs: &'t [(LockId, Mode)]) -> LockFuture<'t, 'a> {
+        self.future(Call::All(reqs), Wait::Policy)
+    }
+
+    fn future<'t>(&'t mut self, call: Call<'t>, wait: Wait) -> LockFuture<'t, 'a> {
         LockFuture {
             txn: self,
-            id,
-            mode,
+            call,
             wait,
             pending: None,
             done: false,
@@ -160,8 +198,7 @@ impl Transaction<'_> {
     /// `wait`, so that its time limit counts).
     fn lock_deferring(
         &mut self,
-        id: LockId,
-        mode: Mode,
+        call: Call<'_>,
         wait: Wait,
         again: bool,
     ) -> (Result<(), LockError>, Option<WaitState>) {
@@ -177,7 +214,11 @@ impl Transaction<'_> {
         }
         let saved = (wait != Wait::Policy).then(|| self.apply_wait(wait));
         self.agent.waiting.defer = true;
-        let r = self.lock(id, mode);
+        let r = match call {
+            Call::One(id, mode) => self.lock(id, mode),
+            Call::All(reqs) => self.lock_all(reqs),
+            Call::TxnEnd(other) => self.lock(LockId::transaction(other), Mode::S),
+        };
         self.agent.waiting.defer = false;
         let w = if r.is_err()
             && let Some(f) = self.agent.waiting.in_flight
@@ -295,7 +336,7 @@ impl Future for LockFuture<'_, '_> {
         if this.done {
             return Poll::Ready(Err(LockError::InvalidRequest {
                 txn: this.txn.id(),
-                lock: this.id,
+                lock: this.call.lock(),
                 reason: POLLED_AFTER_COMPLETION,
             }));
         }
@@ -318,7 +359,13 @@ impl Future for LockFuture<'_, '_> {
                 }
             }
             let again = std::mem::replace(&mut this.ran, true);
-            let (r, w) = this.txn.lock_deferring(this.id, this.mode, this.wait, again);
+            if let (Call::TxnEnd(other), false) = (this.call, again)
+                && let Err(e) = this.txn.txn_wait_begins(other)
+            {
+                this.done = true;
+                return Poll::Ready(Err(e));
+            }
+            let (r, w) = this.txn.lock_deferring(this.call, this.wait, again);
             match w {
                 Some(w) => {
                     this.pending = Some(Pending {
@@ -329,7 +376,10 @@ impl Future for LockFuture<'_, '_> {
                 }
                 None => {
                     this.done = true;
-                    return Poll::Ready(r);
+                    return Poll::Ready(match (r, this.call) {
+                        (Ok(()), Call::TxnEnd(other)) => this.txn.txn_wait_ends(LockId::transaction(other)),
+                        (r, _) => r,
+                    });
                 }
             }
         }
