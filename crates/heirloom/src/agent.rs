@@ -45,7 +45,7 @@ pub(crate) struct InFlight {
 /// one wait for a lock that a transaction of another holds: the thread is
 /// parked, so the holder can never go on, and the waits-for graph cannot
 /// see it (the holder is not waiting). Such a wait, without a time limit,
-/// is refused in every build with [`LockError::InvalidRequest`] (reason
+/// is refused in every build with [`LockError::InvalidRequest`](crate::LockError::InvalidRequest) (reason
 /// [`BLOCKED_BY_OWN_THREAD`](crate::BLOCKED_BY_OWN_THREAD)), which dooms
 /// the waiter, instead of a hang: a transaction is bound to the thread that
 /// began it, and to the thread of each of its blocking waits. A wait with

@@ -25,7 +25,7 @@
 //! bucket heads, lock heads, another agent's request node, a counter.
 //!
 //! Without the feature everything here compiles to nothing: the shim
-//! re-exports `std`'s atomics and [`note`] and [`op`] are empty, so the
+//! re-exports `std`'s atomics and `note` and `op` are empty, so the
 //! hot paths are the same instructions as before ([`ENABLED`] tells which
 //! build this is). The counts are a lower bound of what sixteen cores
 //! would see (two threads that never overlapped on two cores may on

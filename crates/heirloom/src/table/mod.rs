@@ -47,7 +47,7 @@ use crate::stats::AgentCounters;
 /// the first (the crate's MEASUREMENTS.md, "A latched table that grows").
 pub const DEFAULT_BUCKETS: usize = 1 << 8;
 
-/// The latch-free tables' size (their default
+/// The latch-free table's size (its default
 /// [`Builder::buckets`](crate::Builder::buckets)): 4,096 buckets, enough
 /// that short transactions rarely share a list and few enough to stay in
 /// cache (MEASUREMENTS.md, "A latched table that grows; 4,096 latch-free
@@ -55,10 +55,20 @@ pub const DEFAULT_BUCKETS: usize = 1 << 8;
 /// ([`TableKind::LatchFree`]) splits a list that got long into lists
 /// below it, so a transaction that holds a million locks pays about as
 /// much for the last as for the first (MEASUREMENTS.md, "Latch-free lists
-/// that split"). The swap table ([`TableKind::LatchFreeSwap`]) does not
-/// grow: its cost per lock grows with the locks held, so set more buckets
-/// for transactions that hold hundreds of thousands.
+/// that split").
 pub const DEFAULT_LATCHFREE_BUCKETS: usize = 1 << 12;
+
+/// The swap table's size ([`TableKind::LatchFreeSwap`]; its default
+/// [`Builder::buckets`](crate::Builder::buckets)): 16,384 buckets. It does
+/// not grow (its append swaps the tail without looking at the end of the
+/// list, so no freeze can turn an appender away), so it is sized instead:
+/// four times the latch-free table's buckets keep a transaction of
+/// 300,000 locks well under a second, at a cost of a few per cent to
+/// short transactions (their buckets leave the cache more often). Its cost
+/// per lock still grows with the locks held over the buckets: set more for
+/// transactions of millions of locks (MEASUREMENTS.md, "The swap table
+/// sized for the work").
+pub const DEFAULT_SWAP_BUCKETS: usize = 1 << 14;
 
 /// The most buckets [`Builder::buckets`](crate::Builder::buckets) takes (2^24).
 pub const MAX_BUCKETS: usize = 1 << 24;
@@ -522,17 +532,21 @@ impl Table {
     /// take intention locks on their fast path (`table/fast.rs`), and with
     /// `fast_rows` row S locks too (`table/fast/rows.rs`);
     /// `buckets`: of the latched and latch-free tables (`None`: the kind's
-    /// default, [`DEFAULT_BUCKETS`] or [`DEFAULT_LATCHFREE_BUCKETS`]).
+    /// default, [`DEFAULT_BUCKETS`], [`DEFAULT_LATCHFREE_BUCKETS`] or
+    /// [`DEFAULT_SWAP_BUCKETS`]).
     pub(crate) fn new(kind: TableKind, buckets: Option<usize>, sli: bool, fast_path: bool, fast_rows: bool) -> Self {
         let first = buckets.unwrap_or(DEFAULT_BUCKETS);
-        let buckets = buckets.unwrap_or(DEFAULT_LATCHFREE_BUCKETS);
+        let (latchfree, swap) = (
+            buckets.unwrap_or(DEFAULT_LATCHFREE_BUCKETS),
+            buckets.unwrap_or(DEFAULT_SWAP_BUCKETS),
+        );
         match kind {
             TableKind::Global => Table::Global(global::Global::new(false)),
             TableKind::GlobalHtm => Table::Global(global::Global::new(true)),
             TableKind::Latched => Table::Latched(latched::Latched::new(first, sli, fast_path, fast_rows, false)),
             TableKind::LatchedHtm => Table::Latched(latched::Latched::new(first, sli, fast_path, fast_rows, true)),
-            TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(buckets, fast_path, fast_rows)),
-            TableKind::LatchFreeSwap => Table::LatchFreeSwap(latchfree::LatchFree::new(buckets, fast_path, fast_rows)),
+            TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(latchfree, fast_path, fast_rows)),
+            TableKind::LatchFreeSwap => Table::LatchFreeSwap(latchfree::LatchFree::new(swap, fast_path, fast_rows)),
             TableKind::Server { partitions } => Table::Server(server::Server::new(partitions)),
             // Never asked (the transaction takes no lock): the smallest
             // table, so that the interface stays total.

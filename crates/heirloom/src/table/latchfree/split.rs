@@ -38,8 +38,8 @@
 //!
 //! Only the CAS append splits. The swap append links without looking at
 //! the end of its list (one swap of the tail), so a freeze could not turn
-//! it away; the swap table keeps its fixed buckets (set more for
-//! transactions that hold hundreds of thousands of locks).
+//! it away; the swap table keeps its fixed buckets, more of them
+//! (`DEFAULT_SWAP_BUCKETS`).
 
 use super::*;
 use crate::sync::AtomicPtr;
