@@ -168,11 +168,11 @@ pub unsafe extern "C" fn heirloom_lock_start(
     }
 }
 
-/// Starts a wait for transaction `other`'s end that does not block:
-/// `heirloom_wait_for_txn` (`wait`, `timeout_us`) as
-/// `heirloom_lock_start` makes `heirloom_lock_with`. A wait that must wait
-/// returns `HEIRLOOM_PENDING` at once and leaves the agent with a pending
-/// request, driven as `heirloom_lock_start`'s is (`ready`,
+/// Starts a wait for transaction `other`'s end that does not block: what
+/// `heirloom_lock_start` is to `heirloom_lock_with`, this is to
+/// `heirloom_wait_for_txn` (same `wait` and `timeout_us`). A wait that must
+/// wait returns `HEIRLOOM_PENDING` at once and leaves the agent with a
+/// pending request, driven as `heirloom_lock_start`'s is (`ready`,
 /// `heirloom_lock_poll`, `heirloom_lock_cancel`, the same rules); once
 /// granted, the S on `other`'s lock is released in the poll that returns
 /// `HEIRLOOM_OK`.
