@@ -129,7 +129,7 @@ struct BenchArgs {
     /// (`heirloom::DEFAULT_SPIN_BEFORE_PARK`)
     #[arg(long = "spin", value_name = "US", value_delimiter = ',')]
     spin: Option<Vec<String>>,
-    /// Hash buckets of the latched and latch-free tables, one run each (rounded up to a power of two, 1 to 16777216; default: the lock manager's, `heirloom::DEFAULT_BUCKETS` for the latched table, which grows from there, `heirloom::DEFAULT_LATCHFREE_BUCKETS` for the latch-free table and `heirloom::DEFAULT_SWAP_BUCKETS` for the swap table). A run with a count of its own shows it in its table label (`latched/b4096`).
+    /// Hash buckets of the latched and latch-free tables, one run each (rounded up to a power of two, 1 to 16777216; default: the lock manager's, `heirloom::DEFAULT_BUCKETS` for the latched table, which grows from there, `heirloom::DEFAULT_LATCHFREE_BUCKETS` for the latch-free tables). A run with a count of its own shows it in its table label (`latched/b4096`).
     #[arg(long, value_name = "N", value_delimiter = ',')]
     buckets: Option<Vec<String>>,
     /// The benchmark's size (TM1 subscribers, TPC-C warehouses...; see

@@ -90,8 +90,8 @@ pub struct heirloom_options {
     /// Hash buckets of the latched and latch-free tables, rounded up to a
     /// power of two (1 to 2^24), or 0 (the default) for the table kind's
     /// own: the latched table starts with 256 and grows, the latch-free
-    /// table has 4,096 and splits a long list below its bucket, the swap
-    /// table has 16,384 and does not grow.
+    /// tables (CAS and swap append) have 4,096 and split a long list below
+    /// its bucket.
     pub buckets: u64,
     /// `HEIRLOOM_POLICY_*` (default detect).
     pub policy: u32,

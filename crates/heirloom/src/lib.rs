@@ -73,5 +73,5 @@ pub use mode::{ALL_MODES, COMPATIBLE, MODE_COUNT, Mode, SUPREMUM};
 pub use monitor::{Holder, LockInfo, Snapshot, Waiter};
 pub use policy::{ConflictPolicy, Wait};
 pub use stats::Stats;
-pub use table::{DEFAULT_BUCKETS, DEFAULT_LATCHFREE_BUCKETS, DEFAULT_SWAP_BUCKETS, MAX_BUCKETS, TableKind};
+pub use table::{DEFAULT_BUCKETS, DEFAULT_LATCHFREE_BUCKETS, MAX_BUCKETS, TableKind};
 pub use txn::{LockFuture, Transaction};

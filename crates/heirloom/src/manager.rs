@@ -111,8 +111,8 @@ impl Builder {
     /// power of two and kept within 1..=[`MAX_BUCKETS`]: the latched
     /// table's first size (it grows; default
     /// [`DEFAULT_BUCKETS`](crate::DEFAULT_BUCKETS)), the latch-free tables'
-    /// size (default [`DEFAULT_LATCHFREE_BUCKETS`](crate::DEFAULT_LATCHFREE_BUCKETS),
-    /// the swap table's [`DEFAULT_SWAP_BUCKETS`](crate::DEFAULT_SWAP_BUCKETS)).
+    /// first size (they split long lists; default
+    /// [`DEFAULT_LATCHFREE_BUCKETS`](crate::DEFAULT_LATCHFREE_BUCKETS)).
     pub fn buckets(mut self, n: usize) -> Self {
         self.buckets = Some(n.clamp(1, MAX_BUCKETS));
         self

@@ -175,16 +175,20 @@ fn inheritance_under_every_policy_keeps_grants_compatible() {
     }
 }
 
-/// One bucket, and rows enough that the latch-free table splits its list
-/// (a walk meets eight requests of other locks at its end) while requests
-/// of one lock wait on both sides of a freeze: the waiters below are woken
-/// by the holders above, every policy judges the same order.
+/// One bucket, and rows enough that the latch-free tables split its list
+/// (a walk meets eight requests of other locks at its end, or, swap
+/// append, ahead of its request) while requests of one lock wait on both
+/// sides of a freeze: the waiters below are woken by the holders above,
+/// every policy judges the same order. On the swap table appenders also
+/// race with the freeze and land behind the end, from where they go below.
 #[test]
 fn latchfree_lists_that_split_keep_grants_compatible() {
-    for policy in common::policies(Duration::from_millis(5)) {
-        for sli in [Inheritance::Off, Inheritance::On] {
-            let shape = Shape { buckets: 1, rows: 24 };
-            stress_shaped(TableKind::LatchFree, policy, sli, true, 8, 300, shape);
+    for kind in [TableKind::LatchFree, TableKind::LatchFreeSwap] {
+        for policy in common::policies(Duration::from_millis(5)) {
+            for sli in [Inheritance::Off, Inheritance::On] {
+                let shape = Shape { buckets: 1, rows: 24 };
+                stress_shaped(kind, policy, sli, true, 8, 300, shape);
+            }
         }
     }
 }

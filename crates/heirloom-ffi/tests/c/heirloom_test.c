@@ -680,10 +680,8 @@ static double seconds_since(const struct timespec *t0) {
  * locks took 25.8 s on the latched table). The count is
  * HEIRLOOM_TEST_LOCKS (tests/c.rs: 1,000,000 in release builds, fewer in
  * debug ones); the bound is generous, the times are printed. Every kind
- * runs with its defaults: the latched table grows, the latch-free table
- * splits its lists, and the swap table, which cannot, has buckets sized
- * for the work (16,384; its cost per lock still grows with the locks
- * held: a million take seconds). */
+ * runs with its defaults: the latched table grows, the latch-free tables
+ * (CAS and swap append) split their lists. */
 static void many_locks_in_one_transaction(void) {
     const char *env = getenv("HEIRLOOM_TEST_LOCKS");
     long n = env ? atol(env) : 1000000;

@@ -47,28 +47,16 @@ use crate::stats::AgentCounters;
 /// the first (the crate's MEASUREMENTS.md, "A latched table that grows").
 pub const DEFAULT_BUCKETS: usize = 1 << 8;
 
-/// The latch-free table's size (its default
+/// The latch-free tables' size (their default
 /// [`Builder::buckets`](crate::Builder::buckets)): 4,096 buckets, enough
 /// that short transactions rarely share a list and few enough to stay in
 /// cache (MEASUREMENTS.md, "A latched table that grows; 4,096 latch-free
-/// buckets"). A new lock walks its bucket's list. The latch-free table
-/// ([`TableKind::LatchFree`]) splits a list that got long into lists
-/// below it, so a transaction that holds a million locks pays about as
-/// much for the last as for the first (MEASUREMENTS.md, "Latch-free lists
-/// that split").
+/// buckets"). A new lock walks its bucket's list. Both latch-free tables
+/// ([`TableKind::LatchFree`], [`TableKind::LatchFreeSwap`]) split a list
+/// that got long into lists below it, so a transaction that holds a
+/// million locks is not quadratic (MEASUREMENTS.md, "Latch-free lists that
+/// split", "The swap table splits its lists").
 pub const DEFAULT_LATCHFREE_BUCKETS: usize = 1 << 12;
-
-/// The swap table's size ([`TableKind::LatchFreeSwap`]; its default
-/// [`Builder::buckets`](crate::Builder::buckets)): 16,384 buckets. It does
-/// not grow (its append swaps the tail without looking at the end of the
-/// list, so no freeze can turn an appender away), so it is sized instead:
-/// four times the latch-free table's buckets keep a transaction of
-/// 300,000 locks well under a second, at a cost of a few per cent to
-/// short transactions (their buckets leave the cache more often). Its cost
-/// per lock still grows with the locks held over the buckets: set more for
-/// transactions of millions of locks (MEASUREMENTS.md, "The swap table
-/// sized for the work").
-pub const DEFAULT_SWAP_BUCKETS: usize = 1 << 14;
 
 /// The most buckets [`Builder::buckets`](crate::Builder::buckets) takes (2^24).
 pub const MAX_BUCKETS: usize = 1 << 24;
@@ -532,21 +520,19 @@ impl Table {
     /// take intention locks on their fast path (`table/fast.rs`), and with
     /// `fast_rows` row S locks too (`table/fast/rows.rs`);
     /// `buckets`: of the latched and latch-free tables (`None`: the kind's
-    /// default, [`DEFAULT_BUCKETS`], [`DEFAULT_LATCHFREE_BUCKETS`] or
-    /// [`DEFAULT_SWAP_BUCKETS`]).
+    /// default, [`DEFAULT_BUCKETS`] or [`DEFAULT_LATCHFREE_BUCKETS`]).
     pub(crate) fn new(kind: TableKind, buckets: Option<usize>, sli: bool, fast_path: bool, fast_rows: bool) -> Self {
         let first = buckets.unwrap_or(DEFAULT_BUCKETS);
-        let (latchfree, swap) = (
-            buckets.unwrap_or(DEFAULT_LATCHFREE_BUCKETS),
-            buckets.unwrap_or(DEFAULT_SWAP_BUCKETS),
-        );
+        let latchfree = buckets.unwrap_or(DEFAULT_LATCHFREE_BUCKETS);
         match kind {
             TableKind::Global => Table::Global(global::Global::new(false)),
             TableKind::GlobalHtm => Table::Global(global::Global::new(true)),
             TableKind::Latched => Table::Latched(latched::Latched::new(first, sli, fast_path, fast_rows, false)),
             TableKind::LatchedHtm => Table::Latched(latched::Latched::new(first, sli, fast_path, fast_rows, true)),
             TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(latchfree, fast_path, fast_rows)),
-            TableKind::LatchFreeSwap => Table::LatchFreeSwap(latchfree::LatchFree::new(swap, fast_path, fast_rows)),
+            TableKind::LatchFreeSwap => {
+                Table::LatchFreeSwap(latchfree::LatchFree::new(latchfree, fast_path, fast_rows))
+            }
             TableKind::Server { partitions } => Table::Server(server::Server::new(partitions)),
             // Never asked (the transaction takes no lock): the smallest
             // table, so that the interface stays total.
@@ -568,7 +554,7 @@ unsafe impl LockTable for Table {
         each!(self, t => t.nodes(agent))
     }
 
-    #[inline]
+    #[inline(always)]
     unsafe fn acquire(
         &self,
         a: Caller<'_>,

@@ -100,7 +100,7 @@ impl Transaction<'_> {
         h.req = r;
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn acquire(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
         let (req, head) = self.link(id, mode)?;
         self.push_held(Held::live(id, mode, req, head));

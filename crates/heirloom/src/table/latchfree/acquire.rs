@@ -4,7 +4,7 @@
 //! linked as WAITING.
 
 use super::clear::{Clearance, Sweep};
-use super::list::link;
+use super::list::{SwapEnd, link};
 use super::*;
 
 impl<const SWAP: bool> LatchFree<SWAP> {
@@ -131,9 +131,11 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             fast_slot,
             own_fast,
         };
-        if SWAP {
-            return self.append_swapped(c, &a, wake);
+        if SWAP && let Some(done) = self.append_swapped(c, &a, wake) {
+            return done;
         }
+        // (A swap-appended bucket whose list is frozen: the CAS append
+        // below it, `split.rs`.)
         // The CAS append, in place: an empty bucket takes the request with
         // one CAS of its head; otherwise a walk to the end of the list judges
         // what is ahead and a CAS of the last `next` links the request,
@@ -173,7 +175,9 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 (l, depth) = (below, depth + 1);
                 head = l.head.load(Ordering::Relaxed, unprotected);
             }
-            if head == Shared::null() {
+            // (Never a swap-appended bucket's own list, whose head only
+            // appenders that swapped its tail write.)
+            if head == Shared::null() && (!SWAP || depth > 0) {
                 fill(q, words, mode);
                 q.status.store(GRANTED, Ordering::Relaxed);
                 // AcqRel: Release publishes the node's fields to walkers;
@@ -279,9 +283,11 @@ impl<const SWAP: bool> LatchFree<SWAP> {
 
     /// The slides' append: one swap of the bucket's tail links the request
     /// ACTIVE; a walk up to it then grants it, withdraws it (refused), or
-    /// leaves it WAITING for the read-after-write step.
+    /// leaves it WAITING for the read-after-write step. `None`: the
+    /// bucket's list is frozen (`split.rs`), and the request, not linked,
+    /// goes below by the CAS append.
     #[inline(always)]
-    fn append_swapped(&self, c: &AgentCounters, a: &Append<'_>, wake: &mut Vec<ReqPtr>) -> (Outcome, At) {
+    fn append_swapped(&self, c: &AgentCounters, a: &Append<'_>, wake: &mut Vec<ReqPtr>) -> Option<(Outcome, At)> {
         let Append {
             b,
             id,
@@ -294,6 +300,9 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             own_fast,
             ..
         } = *a;
+        if b.frozen_top() {
+            return None;
+        }
         fill(q, words, mode);
         q.status.store(ACTIVE, Ordering::Relaxed);
         let new = Shared::from(r.as_ptr());
@@ -321,7 +330,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 // No pin: no other request was read.
                 q.status.store(GRANTED, Ordering::Relaxed);
                 self.note_heat(b, id, false);
-                return (Outcome::Granted, h);
+                return Some((Outcome::Granted, h));
             }
         } else {
             link(old, new, unprotected);
@@ -336,15 +345,37 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             // before it (a walk waits for links still on their way),
             // and each is read after our request was published ACTIVE.
             let mut ahead = Ahead::new(own_fast);
-            Self::walk_swapped(b, c, &g, |n| {
+            let mut len = 0;
+            let end = Self::walk_swapped(b, c, &g, |n| {
                 match n {
-                    None => ahead.restart(),
+                    None => {
+                        ahead.restart();
+                        len = 0;
+                    }
                     Some((n, _)) if n == new => return Visit::Stop,
-                    Some((_, x)) => ahead.note(x, words, me, mode, &g),
+                    Some((_, x)) => {
+                        len += 1;
+                        ahead.note(x, words, me, mode, &g);
+                    }
                 }
                 Visit::Next
             });
-            let Ahead { first, shared, .. } = ahead;
+            if end != SwapEnd::Stopped {
+                // The frozen end came first: our swap came after the
+                // freeze's, and our request is behind the end, where no
+                // walk reads it. Its node back, it goes below.
+                debug_assert_eq!(end, SwapEnd::Frozen, "a walk ahead of a linked request ends at it");
+                b.reclaim_behind_end(new, c, &g);
+                return None;
+            }
+            let Ahead {
+                first, shared, same, ..
+            } = ahead;
+            // Long with other locks' requests: frozen, later appends go
+            // below (`split.rs`).
+            if len - same >= self.split_at && self.max_depth > 0 {
+                b.split_swapped(&g);
+            }
             hot |= shared || first.is_some();
             let blocked_fast = first.is_none() && a.fast_in_way();
             if first.is_none() && !blocked_fast {
@@ -352,7 +383,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 // Relaxed: ACTIVE and GRANTED are alike to every other
                 // request.
                 q.status.store(GRANTED, Ordering::Relaxed);
-                return (Outcome::Granted, h);
+                return Some((Outcome::Granted, h));
             }
             if may_wait {
                 break;
@@ -369,7 +400,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 }
                 self.note_heat(b, id, hot);
                 self.uncount_strong(h, q.agent);
-                return (Outcome::Refused(blocker), h);
+                return Some((Outcome::Refused(blocker), h));
             }
         }
         self.note_heat(b, id, hot);
@@ -381,7 +412,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // waiter it must wake).
         b.waiting.fetch_add(1, Ordering::Relaxed);
         q.status.store(WAITING, Ordering::Release);
-        self.recheck_waiter(b, c, q, &g, h)
+        Some(self.recheck_waiter(b, c, q, &g, h))
     }
 
     /// The read-after-write step of a request just linked as WAITING (and

@@ -193,8 +193,9 @@ pub(super) fn link(old: Shared<'_, Request>, new: Shared<'_, Request>, g: &Guard
 }
 
 /// Swap append: a walk found the link behind `n` on its way. Waits for it
-/// a little, then gives up the processor once; `Some`: the successor,
-/// linked meanwhile; `None`: the walk looks again from the head.
+/// a little, then gives up the processor once; `Some`: the link that
+/// landed meanwhile (a successor, or the frozen end of `split.rs`, tagged
+/// as it is); `None`: the walk looks again from the head.
 #[cold]
 pub(super) fn wait_link<'g>(
     n: &Request,
@@ -203,20 +204,19 @@ pub(super) fn wait_link<'g>(
     pauses: &mut u32,
 ) -> Option<Shared<'g, Request>> {
     c.cas_retries.bump();
+    // Acquire: as a walk's.
+    let landed = |next: Shared<'g, Request>| (!next.with_tag(0).is_null() || next.tag() & FROZEN != 0).then_some(next);
     if !cfg!(heirloom_loom) && *pauses < 4 {
         for _ in 0..(32u32 << *pauses) {
             std::hint::spin_loop();
-            // Acquire: as a walk's.
-            let next = n.next.load(Ordering::Acquire, g).with_tag(0);
-            if !next.is_null() {
+            if let Some(next) = landed(n.next.load(Ordering::Acquire, g)) {
                 return Some(next);
             }
         }
     }
     *pauses += 1;
     crate::sync::yield_now();
-    let next = n.next.load(Ordering::Acquire, g).with_tag(0);
-    (!next.is_null()).then_some(next)
+    landed(n.next.load(Ordering::Acquire, g))
 }
 
 /// Swap append: a walk found the head on its way (an empty list's appender
@@ -242,27 +242,52 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// list, then, past its frozen end, the list below that the route
     /// names, down to the leaf. When an unlink fails (the predecessor
     /// changed) it calls `visit(None)` and starts again from the bucket's
-    /// head. Returns the end of the leaf (CAS append), or `None` if the
-    /// visitor stopped or the list is appended by swaps (`walk_swapped`,
-    /// one list: that table does not split).
+    /// head. Returns the end of the leaf, where a CAS appends, or `None` if
+    /// the visitor stopped, or the walk ended at the tail of a
+    /// swap-appended bucket's list (not frozen: nothing is below it).
     #[inline]
     pub(super) fn walk<'g>(
         b: &'g Bucket,
         route: Route,
         c: &AgentCounters,
         g: &'g Guard,
-        visit: impl FnMut(Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
+        mut visit: impl FnMut(Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
     ) -> Option<End<'g>> {
-        if SWAP {
-            Self::walk_swapped(b, c, g, visit);
-            return None;
+        if !SWAP {
+            return Self::walk_route(b.list(), route, c, g, visit);
         }
-        Self::walk_route(b.list(), route, c, g, visit)
+        match Self::walk_swapped(b, c, g, &mut visit) {
+            SwapEnd::Frozen => Self::walk_frozen(b, route, c, g, visit),
+            _ => None,
+        }
     }
 
-    /// `walk` of the one list `l`, whatever is below it. CAS append only:
-    /// a list appended by swaps is walked by `walk_swapped`, which leaves a
-    /// marked request in place until a successor is linked behind it.
+    /// `walk` of a swap-appended bucket whose list was found frozen: on
+    /// below it, and again from the head when a walk below must start
+    /// again. Out of line: short transactions seldom freeze a list, and the
+    /// swap append's own code stays small enough to be inlined
+    /// (`scripts/callgrind.sh`).
+    #[inline(never)]
+    fn walk_frozen<'g>(
+        b: &'g Bucket,
+        route: Route,
+        c: &AgentCounters,
+        g: &'g Guard,
+        mut visit: impl FnMut(Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
+    ) -> Option<End<'g>> {
+        loop {
+            let below = b.list().below(route, 1)?;
+            if let Ok(end) = Self::walk_down(below, 1, route, c, g, &mut visit) {
+                return end;
+            }
+            if Self::walk_swapped(b, c, g, &mut visit) != SwapEnd::Frozen {
+                return None;
+            }
+        }
+    }
+
+    /// `walk` of the one CAS-appended list `l` (the swap table's are those
+    /// below its buckets), whatever is below it.
     #[inline]
     pub(super) fn walk_list<'g>(
         l: List<'g>,
@@ -270,7 +295,6 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         g: &'g Guard,
         visit: impl FnMut(Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
     ) -> Option<End<'g>> {
-        assert!(!SWAP, "a swap-appended list walked as a CAS-appended one");
         Self::walk_route(l, Route::ONE, c, g, visit)
     }
 
@@ -328,20 +352,80 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         }
     }
 
-    /// `walk` of a list appended by swaps: up to the tail. A node whose
-    /// `next` is null is not always the tail: its successor's appender may
-    /// have swapped the tail and not linked yet (the walk waits for that
-    /// link at the node, and looks again from the head if it is slow), or
-    /// the node may have left the list as its last. A marked request is
-    /// unlinked only once a successor is linked behind it (an appender may
-    /// be about to link behind it, `link`).
+    /// `walk_route`'s walk below a swap-appended bucket's frozen list, from
+    /// `top`, the list at `depth` (1) on the route, once: `Err` when an
+    /// unlink failed (after `visit(None)`), and the walk starts again from
+    /// the bucket's head. (The same steps as `walk_route`'s, which keeps
+    /// its own loop: in this form the CAS table's transactions cost more
+    /// instructions, `scripts/callgrind.sh`.)
+    #[inline]
+    fn walk_down<'g>(
+        top: List<'g>,
+        depth: u32,
+        route: Route,
+        c: &AgentCounters,
+        g: &'g Guard,
+        visit: &mut impl FnMut(Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
+    ) -> Result<Option<End<'g>>, Restart> {
+        let (mut level, mut depth, mut len) = (top, depth, 0);
+        let mut pred = level.head;
+        // Acquire: pairs with the Release CAS that linked the node, so its
+        // fields are visible.
+        let mut cur = pred.load(Ordering::Acquire, g);
+        loop {
+            if cur.is_null() {
+                // The end of a frozen list: on to the one below.
+                if cur.tag() & FROZEN != 0
+                    && let Some(below) = level.below(route, depth + 1)
+                {
+                    (level, depth, len) = (below, depth + 1, 0);
+                    pred = level.head;
+                    cur = pred.load(Ordering::Acquire, g);
+                    continue;
+                }
+                return Ok(Some(End {
+                    link: pred,
+                    list: level,
+                    depth,
+                    len,
+                }));
+            }
+            // SAFETY: non-null, loaded from the list while `g` is pinned.
+            let node = unsafe { req(cur) };
+            let next = node.next.load(Ordering::Acquire, g);
+            if next.tag() & MARK != 0 {
+                let succ = split::succ(next);
+                if unlink(pred, cur, succ, node, c, g) {
+                    cur = succ;
+                    continue;
+                }
+                visit(None);
+                return Err(Restart);
+            }
+            len += 1;
+            if let Visit::Stop = visit(Some((cur, node))) {
+                return Ok(None);
+            }
+            pred = &node.next;
+            cur = next;
+        }
+    }
+
+    /// `walk` of a bucket's list appended by swaps: up to the tail, or to
+    /// its frozen end (`split.rs`), which it answers. A node whose `next`
+    /// is null is not always the tail: its successor's appender may have
+    /// swapped the tail and not linked yet (the walk waits for that link
+    /// at the node, and looks again from the head if it is slow), or the
+    /// node may have left the list as its last. A marked request is
+    /// unlinked only once a successor, or the frozen end, is linked behind
+    /// it (an appender may be about to link behind it, `link`).
     #[inline]
     pub(super) fn walk_swapped<'g>(
         b: &'g Bucket,
         c: &AgentCounters,
         g: &'g Guard,
         mut visit: impl FnMut(Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
-    ) {
+    ) -> SwapEnd {
         let mut pauses = 0u32;
         'restart: loop {
             let mut pred = &b.head;
@@ -349,10 +433,13 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             // node, so its fields are visible.
             let mut cur = pred.load(Ordering::Acquire, g);
             if cur.is_null() {
+                if cur.tag() & FROZEN != 0 {
+                    return SwapEnd::Frozen;
+                }
                 // Empty, or the first appender's store of the head is on
                 // its way.
                 if b.tail.load(Ordering::Acquire, g).is_null() {
-                    return;
+                    return SwapEnd::Tail;
                 }
                 link_pending(c, &mut pauses);
                 visit(None);
@@ -363,17 +450,25 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 let node = unsafe { req(cur) };
                 let next = node.next.load(Ordering::Acquire, g);
                 let succ = next.with_tag(0);
-                if next.tag() == MARK {
-                    if !succ.is_null() {
-                        if unlink(pred, cur, succ, node, c, g) {
-                            cur = succ;
+                let frozen = next.tag() & FROZEN != 0;
+                if next.tag() & MARK != 0 {
+                    if !succ.is_null() || frozen {
+                        let to = split::succ(next);
+                        if unlink(pred, cur, to, node, c, g) {
+                            if to.is_null() {
+                                return SwapEnd::Frozen;
+                            }
+                            cur = to;
                             continue;
                         }
                         visit(None);
                         continue 'restart;
                     }
                 } else if let Visit::Stop = visit(Some((cur, node))) {
-                    return;
+                    return SwapEnd::Stopped;
+                }
+                if frozen {
+                    return SwapEnd::Frozen;
                 }
                 if succ.is_null() {
                     // The end: the tail, or none (the list went empty and
@@ -381,14 +476,15 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                     // Acquire: as the head's.
                     let tail = b.tail.load(Ordering::Acquire, g);
                     if tail == cur || tail.is_null() {
-                        return;
+                        return SwapEnd::Tail;
                     }
                     // A link on its way behind `cur` (still readable: we
                     // are pinned).
                     match wait_link(node, c, g, &mut pauses) {
-                        Some(n) => {
+                        Some(next) if next.tag() & FROZEN != 0 => return SwapEnd::Frozen,
+                        Some(next) => {
                             pred = &node.next;
-                            cur = n;
+                            cur = next.with_tag(0);
                             continue;
                         }
                         None => {
@@ -403,3 +499,17 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         }
     }
 }
+
+/// How a walk of a swap-appended bucket's list ended.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum SwapEnd {
+    /// At the tail: the list is not frozen, nothing is below it.
+    Tail,
+    /// At its frozen end: a lock's route goes on below (`split.rs`).
+    Frozen,
+    /// The visitor stopped it.
+    Stopped,
+}
+
+/// A walk's unlink failed: it starts again from the bucket's head.
+pub(super) struct Restart;

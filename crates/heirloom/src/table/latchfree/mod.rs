@@ -11,12 +11,13 @@
 //! count of WAITING requests and a heat window. The request nodes are the
 //! agents' own (`request.rs`: `next`, the lock id words, `recycle`).
 //!
-//! The CAS-append table grows: a list that got long with other locks'
-//! requests is frozen and lists below it take the appends, so a lock's
-//! requests lie on a *route* of lists, read from the bucket down, in
-//! arrival order as one list's are (`split.rs`). Everything below speaks
-//! of "the list"; for that table read "the lock's route". The bucket's
-//! `waiting` and heat window serve its whole tree.
+//! Both tables grow: a list that got long with other locks' requests is
+//! frozen and lists below it take the appends, so a lock's requests lie
+//! on a *route* of lists, read from the bucket down, in arrival order as
+//! one list's are (`split.rs`; the lists below a bucket are CAS-appended
+//! on both tables). Everything below speaks of "the list"; read "the
+//! lock's route". The bucket's `waiting` and heat window serve its whole
+//! tree.
 //!
 //! Request states (`Request::status`): GRANTED is the paper's ACTIVE — a
 //! request is linked as GRANTED when nothing ahead of it was in its way,
@@ -60,11 +61,14 @@
 //! by a CAS of the head and then of the tail (`take_out`): the next
 //! appender to the empty list is then the head's only writer. Everything
 //! else (release, inheritance, the fast path, reclamation) is the CAS
-//! append's. Every append writes the bucket's tail line, which the CAS
-//! append does not (it writes only the last request's `next`): on one hot
-//! lock under contention this table is slower (MEASUREMENTS.md, "The
-//! slides' append as a table of its own"), so `LatchFree` keeps the CAS
-//! append.
+//! append's. A bucket's list is frozen by its *end* taking the tail
+//! (`split.rs`); an appender that swapped after it finds itself behind
+//! the end, takes its node back and goes below by the CAS append, as every
+//! later appender does. Every swap append writes the bucket's tail line,
+//! which the CAS append does not (it writes only the last request's
+//! `next`): on one hot lock under contention this table is slower
+//! (MEASUREMENTS.md, "The slides' append as a table of its own"), so
+//! `LatchFree` keeps the CAS append.
 //!
 //! ## Release (`release`) and the wake-up that is never lost
 //!
@@ -347,7 +351,8 @@ struct Bucket {
     /// if its i-th most recent acquisition met another transaction's request
     /// on it or retried a CAS). See the module docs.
     heat: AtomicU64,
-    /// The lists below, once the list was split (`split.rs`; CAS append only).
+    /// The lists below, once the list was split (`split.rs`; the swap
+    /// append's tagged `TOP_FROZEN` once its freeze is done).
     child: crate::sync::AtomicPtr<split::Sub>,
     _line: [u8; 64 - 32],
     /// Swap append only: the last request appended (null: the list is
@@ -371,8 +376,7 @@ pub(crate) struct LatchFree<const SWAP: bool = false> {
     /// log2 of the bucket count: the hash bits that choose a bucket.
     bits: u32,
     /// Levels a list may be split into below its bucket (`split.rs`): as
-    /// many as the hash has bits left for, at most `MAX_DEPTH`; none for
-    /// the swap append.
+    /// many as the hash has bits left for, at most `MAX_DEPTH`.
     max_depth: u32,
     /// Requests of other locks in a leaf that split it (`split::SPLIT_AT`).
     split_at: u32,
@@ -424,11 +428,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 .collect(),
             mask: n as u64 - 1,
             bits: n.trailing_zeros(),
-            max_depth: if SWAP {
-                0
-            } else {
-                ((64 - n.trailing_zeros()) / split::FANOUT.trailing_zeros()).min(MAX_DEPTH)
-            },
+            max_depth: ((64 - n.trailing_zeros()) / split::FANOUT.trailing_zeros()).min(MAX_DEPTH),
             split_at: split::SPLIT_AT,
             fast: fast_path.then(|| Box::new(fast::Fast::with_rows(rows))),
         }
@@ -638,15 +638,9 @@ unsafe impl<const SWAP: bool> LockTable for LatchFree<SWAP> {
             }
             _ => Visit::Next,
         };
-        if SWAP {
-            Self::walk(b, Route::ONE, c, &g, &mut find);
-        } else {
-            // Its route is not known before it is found: every list of the
-            // bucket, one by one.
-            b.list().each_list(&mut |l| {
-                Self::walk_list(l, c, &g, &mut find);
-            });
-        }
+        // Its route is not known before it is found: every list of the
+        // bucket, one by one.
+        Self::walk_each_list(b, c, &g, |_, n| find(n));
         // Reached through the list during our pin: alive until we unpin.
         let Some(q) = found else {
             return false;
@@ -746,7 +740,11 @@ impl<const SWAP: bool> Drop for LatchFree<SWAP> {
                     cur = next;
                 }
             });
-            b.list().free_below();
+            if SWAP {
+                b.list().free_top();
+            } else {
+                b.list().free_below();
+            }
         }
     }
 }

@@ -116,13 +116,14 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     /// writes its line: left to a later walk, a request costs three writes
     /// of lines another core wrote last (the walker's `retired` link, the
     /// collector's RETURNED, the owner's reuse) where this costs none. A
-    /// swap-appended `q` leaves only with a successor linked behind it (as
+    /// swap-appended `q` (`swapped`: `l` is a swap-appended bucket's list)
+    /// leaves only with a successor or the frozen end linked behind it (as
     /// in `walk_swapped`). Gives up, leaving `q` to a later walk as before,
     /// when it is gone already (a walk unlinked it), when the end of the
     /// list is on its way (swap append), or once the list changed under two
     /// of its unlinks.
     #[inline(never)]
-    pub(super) fn unlink_own(&self, l: List<'_>, c: &AgentCounters, q: &Request) {
+    pub(super) fn unlink_own(&self, l: List<'_>, swapped: bool, c: &AgentCounters, q: &Request) {
         let g = pin();
         let mut changed = 0;
         'restart: loop {
@@ -134,7 +135,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 let node = unsafe { req(cur) };
                 let next = node.next.load(Ordering::Acquire, &g);
                 let succ = split::succ(next);
-                if SWAP && succ.is_null() {
+                if swapped && succ.is_null() && succ.tag() & FROZEN == 0 {
                     // The tail, or a link on its way behind `node`: `q` (if
                     // not `node` itself) is not reached, and a marked `node`
                     // stays until its successor is linked.
@@ -219,8 +220,9 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // successor before `q` is gone.
         let cur = b.head.load(Ordering::Acquire, g);
         if cur == me {
-            let next = q.next.load(Ordering::Acquire, g).with_tag(0);
-            if !next.is_null()
+            // Its successor, or the frozen end (`split.rs`).
+            let next = split::succ(q.next.load(Ordering::Acquire, g));
+            if split::behind(next)
                 && noted(&b.head)
                     .compare_exchange(cur, next, Ordering::AcqRel, Ordering::Relaxed, g)
                     .is_ok()
@@ -232,7 +234,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         if behind {
             // Not first (or the head moved): with a successor linked (or on
             // its way: then `unlink_own` leaves it to a later walk).
-            self.unlink_own(b.list(), c, q);
+            self.unlink_own(b.list(), true, c, q);
         }
         behind
     }
@@ -279,7 +281,8 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         let b = self.bucket(h);
         // Release: whoever reads OBSOLETE (Acquire) sees what we did under the lock.
         q.status.store(OBSOLETE, Ordering::Release);
-        if SWAP {
+        // (Below a swap-appended bucket, the lists are CAS-appended.)
+        if SWAP && h.depth() == 0 {
             // Not pinned: taking our own request out reads no other
             // request. With nothing linked behind it, no wake-up duty and no
             // fence (see `take_out`); else the fence and the duty, with `q`
@@ -311,7 +314,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         }
         let l = self.list_of(h, q);
         if !self.unlink_if_first(l, q, g) {
-            self.unlink_own(l, c, q);
+            self.unlink_own(l, false, c, q);
         }
     }
 
@@ -331,7 +334,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         }
         b.waiting.fetch_sub(1, Ordering::Relaxed);
         // A waiter is in the way of later incompatible requests too.
-        if SWAP {
+        if SWAP && h.depth() == 0 {
             if self.take_out(b, c, q) {
                 self.after_release(b, c, q, wake);
             }

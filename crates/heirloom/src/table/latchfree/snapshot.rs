@@ -117,14 +117,14 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             .iter()
             .map(|b| {
                 let mut seen = Vec::new();
-                if SWAP {
-                    Self::walk(b, Route::ONE, c, g, |n| Self::see(&mut seen, 0, n));
-                } else {
-                    b.list().each_list(&mut |l| {
-                        let from = seen.len();
-                        Self::walk_list(l, c, g, |n| Self::see(&mut seen, from, n));
-                    });
-                }
+                // Where the current list's requests start.
+                let (mut list, mut from) = (usize::MAX, 0);
+                Self::walk_each_list(b, c, g, |i, n| {
+                    if i != list {
+                        (list, from) = (i, seen.len());
+                    }
+                    Self::see(&mut seen, from, n)
+                });
                 seen
             })
             .collect()

@@ -36,16 +36,58 @@
 //! freed before the table: a table that once held many locks keeps its
 //! lists, as the latched table keeps its grown buckets.
 //!
-//! Only the CAS append splits. The swap append links without looking at
-//! the end of its list (one swap of the tail), so a freeze could not turn
-//! it away; the swap table keeps its fixed buckets, more of them
-//! (`DEFAULT_SWAP_BUCKETS`).
+//! ## The swap-appended bucket
+//!
+//! The swap append links without looking at the end of its list (one
+//! swap of the tail), so a freeze of the end cannot turn it away. Its
+//! bucket's list is frozen by taking the tail instead (`split_swapped`):
+//! the splitter, an appender whose walk met [`SPLIT_AT`] requests of
+//! other locks ahead of its own, publishes the lists below (with the
+//! bucket's *end*, a request that is never in a list), swaps the end into
+//! the tail, links the FROZEN tag behind the request it swapped out, as an
+//! append links itself (`link_end`), and then tags the bucket's `child`
+//! ([`TOP_FROZEN`]). The lists below are CAS-appended and split as above.
+//!
+//! An appender that reads the tag goes below without swapping: the CAS
+//! append, whose walk reads the bucket's list down to its frozen end
+//! (`walk_swapped`, waiting for links on their way) and then the route.
+//! One whose swap came before the end's is in the list, ahead of the
+//! freeze, and judged as before. One whose swap came after (it read the
+//! child untagged, then swapped) is *behind the end*: linked behind the
+//! end or behind another such request, in a chain that no walk reads, as
+//! a walk of the list stops at its frozen end. Its own walk ahead of it
+//! tells it so (it reaches the frozen end, not its request), and it takes
+//! its node back (`reclaim_behind_end`): by a CAS of the tail from its
+//! request back to the end, or, if another appender swapped meanwhile,
+//! once that one's link behind it has landed (the only write to its node
+//! that can still come). No walk ever read it, so nobody waited for it and
+//! it is not retired: the CAS append then links the same node below.
 
 use super::*;
 use crate::sync::AtomicPtr;
 
 /// Tag on the null link at the end of a list: frozen, appends go below.
 pub(super) const FROZEN: usize = 2;
+
+/// Tag on a swap-appended bucket's `child` (the lists' address): its list
+/// is frozen, and its frozen end linked; appends go below without a swap.
+/// Untagged and not null: the freeze is under way.
+pub(super) const TOP_FROZEN: usize = 1;
+
+/// The lists below a swap-appended bucket, with its end: the request the
+/// splitter swaps into the tail, behind which appenders that swapped after
+/// the freeze link (`split_swapped`). Never in a list, never granted.
+#[repr(C)]
+struct Top {
+    subs: [Sub; FANOUT],
+    end: Request,
+}
+
+/// The lists' address in a bucket's `child`, untagged.
+#[inline(always)]
+fn untagged(p: *mut Sub) -> *mut Sub {
+    p.map_addr(|a| a & !TOP_FROZEN)
+}
 
 /// Lists below a split list, as a power of two (16: a split costs one
 /// kilobyte, and spreads a list of [`SPLIT_AT`] other locks' requests
@@ -152,18 +194,18 @@ impl<'a> List<'a> {
         // so their heads are initialised. A walker that read the FROZEN
         // tag (Acquire, from the freeze or an unlink that copied it)
         // finds it set: the publication comes before the freeze.
-        let p = self.child.load(Ordering::Acquire);
+        let p = untagged(self.child.load(Ordering::Acquire));
         if p.is_null() {
             return None;
         }
         // SAFETY: `p` points to FANOUT lists that live as long as the table
-        // (freed only by `free_below`, from the table's `drop`).
+        // (freed only by `free_below` or `free_top`, from the table's `drop`).
         Some(unsafe { &*p.add(i) }.list())
     }
 
     /// Every list below this one, in index order.
     fn each_below(self, mut f: impl FnMut(List<'a>)) {
-        let p = self.child.load(Ordering::Acquire);
+        let p = untagged(self.child.load(Ordering::Acquire));
         if p.is_null() {
             return;
         }
@@ -217,6 +259,169 @@ impl<'a> List<'a> {
             // SAFETY: allocated by `split` as one array, and unpublished now.
             drop(unsafe { Box::from_raw(p.cast::<[Sub; FANOUT]>()) });
         }
+    }
+}
+
+impl Bucket {
+    /// Swap append: is the bucket's list frozen, its end linked? Then an
+    /// append goes below without a swap. Acquire: pairs with the tag's
+    /// store, after the end's link (`split_swapped`).
+    #[inline(always)]
+    pub(super) fn frozen_top(&self) -> bool {
+        self.child.load(Ordering::Acquire).addr() & TOP_FROZEN != 0
+    }
+
+    /// Swap append: the bucket's end (`Top::end`), once the lists below
+    /// are published.
+    fn end(&self) -> Option<&Request> {
+        let p = untagged(self.child.load(Ordering::Acquire));
+        // SAFETY: a swap-appended bucket's lists are a `Top` (`split_swapped`),
+        // which lives as long as the table.
+        (!p.is_null()).then(|| unsafe { &(*p.cast::<Top>()).end })
+    }
+
+    /// Swap append: freezes the bucket's list, whose walk by the caller
+    /// (an appender linked in it) met `split_at` requests of other locks:
+    /// publishes the lists below with the end, unless somebody did; the
+    /// one who published swaps the end into the tail, links the frozen end
+    /// behind the request it swapped out, and tags `child`. See the module
+    /// docs.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn split_swapped(&self, g: &Guard) {
+        if !self.child.load(Ordering::Acquire).is_null() {
+            return;
+        }
+        let fresh = Box::into_raw(Box::new(Top {
+            subs: std::array::from_fn(|_| Sub {
+                head: epoch::Atomic::null(),
+                child: AtomicPtr::new(ptr::null_mut()),
+            }),
+            end: Request::new(u32::MAX),
+        }));
+        // AcqRel: Release publishes the heads and the end (to walkers that
+        // go below, and to appenders whose swap reads the end); Acquire as
+        // `below`'s.
+        if self
+            .child
+            .compare_exchange(
+                ptr::null_mut(),
+                fresh.cast::<Sub>(),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_err()
+        {
+            // SAFETY: ours, published nowhere.
+            drop(unsafe { Box::from_raw(fresh) });
+            return;
+        }
+        // SAFETY: published above; lives as long as the table.
+        let end = Shared::from(unsafe { &(*fresh).end } as *const Request);
+        // AcqRel as an append's swap: an appender whose swap comes after
+        // this one reads the published lists through it (its Acquire swap
+        // reads from this release sequence), so it finds them when it
+        // learns that it is behind the end. The caller's own request is
+        // linked, so the tail is not null.
+        let old = noted(&self.tail).swap(end, Ordering::AcqRel, g);
+        debug_assert!(!old.is_null(), "a frozen list is not empty");
+        link_end(old, g);
+        // Release: the end's link happens before an appender that reads the
+        // tag walks down to it. Nobody else writes `child` any more.
+        self.child
+            .store(fresh.cast::<Sub>().map_addr(|a| a | TOP_FROZEN), Ordering::Release);
+    }
+
+    /// Swap append: the caller's request `new`, found behind the bucket's
+    /// end (its swap came after the freeze's), is taken back: nobody read
+    /// it. If the tail is still `new`, a CAS puts the end back; else an
+    /// appender swapped it out and is linking behind it, the last write to
+    /// it that can come: waits for that link. The caller may then link the
+    /// node anew.
+    #[cold]
+    pub(super) fn reclaim_behind_end(&self, new: Shared<'_, Request>, c: &AgentCounters, g: &Guard) {
+        let Some(end) = self.end() else {
+            unreachable!("behind the end of a list that was never frozen")
+        };
+        let end = Shared::from(end as *const Request);
+        // Relaxed: only the tail's own order matters (a later appender's
+        // swap reads the end, which it only links behind).
+        if noted(&self.tail)
+            .compare_exchange(new, end, Ordering::Relaxed, Ordering::Relaxed, g)
+            .is_ok()
+        {
+            return;
+        }
+        let mut pauses = 0;
+        // SAFETY: the caller's own node.
+        let q = unsafe { new.deref() };
+        // Acquire: the link's CAS comes before our reuse of the node.
+        while q.next.load(Ordering::Acquire, g).with_tag(0).is_null() {
+            super::list::link_pending(c, &mut pauses);
+        }
+    }
+}
+
+impl List<'_> {
+    /// Frees a swap-appended bucket's lists below, and their end (the
+    /// table's `drop`).
+    pub(super) fn free_top(self) {
+        self.each_below(|l| l.free_below());
+        let p = untagged(self.child.swap(ptr::null_mut(), Ordering::Relaxed));
+        if !p.is_null() {
+            // SAFETY: allocated by `split_swapped` as one `Top`, and
+            // unpublished now.
+            drop(unsafe { Box::from_raw(p.cast::<Top>()) });
+        }
+    }
+}
+
+impl<const SWAP: bool> LatchFree<SWAP> {
+    /// Walks every list of the bucket `b`, each before the lists below it
+    /// (so that a lock's requests come in its route's order), calling
+    /// `visit(i, n)` as a walk's visitor, `i` the list's number in that
+    /// order (a `None` starts the walk of list `i` again).
+    pub(super) fn walk_each_list<'g>(
+        b: &'g Bucket,
+        c: &AgentCounters,
+        g: &'g Guard,
+        mut visit: impl FnMut(usize, Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
+    ) {
+        let mut i = 0;
+        if SWAP {
+            // The bucket's own list is appended by swaps, those below by CASes.
+            Self::walk_swapped(b, c, g, |n| visit(0, n));
+            i = 1;
+        }
+        let mut walk = |l: List<'g>| {
+            Self::walk_list(l, c, g, |n| visit(i, n));
+            i += 1;
+        };
+        if SWAP {
+            b.list().each_below(|l| l.each_list(&mut walk));
+        } else {
+            b.list().each_list(&mut walk);
+        }
+    }
+}
+
+/// Swap append: links the frozen end behind `old`, the request the
+/// freeze swapped out of the tail, as `link` links a request (see there:
+/// `old` is alive, its `next` null, maybe marked, and nobody else writes
+/// it before this link). Release: the lists below, published before,
+/// happen before a walker that reads the tag.
+fn link_end(old: Shared<'_, Request>, g: &Guard) {
+    // SAFETY: alive, see `link`.
+    let o = unsafe { old.deref() };
+    let mut cur = Shared::null();
+    while let Err(e) = noted(&o.next).compare_exchange(
+        cur,
+        Shared::null().with_tag(cur.tag() | FROZEN),
+        Ordering::AcqRel,
+        Ordering::Acquire,
+        g,
+    ) {
+        cur = e.current;
     }
 }
 

@@ -2,25 +2,27 @@
 //! freeze keep their order for every reader: the appender's judgement,
 //! the releaser's wake-up, blockers, the snapshot; releases unlink below
 //! the bucket's list; and a lock on an empty frozen route takes the
-//! unpinned path down.
+//! unpinned path down. On both appends: a swap-appended bucket's list is
+//! frozen by its end taking the tail, the lists below it are CAS-appended.
 
 use super::super::{At, LatchFree};
 use super::unlink::{free, node, orphan, request};
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
 use crate::queue::{Blocker, Outcome};
-use crate::request::ReqPtr;
+use crate::request::{NEVER_LINKED, ReqPtr};
 use crate::stats::AgentCounters;
+use crate::sync::Ordering;
 use crate::table::{Caller, LockTable};
 
 const T: TableId = TableId::new(0, 1);
 
-fn acquire(t: &LatchFree, c: &AgentCounters, row: u64, r: ReqPtr, mode: Mode) -> (Outcome, At) {
+fn acquire<const S: bool>(t: &LatchFree<S>, c: &AgentCounters, row: u64, r: ReqPtr, mode: Mode) -> (Outcome, At) {
     // SAFETY: the test's own node, linked nowhere yet.
     unsafe { t.acquire(Caller::of(c), LockId::row(T, row), r, mode, true, true, &mut Vec::new()) }
 }
 
-fn release(t: &LatchFree, c: &AgentCounters, h: At, r: ReqPtr) -> Vec<ReqPtr> {
+fn release<const S: bool>(t: &LatchFree<S>, c: &AgentCounters, h: At, r: ReqPtr) -> Vec<ReqPtr> {
     let mut wake = Vec::new();
     // SAFETY: the test's own granted node, of handle `h`.
     unsafe { t.release(Caller::of(c), h, r, &mut wake) };
@@ -29,17 +31,31 @@ fn release(t: &LatchFree, c: &AgentCounters, h: At, r: ReqPtr) -> Vec<ReqPtr> {
 
 #[test]
 fn a_waiter_below_a_freeze_is_granted_by_a_holder_above_it() {
+    waiter_below_a_freeze::<false>();
+}
+
+#[test]
+fn a_waiter_below_a_swap_freeze_is_granted_by_a_holder_above_it() {
+    waiter_below_a_freeze::<true>();
+}
+
+fn waiter_below_a_freeze<const S: bool>() {
     // One bucket, split at the first request of another lock.
-    let t = LatchFree::<false>::new(1, false, false).splitting_at(1);
+    let t = LatchFree::<S>::new(1, false, false).splitting_at(1);
     let c = AgentCounters::default();
     let (x0, s1, s0) = (request(1), request(2), request(3));
     let (out, hx) = acquire(&t, &c, 0, x0, Mode::X);
     assert!(matches!(out, Outcome::Granted));
     assert_eq!(hx.depth(), 0, "the first request goes to the bucket's list");
-    // Row 1 meets row 0's request: the list is frozen, row 1 goes below.
+    // Row 1 meets row 0's request: the list is frozen. The CAS append
+    // freezes it before appending, and row 1 goes below; the swap append
+    // meets it after its swap, and row 1 stays, ahead of the freeze.
     let (out, h1) = acquire(&t, &c, 1, s1, Mode::S);
     assert!(matches!(out, Outcome::Granted));
-    assert_eq!(h1.depth(), 1, "appended below the frozen list");
+    assert_eq!(h1.depth(), if S { 0 } else { 1 }, "appended below the frozen list");
+    if S {
+        assert!(t.buckets[0].frozen_top());
+    }
     // Row 0 again, by another transaction: its X holder is in the frozen
     // list above, and the new request waits below.
     let (out, h0) = acquire(&t, &c, 0, s0, Mode::S);
@@ -67,22 +83,37 @@ fn a_waiter_below_a_freeze_is_granted_by_a_holder_above_it() {
     let mut snap = Vec::new();
     t.snapshot(0, &mut snap);
     assert!(snap.is_empty(), "{snap:?}");
-    // The releases below the bucket's list unlinked their own requests;
-    // `x0` was unlinked by its wake-up walk, and retired.
-    [s1, s0].into_iter().for_each(free);
-    drop(t);
-    orphan(x0);
+    if S {
+        // Every release unlinked its own request, from the head of its list.
+        [x0, s1, s0].into_iter().for_each(free);
+        drop(t);
+    } else {
+        // The releases below the bucket's list unlinked their own requests;
+        // `x0` was unlinked by its wake-up walk, and retired.
+        [s1, s0].into_iter().for_each(free);
+        drop(t);
+        orphan(x0);
+    }
     assert_eq!(c.cas_retries.get(), 0);
 }
 
 #[test]
 fn an_empty_frozen_route_is_taken_down_without_a_walk() {
-    let t = LatchFree::<false>::new(1, false, false).splitting_at(1);
+    empty_frozen_route::<false>();
+}
+
+#[test]
+fn an_empty_frozen_swap_route_is_taken_down_without_a_walk() {
+    empty_frozen_route::<true>();
+}
+
+fn empty_frozen_route<const S: bool>() {
+    let t = LatchFree::<S>::new(1, false, false).splitting_at(1);
     let c = AgentCounters::default();
     let (a, b) = (request(1), request(2));
     let (_, ha) = acquire(&t, &c, 0, a, Mode::X);
     let (_, hb) = acquire(&t, &c, 1, b, Mode::X);
-    assert_eq!((ha.depth(), hb.depth()), (0, 1));
+    assert_eq!((ha.depth(), hb.depth()), (0, if S { 0 } else { 1 }));
     release(&t, &c, ha, a);
     release(&t, &c, hb, b);
     free(a);
@@ -99,7 +130,16 @@ fn an_empty_frozen_route_is_taken_down_without_a_walk() {
 
 #[test]
 fn many_locks_split_many_levels_and_all_leave() {
-    let t = LatchFree::<false>::new(1, false, false);
+    many_locks::<false>();
+}
+
+#[test]
+fn many_locks_split_a_swap_appended_bucket_many_levels_and_all_leave() {
+    many_locks::<true>();
+}
+
+fn many_locks<const S: bool>() {
+    let t = LatchFree::<S>::new(1, false, false);
     let c = AgentCounters::default();
     let n = 20_000u64;
     let held: Vec<(ReqPtr, At)> = (0..n)
@@ -128,6 +168,9 @@ fn many_locks_split_many_levels_and_all_leave() {
             )
         };
         assert!(matches!(out, Outcome::Refused(_)), "row {k}: {out:?}");
+        // Below the frozen list of either append: a CAS append, which
+        // never links a refused request.
+        assert_eq!(node(&r).recycle.load(Ordering::Relaxed), NEVER_LINKED);
         // SAFETY: never linked.
         unsafe { r.free() };
     }
