@@ -306,59 +306,17 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         g: &'g Guard,
         mut visit: impl FnMut(Option<(Shared<'g, Request>, &'g Request)>) -> Visit,
     ) -> Option<End<'g>> {
-        'restart: loop {
-            let (mut level, mut depth, mut len) = (top, 0, 0);
-            let mut pred = level.head;
-            // Acquire: pairs with the Release CAS that linked the node, so its
-            // fields are visible.
-            let mut cur = pred.load(Ordering::Acquire, g);
-            loop {
-                if cur.is_null() {
-                    // The end of a frozen list: on to the one below.
-                    if cur.tag() & FROZEN != 0
-                        && let Some(below) = level.below(route, depth + 1)
-                    {
-                        (level, depth, len) = (below, depth + 1, 0);
-                        pred = level.head;
-                        cur = pred.load(Ordering::Acquire, g);
-                        continue;
-                    }
-                    return Some(End {
-                        link: pred,
-                        list: level,
-                        depth,
-                        len,
-                    });
-                }
-                // SAFETY: non-null, loaded from the list while `g` is pinned.
-                let node = unsafe { req(cur) };
-                let next = node.next.load(Ordering::Acquire, g);
-                if next.tag() & MARK != 0 {
-                    let succ = split::succ(next);
-                    if unlink(pred, cur, succ, node, c, g) {
-                        cur = succ;
-                        continue;
-                    }
-                    visit(None);
-                    continue 'restart;
-                }
-                len += 1;
-                if let Visit::Stop = visit(Some((cur, node))) {
-                    return None;
-                }
-                pred = &node.next;
-                cur = next;
+        loop {
+            if let Ok(end) = Self::walk_down(top, 0, route, c, g, &mut visit) {
+                return end;
             }
         }
     }
 
-    /// `walk_route`'s walk below a swap-appended bucket's frozen list, from
-    /// `top`, the list at `depth` (1) on the route, once: `Err` when an
-    /// unlink failed (after `visit(None)`), and the walk starts again from
-    /// the bucket's head. (The same steps as `walk_route`'s, which keeps
-    /// its own loop: in this form the CAS table's transactions cost more
-    /// instructions, `scripts/callgrind.sh`.)
-    #[inline]
+    /// One try of a walk from `top`, a CAS-appended list at `depth` below
+    /// its bucket, down its route: `Err` when an unlink failed (after
+    /// `visit(None)`), and the walk starts again from the bucket's head.
+    #[inline(always)]
     fn walk_down<'g>(
         top: List<'g>,
         depth: u32,
