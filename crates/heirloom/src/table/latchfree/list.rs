@@ -171,11 +171,13 @@ pub(super) fn unlink<'g>(
 }
 
 /// Swap append: links `new` behind `old`, the tail that the append of `new`
-/// swapped out. `old` is alive: a request is unlinked only with a
-/// successor linked behind it, or by its owner's CAS of the tail from it
-/// (`take_out`), and neither can happen to `old` before this link. Its
-/// `next` is null, maybe marked (released meanwhile), and nobody else
-/// writes it before the link: at most two rounds, and the mark stays.
+/// swapped out (or, for a freeze, the frozen end behind the tail that the
+/// end swapped out: `new` a null tagged FROZEN, `split.rs`). `old` is
+/// alive: a request is unlinked only with a successor linked behind it, or
+/// by its owner's CAS of the tail from it (`take_out`), and neither can
+/// happen to `old` before this link. Its `next` is null, maybe marked
+/// (released meanwhile), and nobody else writes it before the link: at
+/// most two rounds, and the mark stays.
 #[inline]
 pub(super) fn link(old: Shared<'_, Request>, new: Shared<'_, Request>, g: &Guard) {
     // SAFETY: alive, see above.
@@ -185,9 +187,13 @@ pub(super) fn link(old: Shared<'_, Request>, new: Shared<'_, Request>, g: &Guard
     // `next`, pairs with the mark (AcqRel), so the release that marked it
     // happens before our walk (and a CAS continues the mark's release
     // sequence for walkers that read our link).
-    while let Err(e) =
-        noted(&o.next).compare_exchange(cur, new.with_tag(cur.tag()), Ordering::AcqRel, Ordering::Acquire, g)
-    {
+    while let Err(e) = noted(&o.next).compare_exchange(
+        cur,
+        new.with_tag(new.tag() | cur.tag()),
+        Ordering::AcqRel,
+        Ordering::Acquire,
+        g,
+    ) {
         cur = e.current;
     }
 }

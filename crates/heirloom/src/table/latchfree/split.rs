@@ -45,7 +45,7 @@
 //! other locks ahead of its own, publishes the lists below (with the
 //! bucket's *end*, a request that is never in a list), swaps the end into
 //! the tail, links the FROZEN tag behind the request it swapped out, as an
-//! append links itself (`link_end`), and then tags the bucket's `child`
+//! append links itself (`link`), and then tags the bucket's `child`
 //! ([`TOP_FROZEN`]). The lists below are CAS-appended and split as above.
 //!
 //! An appender that reads the tag goes below without swapping: the CAS
@@ -325,7 +325,10 @@ impl Bucket {
         // linked, so the tail is not null.
         let old = noted(&self.tail).swap(end, Ordering::AcqRel, g);
         debug_assert!(!old.is_null(), "a frozen list is not empty");
-        link_end(old, g);
+        // The frozen end linked as an append links itself. Release: the
+        // lists below, published before, happen before a walker that reads
+        // the tag.
+        super::list::link(old, Shared::null().with_tag(FROZEN), g);
         // Release: the end's link happens before an appender that reads the
         // tag walks down to it. Nobody else writes `child` any more.
         self.child
@@ -402,26 +405,6 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         } else {
             b.list().each_list(&mut walk);
         }
-    }
-}
-
-/// Swap append: links the frozen end behind `old`, the request the
-/// freeze swapped out of the tail, as `link` links a request (see there:
-/// `old` is alive, its `next` null, maybe marked, and nobody else writes
-/// it before this link). Release: the lists below, published before,
-/// happen before a walker that reads the tag.
-fn link_end(old: Shared<'_, Request>, g: &Guard) {
-    // SAFETY: alive, see `link`.
-    let o = unsafe { old.deref() };
-    let mut cur = Shared::null();
-    while let Err(e) = noted(&o.next).compare_exchange(
-        cur,
-        Shared::null().with_tag(cur.tag() | FROZEN),
-        Ordering::AcqRel,
-        Ordering::Acquire,
-        g,
-    ) {
-        cur = e.current;
     }
 }
 
