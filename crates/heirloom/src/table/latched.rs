@@ -5,7 +5,10 @@
 //! * An array of buckets that grows ([`Latched::grow`], below). Each bucket
 //!   has a latch and a singly linked chain of heads (push-front; a head
 //!   leaves a chain only to move to another in a growth, and is freed only
-//!   when the table drops).
+//!   when the table drops), and on the same cache line an index of its
+//!   first [`KEEP_HEADS`] heads, the *kept* ones, each with 16 bits of the
+//!   hash of the lock it is bound to (its *tag*; `buckets.rs`, `Bucket`).
+//!   The heads added after those, the *extra* ones, are the chain's first.
 //! * A head is a latch over one [`Queue`] plus a copy of the queue's lock id
 //!   in two atomic words, for latch-free lookup.
 //! * A head is *bound* to a lock id. Rebinding an empty head to another id
@@ -18,17 +21,22 @@
 //!
 //! ## Paths
 //!
-//! * Acquire (fast): walk the chain *without* the bucket latch, comparing
-//!   the id words (read racily: a torn read can only cause a false match or
-//!   a false miss); take the matching head's latch and check `Queue::id`. A
-//!   false match (the head was rebound meanwhile) retries; a miss goes to
-//!   the slow path. An acquisition of a known lock therefore takes one latch.
-//! * Acquire (slow, the lock has no head): bucket latch, walk the chain
-//!   again (exact now), else rebind an empty head of the bucket (try-latched,
-//!   so the order is never inverted; a head whose latch notes requests,
-//!   `IN_USE`, is passed over without a write to its line), else allocate
-//!   a head and push it on the chain (Release store of the chain pointer,
-//!   paired with the Acquire loads of the walk, so a walker sees the head
+//! * Acquire (fast): look *without* the bucket latch at the kept heads
+//!   whose tag is the lock's, then walk the extra ones, comparing the id
+//!   words (read racily: a torn read or a tag read as it changes can only
+//!   cause a false match or a false miss); take the matching head's latch
+//!   and check `Queue::id`. A false match (the head was rebound meanwhile)
+//!   retries; a miss goes to the slow path. An acquisition of a known lock
+//!   therefore takes one latch, and reads the bucket's line and the head's;
+//!   a miss (most row locks of a workload over many rows, whose heads were
+//!   rebound since) reads no head.
+//! * Acquire (slow, the lock has no head): bucket latch, look again (exact
+//!   now: tags and chain change only under it), else rebind an empty head
+//!   of the bucket, a kept one first (try-latched, so the order is never
+//!   inverted; a head whose latch notes requests, `IN_USE`, is passed over
+//!   without a write to its line) and retag it, else allocate a head and
+//!   add it to the index and the chain (Release stores of its pointer,
+//!   paired with the lookups' Acquire loads, so a lookup sees the head
 //!   initialised).
 //! * Release, convert, cancel: the transaction remembers the head of each
 //!   request, so only the head latch is taken. A head with a linked request
@@ -70,7 +78,8 @@
 //! when such a head is added); once there are as many as buckets (the
 //! chains average more than `KEEP_HEADS + 1`), the next acquisition that
 //! would add one doubles the buckets first ([`Latched::grow`]): under every
-//! bucket latch it moves each head to its chain in the new array and
+//! bucket latch it moves each head to its chain in the new array (the
+//! first [`KEEP_HEADS`] a bucket gets there are its kept ones) and
 //! publishes that, keeping the old array (smaller than the new one) until
 //! the table drops, since walks and latch waiters may still be on it. A
 //! head never moves in memory, so the handles transactions keep stay good.
@@ -79,9 +88,10 @@
 //! transactions, whose live locks fit the buckets they started with, keep
 //! the small array and its few hot heads.
 //!
-//! A walk without the bucket latch may meet a growth relinking its chain:
-//! it may then miss a head that is there (never find one that is not
-//! bound to its id), and every [`RECHECK_AFTER`] heads it checks whether
+//! A lookup without the bucket latch may meet a growth relinking its chain
+//! (the old array's index stays as it was): it may then miss a head that
+//! is there (never find one that is not bound to its id), and every
+//! [`RECHECK_AFTER`] extra heads its walk checks whether
 //! the array changed, so that it does not go round a chain in circles. A
 //! miss of the fast walk goes to the bucket latch, where the chains are
 //! exact; the one walk that must not miss, the wake-up after a fast
@@ -309,7 +319,7 @@ impl Latched {
     }
 
     /// A table that grows to `most` buckets at the most.
-    #[cfg(all(test, not(heirloom_loom)))]
+    #[cfg(test)]
     pub(crate) fn with_most(buckets: usize, most: usize) -> Self {
         let mut t = Latched::new(buckets, false, false, false, false);
         t.most = most;
@@ -377,11 +387,11 @@ impl Latched {
     fn latched_head(&self, c: &AgentCounters, id: LockId) -> (LatchGuard<'_, Queue>, *mut CachePadded<Head>, bool) {
         let words = id.words();
         let d = self.dir();
-        let bucket = d.bucket(id);
+        let (bucket, t) = d.slot(id);
         loop {
-            let p = self.find(d, bucket, words);
+            let p = self.find(d, bucket, words, t);
             if p.is_null() {
-                return self.latched_head_slow(c, id, d, bucket);
+                return self.latched_head_slow(c, id, d, bucket, t);
             }
             // SAFETY: heads live as long as the table.
             let head = unsafe { &*p };
@@ -393,9 +403,9 @@ impl Latched {
         }
     }
 
-    /// The lock has no head (or looked so in `bucket`, `id`'s in `d`): bind
-    /// one under the bucket latch, growing the table first when its chains
-    /// have grown long.
+    /// The lock has no head (or looked so in `bucket`, `id`'s in `d`, where
+    /// its tag is `t`): bind one under the bucket latch, growing the table
+    /// first when its chains have grown long.
     #[cold]
     fn latched_head_slow<'a>(
         &'a self,
@@ -403,6 +413,7 @@ impl Latched {
         id: LockId,
         d: &'a Dir,
         bucket: &'a Bucket,
+        t: u16,
     ) -> (LatchGuard<'a, Queue>, *mut CachePadded<Head>, bool) {
         let words = id.words();
         let (b, contended) = latch_heat(&bucket.latch, c);
@@ -413,18 +424,8 @@ impl Latched {
             return self.latched_head_again(c, id);
         }
         // Exact under the bucket latch: somebody may have bound it
-        // meanwhile. The same walk counts the chain for `bind_slow`.
-        let mut p = bucket.first.load(Ordering::Acquire);
-        let mut len = 0;
-        while !p.is_null() {
-            // SAFETY: heads live as long as the table.
-            let h = unsafe { &*p };
-            if h.bound_to(words) {
-                break;
-            }
-            len += 1;
-            p = h.next.load(Ordering::Acquire);
-        }
+        // meanwhile.
+        let p = self.find(d, bucket, words, t);
         if !p.is_null() {
             // SAFETY: heads live as long as the table.
             let head = unsafe { &*p };
@@ -438,7 +439,7 @@ impl Latched {
         } else {
             usize::MAX
         };
-        match Self::bind_slow(bucket, id, len, self.outside_of(id), &self.excess, grow_at) {
+        match Self::bind_slow(bucket, id, t, self.outside_of(id), &self.excess, grow_at) {
             Some((q, p)) => (q, p, contended),
             None => {
                 drop(b);
@@ -458,49 +459,46 @@ impl Latched {
         id: LockId,
     ) -> (LatchGuard<'_, Queue>, *mut CachePadded<Head>, bool) {
         let d = self.dir();
-        self.latched_head_slow(c, id, d, d.bucket(id))
+        let (bucket, t) = d.slot(id);
+        self.latched_head_slow(c, id, d, bucket, t)
     }
 
-    /// Binds a head of `bucket` to `id`: a new one while the chain is
-    /// shorter than [`KEEP_HEADS`] (so that a few colliding hot locks do not
-    /// steal each other's heads), else an empty one if there is one, else a
-    /// new one, unless that would be a head beyond [`KEEP_HEADS`] while
-    /// such heads (`excess`) number `grow_at` (the buckets, below the most
-    /// the table takes): then `None`, for the caller to grow the table
-    /// first. Caller holds the bucket
-    /// latch and has counted the chain (`len` heads). Returns the head
-    /// latched.
+    /// Binds a head of `bucket` to `id` (tagged `t` there): a new one while
+    /// the bucket has fewer than [`KEEP_HEADS`] (so that a few colliding hot
+    /// locks do not steal each other's heads), else an empty one if there
+    /// is one (the kept heads first, then the extra ones), else a new one,
+    /// unless that would be a head beyond [`KEEP_HEADS`] while such heads
+    /// (`excess`) number `grow_at` (the buckets, below the most the table
+    /// takes): then `None`, for the caller to grow the table first. Caller
+    /// holds the bucket latch and has found no head bound to `id`. Returns
+    /// the head latched.
     fn bind_slow<'a>(
         bucket: &'a Bucket,
         id: LockId,
-        len: usize,
+        t: u16,
         outside: Option<Outside>,
         excess: &AtomicUsize,
         grow_at: usize,
     ) -> Option<(LatchGuard<'a, Queue>, *mut CachePadded<Head>)> {
-        let mut p = if len < KEEP_HEADS {
-            ptr::null_mut()
-        } else {
-            bucket.first.load(Ordering::Acquire)
-        };
-        while !p.is_null() {
-            // SAFETY: heads live as long as the table.
-            let h = unsafe { &*p };
-            // try_lock: bucket-then-head is the legal order, but a head that
-            // is latched right now is in use, so it is not worth waiting for
-            // (nor worth a failed CAS that takes the line from its holder);
-            // nor is one whose latch notes requests (`IN_USE`).
-            if h.queue.looks_free()
-                && h.queue.note() != IN_USE
-                && let Some(mut q) = h.queue.try_lock()
-                && q.is_empty()
-            {
-                h.bind(&mut q, id, outside);
-                return Some((q, p));
+        let kept = bucket.kept_len();
+        if kept == KEEP_HEADS {
+            for i in 0..KEEP_HEADS {
+                let p = bucket.kept(i);
+                if let Some(q) = Self::rebind(p, id, outside) {
+                    bucket.retag(i, t);
+                    return Some((q, p));
+                }
             }
-            p = h.next.load(Ordering::Acquire);
-        }
-        if len >= KEEP_HEADS {
+            let mut n = bucket.extra();
+            let mut p = bucket.first.load(Ordering::Acquire);
+            while n > 0 && !p.is_null() {
+                if let Some(q) = Self::rebind(p, id, outside) {
+                    return Some((q, p));
+                }
+                // SAFETY: heads live as long as the table.
+                p = unsafe { &*p }.next.load(Ordering::Acquire);
+                n -= 1;
+            }
             // A head beyond KEEP_HEADS: grow first once they number as
             // many as the buckets.
             if excess.load(Ordering::Relaxed) >= grow_at {
@@ -526,11 +524,35 @@ impl Latched {
             node as usize & Handle::FAST == 0,
             "heirloom: a lock head's address has its top bit set (tagged pointers are not supported)"
         );
-        // Release: publishes the initialised head to latch-free walkers.
+        // Release (both): publishes the initialised head to latch-free
+        // lookups, in the index and in the chain.
+        bucket.keep(kept, node, t);
         bucket.first.store(node, Ordering::Release);
         // SAFETY: just allocated; freed only when the table drops.
         let q = unsafe { &*node }.queue.lock();
         Some((q, node))
+    }
+
+    /// Binds head `p` of a bucket whose latch the caller holds to `id` if
+    /// its queue is empty, and returns it latched. `try_lock`:
+    /// bucket-then-head is the legal order, but a head that is latched
+    /// right now is in use, so it is not worth waiting for (nor worth a
+    /// failed CAS that takes the line from its holder); nor is one whose
+    /// latch notes requests (`IN_USE`).
+    #[inline]
+    fn rebind<'a>(p: *mut CachePadded<Head>, id: LockId, outside: Option<Outside>) -> Option<LatchGuard<'a, Queue>> {
+        // SAFETY: heads live as long as the table, which outlives 'a (the
+        // bucket's borrow).
+        let h: &'a Head = unsafe { &*p };
+        if h.queue.looks_free()
+            && h.queue.note() != IN_USE
+            && let Some(mut q) = h.queue.try_lock()
+            && q.is_empty()
+        {
+            h.bind(&mut q, id, outside);
+            return Some(q);
+        }
+        None
     }
 
     /// Runs `f` on the queue of `h` under its head latch (read-only uses).
@@ -817,8 +839,8 @@ unsafe impl LockTable for Latched {
     /// The latch of `id`'s head, or of its bucket if no head is bound to it.
     fn null_section(&self, a: Caller<'_>, id: LockId) {
         let d = self.dir();
-        let bucket = d.bucket(id);
-        let p = self.find(d, bucket, id.words());
+        let (bucket, t) = d.slot(id);
+        let p = self.find(d, bucket, id.words(), t);
         if p.is_null() {
             drop(latch(&bucket.latch, a.counters));
         } else {

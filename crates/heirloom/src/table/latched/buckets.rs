@@ -11,13 +11,99 @@ use crate::id::LockId;
 use crate::latch::Latch;
 use crate::latch::latch;
 use crate::stats::AgentCounters;
-use crate::sync::{AtomicPtr, Ordering};
+use crate::sync::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
+/// A bucket: its latch, its chain, and on the same cache line an index
+/// of its first [`KEEP_HEADS`] heads (the *kept* heads, in the order they
+/// were added) with a tag of the lock each is bound to, so that a lookup
+/// reads this one line and a head's only where its tag matches (a miss,
+/// most locks of a workload of many rows, reads no head at all).
+///
+/// The chain holds every head of the bucket: the kept ones, and in front
+/// of them the `extra` heads added once all were in use. Written under the
+/// bucket latch (and a growth's); read without it as hints, exact under it.
 pub(super) struct Bucket {
     /// Guards binding and the chain's growth.
     pub(super) latch: Latch<()>,
     /// The chain, newest first.
     pub(super) first: AtomicPtr<CachePadded<Head>>,
+    /// The kept heads; slot `i` is set (once, Release) when the bucket's
+    /// `i`-th head is added.
+    kept: [AtomicPtr<CachePadded<Head>>; KEEP_HEADS],
+    /// Sixteen bits a kept head: the [`tag`] of the lock it is bound to,
+    /// zero while the slot is empty (a tag is never zero).
+    tags: AtomicU64,
+    /// Heads beyond the kept ones: the first `extra` of the chain.
+    extra: AtomicU32,
+}
+
+// The latch, the chain and the index share one cache line; the tags of
+// the kept heads, one word.
+#[cfg(all(target_pointer_width = "64", not(heirloom_loom)))]
+const _: () = assert!(std::mem::size_of::<Bucket>() <= 64);
+const _: () = assert!(KEEP_HEADS <= 4);
+
+/// A lock's tag in its bucket's index: sixteen bits of its hash that pick
+/// no bucket (those are the low bits), never zero.
+#[inline]
+pub(super) fn tag(hash: u64) -> u16 {
+    (hash >> 48) as u16 | 1
+}
+
+impl Bucket {
+    fn new() -> Self {
+        Bucket {
+            latch: Latch::new(()),
+            first: AtomicPtr::new(ptr::null_mut()),
+            kept: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
+            tags: AtomicU64::new(0),
+            extra: AtomicU32::new(0),
+        }
+    }
+
+    /// Kept heads so far (caller holds the latch).
+    pub(super) fn kept_len(&self) -> usize {
+        let tags = self.tags.load(Ordering::Relaxed);
+        (0..KEEP_HEADS).take_while(|&i| (tags >> (16 * i)) as u16 != 0).count()
+    }
+
+    /// The kept head in slot `i`, or null (caller holds the latch, or
+    /// reads a hint).
+    #[inline]
+    pub(super) fn kept(&self, i: usize) -> *mut CachePadded<Head> {
+        // Acquire: pairs with the Release in `keep`, so that the head is
+        // seen initialised.
+        self.kept[i].load(Ordering::Acquire)
+    }
+
+    /// Adds head `p`, bound to a lock tagged `t`, to the index: as kept
+    /// head `i` if `i` is a slot, else as an extra. Caller holds the latch
+    /// (or builds an array nobody sees yet) and links `p` at the chain's
+    /// front itself, after this.
+    pub(super) fn keep(&self, i: usize, p: *mut CachePadded<Head>, t: u16) {
+        if i < KEEP_HEADS {
+            self.retag(i, t);
+            self.kept[i].store(p, Ordering::Release);
+        } else {
+            self.extra
+                .store(self.extra.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        }
+    }
+
+    /// Kept head `i` is bound to a lock tagged `t` now (caller holds the
+    /// latch and the head's).
+    pub(super) fn retag(&self, i: usize, t: u16) {
+        let shift = 16 * i;
+        let tags = self.tags.load(Ordering::Relaxed);
+        let tags = tags & !(0xffff << shift) | u64::from(t) << shift;
+        self.tags.store(tags, Ordering::Relaxed);
+    }
+
+    /// The extra heads (caller holds the latch, or reads a hint).
+    #[inline]
+    pub(super) fn extra(&self) -> u32 {
+        self.extra.load(Ordering::Relaxed)
+    }
 }
 
 /// One size of the table: its buckets. A growth ([`Latched::grow`])
@@ -38,21 +124,16 @@ impl Dir {
     pub(super) fn new(n: usize) -> Box<Dir> {
         debug_assert!(n.is_power_of_two());
         Box::new(Dir {
-            buckets: (0..n)
-                .map(|_| {
-                    CachePadded::new(Bucket {
-                        latch: Latch::new(()),
-                        first: AtomicPtr::new(ptr::null_mut()),
-                    })
-                })
-                .collect(),
+            buckets: (0..n).map(|_| CachePadded::new(Bucket::new())).collect(),
             mask: n as u64 - 1,
         })
     }
 
+    /// `id`'s bucket and its tag there.
     #[inline]
-    pub(super) fn bucket(&self, id: LockId) -> &Bucket {
-        &self.buckets[(id.hash64() & self.mask) as usize]
+    pub(super) fn slot(&self, id: LockId) -> (&Bucket, u16) {
+        let h = id.hash64();
+        (&self.buckets[(h & self.mask) as usize], tag(h))
     }
 }
 
@@ -69,23 +150,42 @@ unsafe impl Send for Retired {}
 const RECHECK_AFTER: u32 = if cfg!(heirloom_loom) { 1 } else { 64 };
 
 impl Latched {
-    /// Walks `bucket` (`id`'s in `d`) for a head bound to `words` (`id`'s). Exact while no
-    /// growth runs: a head bound to a lock stays bound and in its chain
-    /// while it has requests. A growth relinks the chains, so a walk beside
-    /// one may miss the head (see [`Latched::find_exact`]); it never
-    /// returns a head not bound to `id` at some moment of the walk.
+    /// Looks in `bucket` (`id`'s in `d`, where its tag is `t`) for a head
+    /// bound to `words` (`id`'s): the kept heads whose tag is `t`, then
+    /// the extra ones. Exact under the bucket latch (while no growth runs:
+    /// a head bound to a lock stays bound and in its bucket while it has
+    /// requests). Without it, a hint: a tag or a count read as it changes
+    /// may make it miss a head that is there, and a growth relinks the
+    /// chains, so a walk beside one may miss too (see
+    /// [`Latched::find_exact`]); it never returns a head not bound to `id`
+    /// at some moment of the look.
     #[inline]
-    pub(super) fn find(&self, d: &Dir, bucket: &Bucket, words: (u64, u64)) -> *mut CachePadded<Head> {
+    pub(super) fn find(&self, d: &Dir, bucket: &Bucket, words: (u64, u64), t: u16) -> *mut CachePadded<Head> {
+        let tags = bucket.tags.load(Ordering::Relaxed);
+        for i in 0..KEEP_HEADS {
+            if (tags >> (16 * i)) as u16 == t {
+                let p = bucket.kept(i);
+                // SAFETY: heads live as long as the table.
+                if !p.is_null() && unsafe { &*p }.bound_to(words) {
+                    return p;
+                }
+            }
+        }
+        let mut n = bucket.extra();
+        if n == 0 {
+            return ptr::null_mut();
+        }
         // Acquire: pairs with the Release publication in `bind_slow`.
         let mut p = bucket.first.load(Ordering::Acquire);
         let mut budget = RECHECK_AFTER;
-        while !p.is_null() {
+        while n > 0 && !p.is_null() {
             // SAFETY: heads live as long as the table.
             let h = unsafe { &*p };
             if h.bound_to(words) {
                 return p;
             }
             p = h.next.load(Ordering::Acquire);
+            n -= 1;
             budget -= 1;
             if budget == 0 {
                 if !ptr::eq(self.dir(), d) {
@@ -103,7 +203,8 @@ impl Latched {
     #[inline]
     pub(super) fn find_now(&self, id: LockId) -> *mut CachePadded<Head> {
         let d = self.dir();
-        self.find(d, d.bucket(id), id.words())
+        let (bucket, t) = d.slot(id);
+        self.find(d, bucket, id.words(), t)
     }
 
     /// The head bound to `id`, or null if none is: [`Latched::find`], and
@@ -118,10 +219,10 @@ impl Latched {
         }
         loop {
             let d = self.dir();
-            let bucket = d.bucket(id);
+            let (bucket, t) = d.slot(id);
             let _b = latch(&bucket.latch, c);
             if ptr::eq(self.dir(), d) {
-                return self.find(d, bucket, id.words());
+                return self.find(d, bucket, id.words(), t);
             }
         }
     }
@@ -150,7 +251,11 @@ impl Latched {
                 // SAFETY: heads live as long as the table.
                 let h = unsafe { &*p };
                 let next = h.next.load(Ordering::Relaxed);
-                let i = (h.id().hash64() & to.mask) as usize;
+                let hash = h.id().hash64();
+                let i = (hash & to.mask) as usize;
+                // The first heads a bucket gets are its kept ones; the
+                // extra ones go in front of them.
+                to.buckets[i].keep(lens[i] as usize, p, tag(hash));
                 h.next
                     .store(to.buckets[i].first.load(Ordering::Relaxed), Ordering::Relaxed);
                 to.buckets[i].first.store(p, Ordering::Relaxed);

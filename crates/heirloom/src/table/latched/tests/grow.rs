@@ -122,6 +122,40 @@ fn a_miss_rebinds_only_heads_whose_latch_notes_no_requests() {
 }
 
 #[test]
+fn a_lookup_finds_kept_and_extra_heads_and_a_rebound_head_by_its_new_tag() {
+    let t = Latched::new(1, false, false, false, false);
+    // KEEP_HEADS kept heads and one extra; one bucket lets one extra be
+    // added before it grows.
+    let held = take_rows(&t, KEEP_HEADS as u64 + 1);
+    assert_eq!(t.buckets(), 1);
+    let d = t.dir();
+    let b = &d.buckets[0];
+    assert_eq!((b.kept_len(), b.extra()), (KEEP_HEADS, 1));
+    for (i, &(_, h)) in held.iter().enumerate() {
+        let p = t.find_now(LockId::row(T, i as u64));
+        assert_eq!(At::head(p), h, "row {i} not found at its head");
+    }
+    assert!(t.find_now(LockId::row(T, 1000)).is_null());
+    for &(r, h) in &held {
+        release(&t, r, h);
+    }
+    // A miss rebinds the first kept head (row 0's), whose tag is now the
+    // new lock's: found under its new id, no longer under its old one.
+    let r = request(0, 2);
+    let (out, h) = acquire(&t, r, LockId::row(T, 1000), Mode::X);
+    assert!(matches!(out, Outcome::Granted));
+    assert_eq!(h, held[0].1);
+    assert_eq!(At::head(t.find_now(LockId::row(T, 1000))), h);
+    assert!(t.find_now(LockId::row(T, 0)).is_null());
+    assert_eq!((b.kept_len(), b.extra()), (KEEP_HEADS, 1));
+    release(&t, r, h);
+    for r in held.into_iter().map(|(r, _)| r).chain([r]) {
+        // SAFETY: released, linked nowhere.
+        unsafe { r.free() };
+    }
+}
+
+#[test]
 fn x_excludes_x_while_the_table_grows() {
     const HOT: u64 = 8;
     const THREADS: u32 = 3;

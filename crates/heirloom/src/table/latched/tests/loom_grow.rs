@@ -1,9 +1,12 @@
-//! loom model of the latched table's growth (`Latched::grow`), running the
-//! table's own code: one transaction takes three row locks in a table of
-//! one bucket (`KEEP_HEADS` is 1 under loom, so the third doubles the
-//! buckets) while another asks for two of the same rows. A lock keeps
+//! loom models of the latched table's heads, running the table's own code.
+//! Growth (`Latched::grow`): one transaction takes three row locks in a
+//! table of one bucket (`KEEP_HEADS` is 1 under loom, so the third doubles
+//! the buckets) while another asks for two of the same rows. A lock keeps
 //! exactly one head through the growth: no row is granted to both, and
-//! every granted row is found at its head afterwards.
+//! every granted row is found at its head afterwards. Rebinding: a lookup
+//! of a lock whose empty head another thread's miss is rebinding (and
+//! retagging in the bucket's index) finds the lock's one head or binds
+//! it one, never a second.
 //!
 //! Run: `RUSTFLAGS="--cfg heirloom_loom --cfg crossbeam_loom"
 //! CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 cargo test --release
@@ -112,6 +115,55 @@ fn a_lock_keeps_one_head_while_the_table_grows() {
             }
         }
         for r in mine.into_iter().chain(theirs).chain([probe]) {
+            // SAFETY: released or refused, linked nowhere, both threads done.
+            unsafe { r.free() };
+        }
+    });
+}
+
+#[test]
+fn a_lookup_racing_a_rebind_finds_the_locks_one_head() {
+    loom::model(|| {
+        // One bucket that never grows: a growth rebuilds the index from
+        // the heads' ids, which would hide an index gone wrong.
+        let t = Arc::new(Latched::with_most(1, 1));
+        // Row 0 gets the bucket's kept head, and gives it back empty.
+        let first = request(0, 1);
+        let h0 = take(&t, 0, first).expect("an empty table grants");
+        release(&t, h0, first);
+        let (a, b) = (request(1, 2), request(2, 3));
+        let other = {
+            let t = t.clone();
+            // Row 1 misses: it rebinds the empty head (or, if row 0 has
+            // it again, adds an extra one).
+            loom::thread::spawn(move || take(&t, 1, a))
+        };
+        let got0 = take(&t, 0, b);
+        let got1 = other.join().unwrap();
+        let (h0, h1) = (got0.expect("row 0 is free"), got1.expect("row 1 is free"));
+        assert_ne!(h0, h1, "two locks on one head");
+        // Each row is found at the head it was granted on.
+        let probe = request(3, 4);
+        for (row, h) in [(0u64, h0), (1, h1)] {
+            let mut wake = Vec::new();
+            // SAFETY: a model's own node, linked nowhere.
+            let (out, h2) = unsafe {
+                t.acquire(
+                    Caller::of(&AgentCounters::default()),
+                    LockId::row(T, row),
+                    probe,
+                    Mode::S,
+                    false,
+                    true,
+                    &mut wake,
+                )
+            };
+            assert!(matches!(out, Outcome::Refused(_)), "row {row} found without its holder");
+            assert_eq!(h, h2, "row {row} has two heads");
+        }
+        release(&t, h0, b);
+        release(&t, h1, a);
+        for r in [first, a, b, probe] {
             // SAFETY: released or refused, linked nowhere, both threads done.
             unsafe { r.free() };
         }
