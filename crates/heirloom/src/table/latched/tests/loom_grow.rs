@@ -50,6 +50,26 @@ fn release(t: &Latched, h: At, r: ReqPtr) {
     assert!(wake.is_empty());
 }
 
+/// A third transaction's S on `row` (its node `probe`) is refused at
+/// head `h`: the row is held, and `h` is its one head.
+fn found_at(t: &Latched, row: u64, probe: ReqPtr, h: At) {
+    let mut wake = Vec::new();
+    // SAFETY: a model's own node, linked nowhere.
+    let (out, h2) = unsafe {
+        t.acquire(
+            Caller::of(&AgentCounters::default()),
+            LockId::row(T, row),
+            probe,
+            Mode::S,
+            false,
+            true,
+            &mut wake,
+        )
+    };
+    assert!(matches!(out, Outcome::Refused(_)), "row {row} found without its holder");
+    assert_eq!(h, h2, "row {row} has two heads");
+}
+
 #[test]
 fn a_lock_keeps_one_head_while_the_table_grows() {
     loom::model(|| {
@@ -85,21 +105,7 @@ fn a_lock_keeps_one_head_while_the_table_grows() {
                 _ => None,
             });
             if let Some(h) = held {
-                let mut wake = Vec::new();
-                // SAFETY: a model's own node, linked nowhere.
-                let (out, h2) = unsafe {
-                    t.acquire(
-                        Caller::of(&AgentCounters::default()),
-                        LockId::row(T, row as u64),
-                        probe,
-                        Mode::S,
-                        false,
-                        true,
-                        &mut wake,
-                    )
-                };
-                assert!(matches!(out, Outcome::Refused(_)), "row {row} found without its holder");
-                assert_eq!(h, h2, "row {row} has two heads");
+                found_at(&t, row as u64, probe, h);
             }
         }
         assert!(got[1].is_some(), "row 1 is only ever asked for once");
@@ -145,21 +151,7 @@ fn a_lookup_racing_a_rebind_finds_the_locks_one_head() {
         // Each row is found at the head it was granted on.
         let probe = request(3, 4);
         for (row, h) in [(0u64, h0), (1, h1)] {
-            let mut wake = Vec::new();
-            // SAFETY: a model's own node, linked nowhere.
-            let (out, h2) = unsafe {
-                t.acquire(
-                    Caller::of(&AgentCounters::default()),
-                    LockId::row(T, row),
-                    probe,
-                    Mode::S,
-                    false,
-                    true,
-                    &mut wake,
-                )
-            };
-            assert!(matches!(out, Outcome::Refused(_)), "row {row} found without its holder");
-            assert_eq!(h, h2, "row {row} has two heads");
+            found_at(&t, row, probe, h);
         }
         release(&t, h0, b);
         release(&t, h1, a);
