@@ -231,6 +231,11 @@ pub fn run<W: Workload>(
     tick: &mut dyn FnMut(Duration),
 ) -> Result<RunResult, RunError> {
     let lm = lock_manager(cfg);
+    if cfg.sharing {
+        // Lines that an earlier run's threads or the table's setup wrote
+        // last are not this run's sharing.
+        heirloom::sharing::forget_writers();
+    }
     let phase = AtomicU8::new(WARMUP);
     let ready = AtomicUsize::new(0);
     let mut measured = Duration::ZERO;

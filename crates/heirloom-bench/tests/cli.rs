@@ -309,8 +309,10 @@ fn sharing_counts_lines_or_refuses_in_one_line() {
         let n = |k: &str| s[k].as_f64().unwrap_or_else(|| panic!("sharing.{k} in {r}"));
         assert!(n("line_writes") > 0.0, "{s}");
         if r["threads"].as_u64() == Some(1) {
-            // Only memory the allocator had given another thread before
-            // (a request node newly allocated) can count.
+            // Each run forgets the lines' last writers before it starts
+            // (`heirloom::sharing::forget_writers`): one worker's first
+            // writes of memory an earlier run's threads or the setup
+            // wrote are not shared.
             assert!(
                 n("shared_line_writes") < 0.01 * n("line_writes"),
                 "one worker shares next to nothing: {s}"

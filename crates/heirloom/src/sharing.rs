@@ -130,6 +130,18 @@ pub fn take_sites() -> Vec<Site> {
     Vec::new()
 }
 
+/// Forgets every line's last writer (nothing without the feature): a
+/// measurement that starts after it counts as shared only the lines that
+/// its own threads wrote since, not memory that earlier threads wrote
+/// last (an earlier run's workers, whose freed memory the allocator hands
+/// out again, or the thread that built the table). Call it while no other
+/// thread writes the lock manager's lines (a write racing it may be
+/// counted either way).
+pub fn forget_writers() {
+    #[cfg(feature = "sharing")]
+    imp::forget();
+}
+
 /// Counts a write of the line at `addr` by this thread, made at the
 /// caller's source line.
 #[inline(always)]
@@ -204,6 +216,14 @@ mod imp {
 
     fn table() -> &'static [AtomicU64] {
         TABLE.get_or_init(|| (0..SLOTS).map(|_| AtomicU64::new(0)).collect())
+    }
+
+    pub(super) fn forget() {
+        if let Some(t) = TABLE.get() {
+            for slot in t.iter() {
+                slot.store(0, Ordering::Relaxed);
+            }
+        }
     }
 
     pub(super) fn note(addr: usize, at: &'static Location<'static>) {
