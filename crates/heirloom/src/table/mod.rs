@@ -632,7 +632,7 @@ unsafe impl LockTable for Table {
         each!(self, t => t.releases_at_once())
     }
 
-    #[inline]
+    #[inline(always)]
     unsafe fn release(&self, a: Caller<'_>, h: Handle, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
         // SAFETY: this function's contract.
         each!(self, t => unsafe { t.release(a, h.into(), r, wake) })

@@ -291,8 +291,10 @@ impl Rows {
 
     /// The word `w` (not zero) turned a fast attempt of `r`'s agent on
     /// `stripe` away: counts it if nothing is counted, and opens the word
-    /// after [`REOPEN_ROWS`] of them. `true` if it opened it.
-    #[cold]
+    /// after [`REOPEN_ROWS`] of them. `true` if it opened it. Inlined up to
+    /// the count (most stripes of a workload that updates rows stay shut,
+    /// so every row S lock comes here).
+    #[inline(always)]
     // Under loom `REOPEN_ROWS` is 0 (the models open at once).
     #[allow(clippy::absurd_extreme_comparisons)]
     fn reopen(&self, r: &Record, stripe: usize, w: u64) -> bool {
@@ -305,6 +307,13 @@ impl Rows {
             r.turned.store(n + 1, Ordering::Relaxed);
             return false;
         }
+        self.reopen_now(r, stripe, w)
+    }
+
+    /// [`Rows::reopen`] once the count is reached.
+    #[cold]
+    #[inline(never)]
+    fn reopen_now(&self, r: &Record, stripe: usize, w: u64) -> bool {
         r.turned.store(0, Ordering::Relaxed);
         let word = &self.stripes[stripe];
         if w & DRAINED == 0 {
