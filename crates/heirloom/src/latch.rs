@@ -76,8 +76,10 @@ impl<T> Latch<T> {
         self.raw.note()
     }
 
-    /// Sets the note; called only by the latch's holder (or inside a
-    /// section elided over it), and only when the note changes.
+    /// Sets the note; called only by the latch's holder, or inside a
+    /// section elided over it and then only when the note changes (a
+    /// store to the latch's word aborts the other sections elided over
+    /// it).
     #[inline]
     #[track_caller]
     pub(crate) fn set_note(&self, note: u8) {
