@@ -74,6 +74,7 @@ impl Outside {
     /// # Safety
     /// `holds` outlives every copy of the result (the latched table owns
     /// its `Fast` and frees its heads, whose queues keep these, first).
+    #[inline]
     pub(crate) unsafe fn new(holds: &(dyn OutsideHolds + 'static), slot: usize, top: Mode) -> Self {
         Outside {
             holds: std::ptr::from_ref(holds),
