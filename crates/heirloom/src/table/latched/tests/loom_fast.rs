@@ -127,7 +127,7 @@ fn a_conversion_of_a_fast_hold_waits_for_the_others_only() {
         // SAFETY: the model's own node, linked nowhere yet.
         let out = unsafe { q.convert_outside(conv, Mode::X, true, false, &mut wake) };
         // SAFETY: the table's own head.
-        unsafe { &*p }.publish_waiters(&mut q, &mut wake, false);
+        unsafe { &*p }.publish_waiters(&mut q, &mut wake, false, true);
         drop(q);
         let hc = At::head(p);
         if matches!(out, Outcome::Waiting) {
