@@ -106,9 +106,12 @@ impl Outside {
         self.holds().open(self.slot as usize, u32::from(self.closer), self.how);
     }
 
+    /// A word closed by a registration has no fast hold to be in the way:
+    /// a strong request registers only on a drained stripe, which stays
+    /// drained while it is registered (`table/fast/rows.rs`).
     #[inline]
     pub(super) fn in_way(&self, words: (u64, u64), mode: Mode, agent: u32) -> bool {
-        self.holds().in_way(self.slot as usize, words, mode, agent)
+        self.how == Strong::Counted && self.holds().in_way(self.slot as usize, words, mode, agent)
     }
 
     pub(super) fn holders(&self, words: (u64, u64), mode: Mode, agent: u32, out: &mut Vec<Blocker>) {
