@@ -33,17 +33,22 @@
 #   4. TPC-C, one warehouse a thread, at 1 and the largest of T threads,
 #      row S fast holds on and off, with --breakdown (the lock manager's
 #      share of worker time);
-#   5. DBx1000 at TT threads, TPC-C with TT and 4 warehouses and YCSB theta
+#   5. waiting at TT threads in the kit: YCSB as DBx1000 runs it
+#      (--profile dbx1000) on the latched and latch-free tables under the
+#      four policies with --breakdown, then detect and wound-wait with the
+#      spin before parking at 0 and 200 us (data for the wait rule);
+#   6. DBx1000 at TT threads, TPC-C with TT and 4 warehouses and YCSB theta
 #      0.9: its NO_WAIT, WAIT_DIE and DL_DETECT, heirloom inside it with its
 #      defaults under its four policies on the latched and latch-free tables
 #      (no intention locks, as DBx1000 locks), and `none`; two rounds, the
 #      order reversed in the second (one line a run: round, cell, threads,
 #      configuration, txn/s, aborted attempts per commit);
-#   6. where the CPU has RTM: the RTM and B+tree tests, the index bench's
+#   7. where the CPU has RTM: the RTM and B+tree tests, the index bench's
 #      elided rows and `heirloom figures --only tsx-index`.
 # Files in $OUT: log.txt (everything printed), tm1.json, ycsb-ro-0.json,
-# ycsb-ro-0.9.json, tpcc.json, dbx.txt (scripts/dbx1000.sh summary reads
-# it), and on RTM machines index.json and tsx-index/.
+# ycsb-ro-0.9.json, tpcc.json, wait.json, wait-spin.json, dbx.txt
+# (scripts/dbx1000.sh summary reads it), and on RTM machines index.json
+# and tsx-index/.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 usage() {
@@ -153,6 +158,15 @@ run() {
     sec "TPC-C, one warehouse a thread, 1 and $top threads, --breakdown"
     timeout 90 $H bench --workload tpcc --scale 1/thread --threads "1,$top" --table latched,latchfree --sli off \
         --fast-rows on,off --duration "$DUR" --warmup 0.2 --breakdown --json "$out/tpcc.json" | tail -24 || echo "TPC-C: timed out"
+
+    sec "waiting at $TT threads in the kit: YCSB as DBx1000 runs it, every policy, --breakdown"
+    timeout 60 $H bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
+        --policy nowait,waitdie,woundwait,detect --duration "$DUR" --warmup 0.2 --breakdown \
+        --json "$out/wait.json" | grep -v '^lock classes' | tail -14 || echo "waiting: timed out"
+    sec "the spin before parking at $TT threads: detect and wound-wait, spin 0 and 200 us (the default above)"
+    timeout 60 $H bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
+        --policy woundwait,detect --spin 0,200 --duration "$DUR" --warmup 0.2 \
+        --json "$out/wait-spin.json" | grep -v '^lock classes' | tail -14 || echo "spin: timed out"
 
     sec "DBx1000 side by side at $TT threads"
     (
