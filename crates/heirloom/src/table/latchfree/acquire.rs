@@ -117,8 +117,10 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         let h = At::linked(bi, fast_slot.map(|(_, s)| s), strong);
         // What the fast path lets this request pass: its own fast holds
         // (a conversion's older request), and whether fast holds of others
-        // are in its way (strong requests only).
-        let own_fast = fast_slot.map_or(Mode::NL, |(f, s)| f.own(s, words, q.agent));
+        // are in its way (strong requests only). Its own holds matter only
+        // to a walk: looked up before one (most row requests find their
+        // bucket empty and walk nothing).
+        let own_fast = || fast_slot.map_or(Mode::NL, |(f, s)| f.own(s, words, q.agent));
         let a = Append {
             b,
             id,
@@ -129,7 +131,8 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             may_wait,
             h,
             fast_slot,
-            own_fast,
+            // The swap append walks at once.
+            own_fast: if SWAP { own_fast() } else { Mode::NL },
         };
         if SWAP && let Some(done) = self.append_swapped(c, &a, wake) {
             return done;
@@ -201,6 +204,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // is often cold after its grace period), which drain during the walk.
         let g = pin();
         fill(q, words, mode);
+        let own_fast = if SWAP { a.own_fast } else { own_fast() };
         let me = q.txn.load(Ordering::Relaxed);
         let new = Shared::from(r.as_ptr());
         let mut hot = false;
