@@ -463,7 +463,9 @@ struct Append<'a> {
     h: At,
     /// The lock's fast-path slot, if it has one.
     fast_slot: Option<(&'a fast::Fast, usize)>,
-    /// The caller's own fast holds on the lock (never in its way).
+    /// The caller's own fast holds on the lock (never in its way), for
+    /// the swap append; NL for the CAS append, which looks them up only
+    /// before its walk.
     own_fast: Mode,
 }
 
