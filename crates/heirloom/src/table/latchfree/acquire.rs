@@ -223,13 +223,17 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 unreachable!("a walk without a stop reaches the end")
             };
             let Ahead {
-                first, shared, same, ..
+                first,
+                shared,
+                same,
+                others_waiting,
+                ..
             } = ahead;
-            // A leaf long with other locks' requests is split, and the walk
-            // goes again, down into the new list (`split.rs`). `same`
-            // counts the lock's requests on the whole route, so the leaf
-            // holds at least `len - same` of other locks.
-            if end.len.saturating_sub(same) >= self.split_at && end.depth < self.max_depth {
+            // A leaf long with other locks' granted requests is split, and
+            // the walk goes again, down into the new list (`split.rs`).
+            // `same` and `others_waiting` count on the whole route, so the
+            // leaf holds at least `len - same - others_waiting` of them.
+            if end.len.saturating_sub(same + others_waiting) >= self.split_at && end.depth < self.max_depth {
                 end.list.split(end.link, &g);
                 continue;
             }
@@ -373,11 +377,15 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 return None;
             }
             let Ahead {
-                first, shared, same, ..
+                first,
+                shared,
+                same,
+                others_waiting,
+                ..
             } = ahead;
-            // Long with other locks' requests: frozen, later appends go
-            // below (`split.rs`).
-            if len - same >= self.split_at && self.max_depth > 0 {
+            // Long with other locks' granted requests: frozen, later
+            // appends go below (`split.rs`).
+            if len - same - others_waiting >= self.split_at && self.max_depth > 0 {
                 b.split_swapped(&g);
             }
             hot |= shared || first.is_some();

@@ -82,6 +82,9 @@ pub(super) struct Ahead<'g> {
     /// Requests of the lock met (any transaction's): the rest of a list's
     /// are other locks' (`split.rs`).
     pub(super) same: u32,
+    /// Waiting requests of other locks met: a hot lock's queue, which
+    /// splitting would not shorten (`split.rs`, "Who splits").
+    pub(super) others_waiting: u32,
     pub(super) own: Mode,
     /// The caller's own fast holds on the lock: where `own` starts.
     pub(super) own_fast: Mode,
@@ -94,6 +97,7 @@ impl<'g> Ahead<'g> {
             first: None,
             shared: false,
             same: 0,
+            others_waiting: 0,
             own: own_fast,
             own_fast,
         }
@@ -110,6 +114,9 @@ impl<'g> Ahead<'g> {
     #[inline(always)]
     pub(super) fn note(&mut self, x: &'g Request, words: (u64, u64), me: u64, mode: Mode, g: &Guard) {
         if !same_lock(x, words) {
+            // Relaxed: a count for the split rule, which any answer keeps
+            // sound.
+            self.others_waiting += u32::from(x.status.load(Ordering::Relaxed) == WAITING);
             return;
         }
         self.same += 1;

@@ -6,7 +6,7 @@
 //! frozen by its end taking the tail, the lists below it are CAS-appended.
 
 use super::super::{At, LatchFree};
-use super::unlink::{free, node, orphan, request};
+use super::unlink::{free, node, orphan, request, unlinked_by_owner};
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
 use crate::queue::{Blocker, Outcome};
@@ -95,6 +95,59 @@ fn waiter_below_a_freeze<const S: bool>() {
         orphan(x0);
     }
     assert_eq!(c.cas_retries.get(), 0);
+}
+
+#[test]
+fn a_hot_locks_waiters_do_not_split_its_list() {
+    waiters_do_not_split::<false>();
+}
+
+#[test]
+fn a_hot_locks_waiters_do_not_split_a_swap_appended_list() {
+    waiters_do_not_split::<true>();
+}
+
+/// Split at two granted requests of other locks: row 0's holder and two
+/// waiters are one granted request to row 1's appender, which does not
+/// split; row 2's appender meets two (row 0's holder and row 1's) and
+/// splits.
+fn waiters_do_not_split<const S: bool>() {
+    let t = LatchFree::<S>::new(1, false, false).splitting_at(2);
+    let c = AgentCounters::default();
+    let split = |t: &LatchFree<S>, h: At| if S { t.buckets[0].frozen_top() } else { h.depth() > 0 };
+    let (x0, w0, v0, x1, x2) = (request(1), request(2), request(3), request(4), request(5));
+    let (out, h) = acquire(&t, &c, 0, x0, Mode::X);
+    assert!(matches!(out, Outcome::Granted));
+    let (out, hw) = acquire(&t, &c, 0, w0, Mode::S);
+    assert!(matches!(out, Outcome::Waiting), "{out:?}");
+    let (out, hv) = acquire(&t, &c, 0, v0, Mode::S);
+    assert!(matches!(out, Outcome::Waiting), "{out:?}");
+    let (out, h1) = acquire(&t, &c, 1, x1, Mode::X);
+    assert!(matches!(out, Outcome::Granted));
+    assert!(
+        !split(&t, h1),
+        "three requests of row 0, two of them waiting, split the list"
+    );
+    let (out, h2) = acquire(&t, &c, 2, x2, Mode::X);
+    assert!(matches!(out, Outcome::Granted));
+    assert!(
+        split(&t, h2),
+        "two granted requests of other locks did not split the list"
+    );
+    // Row 0's holder goes: its two waiters are granted, wherever they are.
+    assert_eq!(release(&t, &c, h, x0).len(), 2);
+    for (r, h) in [(w0, hw), (v0, hv), (x1, h1), (x2, h2)] {
+        assert!(release(&t, &c, h, r).is_empty());
+    }
+    let mut snap = Vec::new();
+    t.snapshot(0, &mut snap);
+    assert!(snap.is_empty(), "{snap:?}");
+    drop(t);
+    // Each node as its agent would leave it: freed if its owner unlinked
+    // it, else (retired by another walk, or returned by the drop) orphaned.
+    for r in [x0, w0, v0, x1, x2] {
+        if unlinked_by_owner(r) { free(r) } else { orphan(r) }
+    }
 }
 
 #[test]

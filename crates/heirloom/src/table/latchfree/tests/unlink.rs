@@ -68,7 +68,7 @@ fn listed<const S: bool>(t: &LatchFree<S>, c: &AgentCounters) -> Vec<u64> {
     txns
 }
 
-fn unlinked_by_owner(r: ReqPtr) -> bool {
+pub(super) fn unlinked_by_owner(r: ReqPtr) -> bool {
     node(&r).recycle.load(Ordering::Relaxed) == OWNER_UNLINKED
 }
 
