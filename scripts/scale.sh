@@ -35,18 +35,22 @@
 #      share of worker time);
 #   5. waiting at TT threads in the kit: YCSB as DBx1000 runs it
 #      (--profile dbx1000) on the latched and latch-free tables under the
-#      four policies with --breakdown, then detect and wound-wait with the
-#      spin before parking at 0 and 200 us (data for the wait rule);
+#      four policies with --breakdown, then detect, wound-wait and
+#      wait-die with the spin before parking at 0 and 200 us, on that YCSB
+#      and on TPC-C with 4 warehouses (data for the wait rule), and detect
+#      with DL_DETECT's 1 ms bound on a wait (--lock-timeout 1);
 #   6. DBx1000 at TT threads, TPC-C with TT and 4 warehouses and YCSB theta
 #      0.9: its NO_WAIT, WAIT_DIE and DL_DETECT, heirloom inside it with its
 #      defaults under its four policies on the latched and latch-free tables
-#      (no intention locks, as DBx1000 locks), and `none`; two rounds, the
+#      (no intention locks, as DBx1000 locks), the latch-free detect with
+#      DL_DETECT's 1 ms bound on a wait (detect-lt), and `none`; two rounds, the
 #      order reversed in the second (one line a run: round, cell, threads,
 #      configuration, txn/s, aborted attempts per commit);
 #   7. where the CPU has RTM: the RTM and B+tree tests, the index bench's
 #      elided rows and `heirloom figures --only tsx-index`.
 # Files in $OUT: log.txt (everything printed), tm1.json, ycsb-ro-0.json,
-# ycsb-ro-0.9.json, tpcc.json, wait.json, wait-spin.json, dbx.txt
+# ycsb-ro-0.9.json, tpcc.json, wait.json, wait-spin.json, wait-lt.json,
+# wait-spin-tpcc.json, dbx.txt
 # (scripts/dbx1000.sh summary reads it), and on RTM machines index.json
 # and tsx-index/.
 set -euo pipefail
@@ -114,6 +118,8 @@ dbx_one() {
             IFS=- read -r _ tb po rest <<< "$c"
             env+=(HEIRLOOM_TABLE=$tb HEIRLOOM_POLICY=$po)
             [ "$rest" = intention ] && env+=(HEIRLOOM_INTENTION=1)
+            # DL_DETECT's bound on a wait (its TIMEOUT, 1 ms).
+            [ "$rest" = lt ] && env+=(HEIRLOOM_LOCK_TIMEOUT_US=1000)
             ;;
     esac
     log=$(env "${env[@]}" timeout "${DNF:-15}" "$exe" "$@" 2>&1) || true
@@ -163,10 +169,18 @@ run() {
     timeout 60 $H bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
         --policy nowait,waitdie,woundwait,detect --duration "$DUR" --warmup 0.2 --breakdown \
         --json "$out/wait.json" | grep -v '^lock classes' | tail -14 || echo "waiting: timed out"
-    sec "the spin before parking at $TT threads: detect and wound-wait, spin 0 and 200 us (the default above)"
+    sec "the spin before parking at $TT threads: detect, wound-wait and wait-die, spin 0 and 200 us (the default above)"
     timeout 60 $H bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
-        --policy woundwait,detect --spin 0,200 --duration "$DUR" --warmup 0.2 \
-        --json "$out/wait-spin.json" | grep -v '^lock classes' | tail -14 || echo "spin: timed out"
+        --policy woundwait,detect,waitdie --spin 0,200 --duration "$DUR" --warmup 0.2 \
+        --json "$out/wait-spin.json" | grep -v '^lock classes' | tail -20 || echo "spin: timed out"
+    sec "detect with DL_DETECT's wait bound (1 ms) at $TT threads"
+    timeout 30 $H bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
+        --policy detect --lock-timeout 1 --duration "$DUR" --warmup 0.2 \
+        --json "$out/wait-lt.json" | grep -v '^lock classes' | tail -4 || echo "lock timeout: timed out"
+    sec "the spin before parking on TPC-C with 4 warehouses at $TT threads: 0, 50 (the default) and 200 us"
+    timeout 60 $H bench --workload tpcc --profile dbx1000 --scale 4 --threads "$TT" --table latched,latchfree --sli off \
+        --policy woundwait,detect,waitdie --spin 0,50,200 --duration "$DUR" --warmup 0.2 \
+        --json "$out/wait-spin-tpcc.json" | grep -v '^lock classes' | tail -30 || echo "spin, TPC-C: timed out"
 
     sec "DBx1000 side by side at $TT threads"
     (
@@ -174,7 +188,7 @@ run() {
         local configs=(dbx-NO_WAIT dbx-WAIT_DIE dbx-DL_DETECT
             heirloom-latched-nowait heirloom-latched-waitdie heirloom-latched-detect heirloom-latched-woundwait
             heirloom-latchfree-nowait heirloom-latchfree-waitdie heirloom-latchfree-detect heirloom-latchfree-woundwait
-            none)
+            heirloom-latchfree-detect-lt none)
         for r in 1 2; do
             for cell in "tp$TT TPCC -n$TT" "tp4 TPCC -n4" "y9 YCSB -z0.9"; do
                 local w b a args list c

@@ -124,6 +124,11 @@ struct BenchArgs {
     /// deadlock search (0 = at once). Default: the library's.
     #[arg(long = "deadlock-timeout", value_name = "MS")]
     deadlock_timeout: Option<f64>,
+    /// Milliseconds a request may wait before it fails with a timeout (its
+    /// transaction then restarts), under any policy that waits: DBx1000's
+    /// DL_DETECT is detect with 1. Default: no bound
+    #[arg(long = "lock-timeout", value_name = "MS")]
+    lock_timeout: Option<f64>,
     /// The most microseconds a blocked request spins before its thread
     /// parks (0 = park at once; a list runs each). Default: the library's
     /// (`heirloom::DEFAULT_SPIN_BEFORE_PARK`)
@@ -311,6 +316,15 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
                 )));
             }
             None => heirloom::DEFAULT_DEADLOCK_TIMEOUT,
+        },
+        lock_timeout: match a.lock_timeout {
+            Some(ms) if ms.is_finite() && ms > 0.0 && ms <= 86_400_000.0 => Some(Duration::from_secs_f64(ms / 1000.0)),
+            Some(ms) => {
+                return Err(usage(format!(
+                    "--lock-timeout {ms}: must be more than 0 milliseconds, up to a day"
+                )));
+            }
+            None => None,
         },
         spin: match &a.spin {
             None => vec![heirloom::DEFAULT_SPIN_BEFORE_PARK],

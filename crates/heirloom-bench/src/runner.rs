@@ -86,6 +86,11 @@ pub struct RunConfig {
     pub policy: ConflictPolicy,
     /// Wait before the first deadlock search (`Detect`).
     pub deadlock_timeout: Duration,
+    /// The most a request waits before it fails with `Timeout`, on top of
+    /// the policy (`heirloom::Transaction::set_lock_timeout`; `None`: no
+    /// bound). DBx1000's `DL_DETECT` is detection with such a bound of
+    /// 1 ms (its `TIMEOUT`).
+    pub lock_timeout: Option<Duration>,
     /// The most a blocked request spins before it parks
     /// (`heirloom::Builder::spin_before_park`).
     pub spin: Duration,
@@ -209,7 +214,7 @@ pub const EXCLUSIVE_AFTER: u32 = 10;
 /// The policy as reports name it: with `+excl@N` (or `+excl@never`) when
 /// the restarts before exclusive mode are not [`EXCLUSIVE_AFTER`], and
 /// `+spinN` (microseconds) when the spin before a park is not the
-/// library's default.
+/// library's default, and `+ltN` (microseconds) under a lock timeout.
 pub fn policy_label(cfg: &RunConfig) -> String {
     let mut label = match cfg.exclusive_after {
         EXCLUSIVE_AFTER => cfg.policy.name(),
@@ -218,6 +223,9 @@ pub fn policy_label(cfg: &RunConfig) -> String {
     };
     if cfg.spin != heirloom::DEFAULT_SPIN_BEFORE_PARK {
         label.push_str(&format!("+spin{}", cfg.spin.as_micros()));
+    }
+    if let Some(t) = cfg.lock_timeout {
+        label.push_str(&format!("+lt{}", t.as_micros()));
     }
     label
 }
@@ -527,7 +535,15 @@ fn worker<W: Workload>(
         let mut in_closure = 0u64;
         let timing = cfg.breakdown.then_some((&mut times, &mut in_closure));
         let r = if cfg.retry == Retry::Defer && attempts < DEFER_LIMIT {
-            attempt(workload, &mut agent, &mut state, &mut undo, input_ref, timing)
+            attempt(
+                workload,
+                &mut agent,
+                &mut state,
+                &mut undo,
+                input_ref,
+                timing,
+                cfg.lock_timeout,
+            )
         } else {
             run_until(
                 workload,
@@ -537,6 +553,7 @@ fn worker<W: Workload>(
                 input_ref,
                 timing,
                 Some(phase),
+                cfg.lock_timeout,
             )
             .map(Some)
         };
@@ -644,8 +661,12 @@ fn attempt<'d, W: Workload>(
     undo: &mut UndoLog<'d>,
     input: &W::Input,
     mut timing: Option<(&mut Times, &mut u64)>,
+    lock_timeout: Option<Duration>,
 ) -> Result<Option<Outcome>, TxError> {
     let mut txn = agent.begin();
+    if lock_timeout.is_some() {
+        txn.set_lock_timeout(lock_timeout);
+    }
     match body(workload, &mut txn, state, undo, input, &mut timing) {
         Ok(outcome) => match txn.commit() {
             Ok(()) => {
@@ -679,11 +700,13 @@ pub fn run_one<'d, W: Workload>(
     input: &W::Input,
     timing: Option<(&mut Times, &mut u64)>,
 ) -> Result<Outcome, TxError> {
-    run_until(workload, agent, state, undo, input, timing, None)
+    run_until(workload, agent, state, undo, input, timing, None, None)
 }
 
 /// [`run_one`], giving up with [`TxError::Stopped`] when `phase` reads
-/// `STOP` before an attempt (the run is over; no restart loop outlives it).
+/// `STOP` before an attempt (the run is over; no restart loop outlives it),
+/// each attempt under `lock_timeout` if there is one.
+#[allow(clippy::too_many_arguments)]
 fn run_until<'d, W: Workload>(
     workload: &'d W,
     agent: &mut heirloom::Agent,
@@ -692,10 +715,14 @@ fn run_until<'d, W: Workload>(
     input: &W::Input,
     mut timing: Option<(&mut Times, &mut u64)>,
     phase: Option<&AtomicU8>,
+    lock_timeout: Option<Duration>,
 ) -> Result<Outcome, TxError> {
     let r = agent.run(|txn| {
         if phase.is_some_and(|p| p.load(Ordering::Relaxed) == STOP) {
             return Err(TxError::Stopped);
+        }
+        if lock_timeout.is_some() {
+            txn.set_lock_timeout(lock_timeout);
         }
         body(workload, txn, state, undo, input, &mut timing)
     });

@@ -177,6 +177,9 @@ pub struct Spec {
     /// How long a blocked request waits before its first deadlock search
     /// (`detect` only; `heirloom::Builder::deadlock_timeout`).
     pub deadlock_timeout: Duration,
+    /// The most a request waits, on top of the policy
+    /// (`heirloom::Transaction::set_lock_timeout`; `None`: no bound).
+    pub lock_timeout: Option<Duration>,
     /// The most a blocked request spins before it parks, one sweep
     /// dimension (`heirloom::Builder::spin_before_park`).
     pub spin: Vec<Duration>,
@@ -228,6 +231,7 @@ impl Default for Spec {
             fast_rows: vec![true],
             policies: vec![ConflictPolicy::Detect],
             deadlock_timeout: heirloom::DEFAULT_DEADLOCK_TIMEOUT,
+            lock_timeout: None,
             spin: vec![heirloom::DEFAULT_SPIN_BEFORE_PARK],
             buckets: vec![None],
             exclusive_after: vec![crate::runner::EXCLUSIVE_AFTER],
@@ -429,6 +433,7 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
                                 fast_rows,
                                 policy,
                                 deadlock_timeout: spec.deadlock_timeout,
+                                lock_timeout: spec.lock_timeout,
                                 spin,
                                 exclusive_after,
                                 threads,

@@ -85,6 +85,9 @@ fn bad_arguments_exit_2_with_one_line() {
         &["bench", "--workload", "batch", "--opt", "mode=six"],
         &["bench", "--sli-keep", "256"],
         &["bench", "--sli-keep", "some"],
+        &["bench", "--lock-timeout", "0"],
+        &["bench", "--lock-timeout", "-1"],
+        &["bench", "--lock-timeout", "soon"],
         // No locking where transactions can conflict.
         &["bench", "--table", "none", "--threads", "1,2"],
         &["bench", "--workload", "ycsb", "--table", "none", "--threads", "2"],
@@ -637,6 +640,63 @@ fn update_mode_read_modify_write_runs_verified() {
         for r in doc["runs"].as_array().unwrap() {
             let causes = &r["abort_causes"];
             assert!(causes["deadlock"].is_u64(), "{r}");
+            assert!(r["committed"].as_u64().unwrap() > 0, "{r}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--lock-timeout` bounds every wait on top of the policy (DBx1000's
+/// DL_DETECT is detection with 1 ms): the runs say so in their policy, and
+/// waits of contended YCSB end by timeouts, which detection alone never
+/// has.
+#[test]
+fn a_lock_timeout_ends_waits_under_detection() {
+    let dir = std::env::temp_dir().join(format!("heirloom-lt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for bound in [None, Some("0.001")] {
+        let json = dir.join(format!("{}.json", bound.unwrap_or("none")));
+        let mut args = vec![
+            "bench",
+            "--workload",
+            "ycsb",
+            "--scale",
+            "100",
+            "--opt",
+            "theta=0.9",
+            "--threads",
+            "4",
+            "--table",
+            "latched,latchfree",
+            "--policy",
+            "detect",
+            "--sli",
+            "off",
+            "--duration",
+            "0.2",
+            "--warmup",
+            "0",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        if let Some(ms) = bound {
+            args.extend_from_slice(&["--lock-timeout", ms]);
+        }
+        let out = heirloom(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        for r in doc["runs"].as_array().unwrap() {
+            let (policy, timeouts) = (
+                r["policy"].as_str().unwrap(),
+                r["abort_causes"]["timeout"].as_u64().unwrap(),
+            );
+            if bound.is_some() {
+                assert_eq!(policy, "detect+lt1", "{r}");
+                assert!(timeouts > 0, "a 1 us bound on 4 threads over 100 rows: {r}");
+            } else {
+                assert_eq!(policy, "detect", "{r}");
+                assert_eq!(timeouts, 0, "{r}");
+            }
             assert!(r["committed"].as_u64().unwrap() > 0, "{r}");
         }
     }
