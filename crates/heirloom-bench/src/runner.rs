@@ -534,16 +534,9 @@ fn worker<W: Workload>(
         let t0 = Instant::now();
         let mut in_closure = 0u64;
         let timing = cfg.breakdown.then_some((&mut times, &mut in_closure));
+        let lt = cfg.lock_timeout;
         let r = if cfg.retry == Retry::Defer && attempts < DEFER_LIMIT {
-            attempt(
-                workload,
-                &mut agent,
-                &mut state,
-                &mut undo,
-                input_ref,
-                timing,
-                cfg.lock_timeout,
-            )
+            attempt(workload, &mut agent, &mut state, &mut undo, input_ref, timing, lt)
         } else {
             run_until(
                 workload,
@@ -553,7 +546,7 @@ fn worker<W: Workload>(
                 input_ref,
                 timing,
                 Some(phase),
-                cfg.lock_timeout,
+                lt,
             )
             .map(Some)
         };
