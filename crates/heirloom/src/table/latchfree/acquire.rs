@@ -229,8 +229,9 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 others_waiting,
                 ..
             } = ahead;
-            // A leaf long with other locks' granted requests is split, and
-            // the walk goes again, down into the new list (`split.rs`).
+            // A leaf long with other locks' requests that do not wait is
+            // split, and the walk goes again, down into the new list
+            // (`split.rs`).
             // `same` and `others_waiting` count on the whole route, so the
             // leaf holds at least `len - same - others_waiting` of them.
             if end.len.saturating_sub(same + others_waiting) >= self.split_at && end.depth < self.max_depth {
@@ -383,8 +384,8 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 others_waiting,
                 ..
             } = ahead;
-            // Long with other locks' granted requests: frozen, later
-            // appends go below (`split.rs`).
+            // Long with other locks' requests that do not wait: frozen,
+            // later appends go below (`split.rs`).
             if len - same - others_waiting >= self.split_at && self.max_depth > 0 {
                 b.split_swapped(&g);
             }

@@ -378,7 +378,7 @@ pub(crate) struct LatchFree<const SWAP: bool = false> {
     /// Levels a list may be split into below its bucket (`split.rs`): as
     /// many as the hash has bits left for, at most `MAX_DEPTH`.
     max_depth: u32,
-    /// Granted requests of other locks in a leaf that split it
+    /// Requests of other locks in a leaf, not waiting, that split it
     /// (`split::SPLIT_AT`).
     split_at: u32,
     /// The intention-lock fast path (`fast.rs`), when on.
@@ -435,8 +435,8 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         }
     }
 
-    /// The same table, splitting a leaf at `n` granted requests of other
-    /// locks (the tests' and models').
+    /// The same table, splitting a leaf at `n` requests of other locks not
+    /// waiting (the tests' and models').
     #[cfg(test)]
     pub(crate) fn splitting_at(mut self, n: u32) -> Self {
         self.split_at = n;

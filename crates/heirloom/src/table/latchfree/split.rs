@@ -27,22 +27,22 @@
 //! `waiting`, and every releaser reads it there, so the Dekker pairs as
 //! before.
 //!
-//! Who splits: an appender whose walk met [`SPLIT_AT`] granted requests
-//! of other locks in the leaf. It makes the leaf's lists below (one
-//! allocation, published by a CAS of the leaf's `child`; a loser frees its
-//! own), then freezes the leaf's end with one CAS, and walks again, now
-//! down into the new list. A lock with many requests of its own does not
-//! split its list: only other locks' requests are counted, and of those
-//! only the ones not waiting. What a split is for is held locks, which
-//! stay until their transactions end (one transaction's long run of
-//! locks, or many transactions' locks that share a bucket); a hot lock's
-//! queue of waiters drains by itself, and splitting cannot part a lock
-//! from its own requests, so a bucket that a hot lock shares with colder
-//! ones used to split level after level (three or four times in a TPC-C
-//! run of 32 threads on one warehouse) for nothing but a deeper route of
-//! frozen lists for the hot lock. Lists below are never freed before the
-//! table: a table that once held many locks keeps its lists, as the
-//! latched table keeps its grown buckets.
+//! Who splits: an appender whose walk met [`SPLIT_AT`] requests of other
+//! locks in the leaf that are not waiting. It makes the leaf's lists below
+//! (one allocation, published by a CAS of the leaf's `child`; a loser
+//! frees its own), then freezes the leaf's end with one CAS, and walks
+//! again, now down into the new list. A lock with many requests of its
+//! own does not split its list: only other locks' requests are counted,
+//! and of those only the ones not waiting. What a split is for is held
+//! locks, which stay until their transactions end (one transaction's long
+//! run of locks, or many transactions' locks that share a bucket); a hot
+//! lock's queue of waiters drains by itself, and splitting cannot part a
+//! lock from its own requests, so counting its waiters made a bucket that
+//! a hot lock shares with colder ones split level after level for nothing
+//! but a deeper route of frozen lists for the hot lock (MEASUREMENTS.md,
+//! "Lists that split for granted requests only"). Lists below are never
+//! freed before the table: a table that once held many locks keeps its
+//! lists, as the latched table keeps its grown buckets.
 //!
 //! ## The swap-appended bucket
 //!
@@ -103,9 +103,9 @@ fn untagged(p: *mut Sub) -> *mut Sub {
 const FANOUT_BITS: u32 = if cfg!(heirloom_loom) { 1 } else { 4 };
 pub(super) const FANOUT: usize = 1 << FANOUT_BITS;
 
-/// Granted requests of other locks in the leaf that make an appender
-/// split it (`LatchFree::split_at`; the models set fewer, to see splits
-/// with few requests).
+/// Requests of other locks in the leaf, not waiting, that make an
+/// appender split it (`LatchFree::split_at`; the models set fewer, to see
+/// splits with few requests).
 pub(super) const SPLIT_AT: u32 = 8;
 
 /// Levels below the buckets at the most (the handle keeps a request's
@@ -289,8 +289,8 @@ impl Bucket {
     }
 
     /// Swap append: freezes the bucket's list, whose walk by the caller
-    /// (an appender linked in it) met `split_at` granted requests of other
-    /// locks:
+    /// (an appender linked in it) met `split_at` requests of other locks
+    /// not waiting:
     /// publishes the lists below with the end, unless somebody did; the
     /// one who published swaps the end into the tail, links the frozen end
     /// behind the request it swapped out, and tags `child`. See the module
