@@ -657,9 +657,7 @@ fn attempt<'d, W: Workload>(
     lock_timeout: Option<Duration>,
 ) -> Result<Option<Outcome>, TxError> {
     let mut txn = agent.begin();
-    if lock_timeout.is_some() {
-        txn.set_lock_timeout(lock_timeout);
-    }
+    txn.set_lock_timeout(lock_timeout);
     match body(workload, &mut txn, state, undo, input, &mut timing) {
         Ok(outcome) => match txn.commit() {
             Ok(()) => {
@@ -714,9 +712,7 @@ fn run_until<'d, W: Workload>(
         if phase.is_some_and(|p| p.load(Ordering::Relaxed) == STOP) {
             return Err(TxError::Stopped);
         }
-        if lock_timeout.is_some() {
-            txn.set_lock_timeout(lock_timeout);
-        }
+        txn.set_lock_timeout(lock_timeout);
         body(workload, txn, state, undo, input, &mut timing)
     });
     if r.is_ok() {
