@@ -120,6 +120,8 @@ dbx_one() {
             [ "$rest" = intention ] && env+=(HEIRLOOM_INTENTION=1)
             # DL_DETECT's bound on a wait (its TIMEOUT, 1 ms).
             [ "$rest" = lt ] && env+=(HEIRLOOM_LOCK_TIMEOUT_US=1000)
+            # The spin before a park, in us (the library's default without).
+            [[ "$rest" == spin* ]] && env+=(HEIRLOOM_SPIN_US=${rest#spin})
             ;;
     esac
     log=$(env "${env[@]}" timeout "${DNF:-15}" "$exe" "$@" 2>&1) || true
@@ -127,6 +129,82 @@ dbx_one() {
          /^\[summary\]/ { gsub(/,/, ""); for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
          END { if (!sim || !v["txn_cnt"]) { print "DNF"; exit }
                n = v["txn_cnt"]; printf "%.0f %.3f\n", n / (sim / 1e9), v["abort_cnt"] / n }' <<< "$log"
+}
+
+# Two rounds of DBx1000 runs at TT threads into FILE, the second in reverse
+# order, until RUN_BUDGET: CELLS is "name binary argument" triples joined
+# by ';', then the configurations (dbx_one's).
+dbx_rounds() {
+    local file=$1 cells=$2; shift 2
+    local configs=("$@")
+    (
+        cd dbx
+        local r cell
+        for r in 1 2; do
+            local IFS=';'
+            for cell in $cells; do
+                local IFS=$' \t\n' w b a args list c
+                read -r w b a <<< "$cell"
+                args=("-t$TT" "$a")
+                [ "$b" = YCSB ] && args+=(-s1048576 -R16 -r0.5 -w0.5)
+                list=("${configs[@]}")
+                [ $r = 2 ] && mapfile -t list < <(printf '%s\n' "${configs[@]}" | tac)
+                for c in "${list[@]}"; do
+                    [ $SECONDS -gt "${RUN_BUDGET:-470}" ] && { echo "budget reached"; exit 0; }
+                    echo "$r $w $TT $c $(dbx_one "$c" "$b" "${args[@]}")" | tee -a "$file"
+                done
+            done
+        done
+    )
+}
+
+# The machine: cores, RTM, the TSC rate (exported as DBX_CPU_FREQ).
+machine() {
+    sec machine
+    nproc
+    grep -m1 'model name' /proc/cpuinfo || true
+    lscpu | grep -iE 'socket|core|thread|numa|mhz|cache' | head -12 || true
+    rtm=$(grep -cw rtm /proc/cpuinfo || true)
+    echo "cpus with the rtm flag: $rtm"
+    local ghz; ghz=$(dbx/tsc 2>/dev/null || echo 2.1)
+    echo "TSC GHz: $ghz"
+    export DBX_CPU_FREQ=$ghz
+}
+
+sec() { echo; echo "=== $* ($(date +%T), ${SECONDS}s)"; }
+
+# The wait rule's measurement alone (`scale.sh wait`): the spin before a
+# park at SPINS (us, default 50,200,500) at TT threads, every policy, in
+# the kit on YCSB as DBx1000 runs it and on TPC-C with 4 warehouses, and
+# inside DBx1000 (YCSB theta 0.9, TPC-C with 4 warehouses) against its
+# NO_WAIT, WAIT_DIE and DL_DETECT; RUN_BUDGET default 250 s.
+wait_rule() {
+    local kit=${1:-kit}
+    [ -x "$kit/bin/heirloom" ] || { echo "scale.sh wait: no kit in $kit (scripts/scale.sh build DBX $kit first)" >&2; exit 2; }
+    local out=${OUT:-/tmp/scale-out}
+    mkdir -p "$out"
+    out=$(cd "$out" && pwd)
+    cd "$kit"
+    local TT=${TT:-16} DUR=${DUR:-0.5} H=bin/heirloom SPINS=${SPINS:-50,200,500} rtm
+    RUN_BUDGET=${RUN_BUDGET:-250}
+    exec > >(tee -a "$out/log.txt") 2>&1
+    machine
+    sec "the spin before a park at $TT threads, YCSB as DBx1000 runs it: spin $SPINS us, two rounds"
+    timeout 90 $H bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
+        --policy nowait,waitdie,woundwait,detect --spin "$SPINS" --repeat 2 --duration "$DUR" --warmup 0.2 \
+        --json "$out/wait-rule-ycsb.json" | grep -v '^lock classes' | tail -60 || echo "spin, YCSB: timed out"
+    sec "the spin before a park at $TT threads, TPC-C with 4 warehouses: spin $SPINS us"
+    timeout 60 $H bench --workload tpcc --profile dbx1000 --scale 4 --threads "$TT" --table latched,latchfree --sli off \
+        --policy nowait,waitdie,woundwait,detect --spin "$SPINS" --duration "$DUR" --warmup 0.2 \
+        --json "$out/wait-rule-tpcc.json" | grep -v '^lock classes' | tail -40 || echo "spin, TPC-C: timed out"
+    sec "inside DBx1000 at $TT threads: the latch-free table's policies at spin $SPINS us"
+    local configs=(dbx-NO_WAIT dbx-WAIT_DIE dbx-DL_DETECT heirloom-latchfree-nowait) s p
+    for s in ${SPINS//,/ }; do
+        for p in waitdie woundwait detect; do configs+=("heirloom-latchfree-$p-spin$s"); done
+    done
+    DNF=${DNF:-10} dbx_rounds "$out/dbx-wait.txt" "tp4 TPCC -n4;y9 YCSB -z0.9" "${configs[@]}"
+    bash "$here/scale.sh" summary "$out/dbx-wait.txt" || true
+    sec done
 }
 
 run() {
@@ -139,16 +217,8 @@ run() {
     local T=${T:-1,2,4,8,16} TT=${TT:-16} DUR=${DUR:-0.5} H=bin/heirloom
     local top=${T##*,}
     exec > >(tee -a "$out/log.txt") 2>&1
-    sec() { echo; echo "=== $* ($(date +%T), ${SECONDS}s)"; }
-    sec machine
-    nproc
-    grep -m1 'model name' /proc/cpuinfo || true
-    lscpu | grep -iE 'socket|core|thread|numa|mhz|cache' | head -12 || true
-    local rtm; rtm=$(grep -cw rtm /proc/cpuinfo || true)
-    echo "cpus with the rtm flag: $rtm"
-    local ghz; ghz=$(dbx/tsc 2>/dev/null || echo 2.1)
-    echo "TSC GHz: $ghz"
-    export DBX_CPU_FREQ=$ghz
+    local rtm
+    machine
 
     sec "TM1 over $T threads: Shore-MT (latched, no fast path, no SLI), SLI, the fast path"
     timeout 120 $H bench --workload tm1 --threads "$T" --table latched,latchfree-swap --sli off,on --fast-path off,on \
@@ -183,27 +253,10 @@ run() {
         --json "$out/wait-spin-tpcc.json" | grep -v '^lock classes' | tail -30 || echo "spin, TPC-C: timed out"
 
     sec "DBx1000 side by side at $TT threads"
-    (
-        cd dbx
-        local configs=(dbx-NO_WAIT dbx-WAIT_DIE dbx-DL_DETECT
-            heirloom-latched-nowait heirloom-latched-waitdie heirloom-latched-detect heirloom-latched-woundwait
-            heirloom-latchfree-nowait heirloom-latchfree-waitdie heirloom-latchfree-detect heirloom-latchfree-woundwait
-            heirloom-latchfree-detect-lt none)
-        for r in 1 2; do
-            for cell in "tp$TT TPCC -n$TT" "tp4 TPCC -n4" "y9 YCSB -z0.9"; do
-                local w b a args list c
-                read -r w b a <<< "$cell"
-                args=("-t$TT" "$a")
-                [ "$b" = YCSB ] && args+=(-s1048576 -R16 -r0.5 -w0.5)
-                list=("${configs[@]}")
-                [ $r = 2 ] && mapfile -t list < <(printf '%s\n' "${configs[@]}" | tac)
-                for c in "${list[@]}"; do
-                    [ $SECONDS -gt "${RUN_BUDGET:-470}" ] && { echo "budget reached"; exit 0; }
-                    echo "$r $w $TT $c $(dbx_one "$c" "$b" "${args[@]}")" | tee -a "$out/dbx.txt"
-                done
-            done
-        done
-    )
+    dbx_rounds "$out/dbx.txt" "tp$TT TPCC -n$TT;tp4 TPCC -n4;y9 YCSB -z0.9" dbx-NO_WAIT dbx-WAIT_DIE dbx-DL_DETECT \
+        heirloom-latched-nowait heirloom-latched-waitdie heirloom-latched-detect heirloom-latched-woundwait \
+        heirloom-latchfree-nowait heirloom-latchfree-waitdie heirloom-latchfree-detect heirloom-latchfree-woundwait \
+        heirloom-latchfree-detect-lt none
     bash "$here/scale.sh" summary "$out/dbx.txt" || true
 
     if [ "$rtm" -gt 0 ]; then
@@ -220,6 +273,7 @@ run() {
 case "${1:-}" in
     build) shift; build "$@" ;;
     run) shift; run "$@" ;;
+    wait) shift; wait_rule "$@" ;;
     dry) shift; T=${T:-1,2} TT=${TT:-2} DUR=${DUR:-0.2} DNF=${DNF:-30} RUN_BUDGET=${RUN_BUDGET:-600} run "$@" ;;
     summary)
         # The DBx1000 cells' medians: scripts/dbx1000.sh's summary, kept

@@ -124,6 +124,12 @@ pub(crate) fn builder_of(o: &heirloom_options) -> Result<heirloom::Builder, Stri
         .ok()
         .filter(|&b| b <= heirloom::MAX_BUCKETS)
         .ok_or_else(|| format!("buckets {} out of 0..=2^24", o.buckets))?;
+    if o.spin_before_park_us > MAX_SPIN_US {
+        return Err(format!(
+            "spin_before_park_us {} out of 0..={MAX_SPIN_US}",
+            o.spin_before_park_us
+        ));
+    }
     let max_locks = usize::try_from(o.max_locks).map_err(|_| format!("max_locks {} too large", o.max_locks))?;
     let mut b = LockManager::builder().table(table);
     if buckets > 0 {
@@ -139,5 +145,10 @@ pub(crate) fn builder_of(o: &heirloom_options) -> Result<heirloom::Builder, Stri
         .max_locks(max_locks)
         .intention_locks(o.intention_locks == 1)
         .max_restarts(o.max_restarts)
-        .restart_backoff(o.restart_backoff == 1))
+        .restart_backoff(o.restart_backoff == 1)
+        .spin_before_park(Duration::from_micros(o.spin_before_park_us)))
 }
+
+/// The longest spin before a park the interface accepts: a second (a
+/// spin is meant to outlast a short hold, not to replace the park).
+const MAX_SPIN_US: u64 = 1_000_000;

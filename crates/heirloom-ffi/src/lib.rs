@@ -130,6 +130,12 @@ pub struct heirloom_options {
     /// `heirloom_restart` backs off before it begins again: 1 (default)
     /// or 0 (at once).
     pub restart_backoff: u32,
+    /// The most a blocked request spins before its thread parks, in µs
+    /// (default: the library's, as Rust's `Builder::spin_before_park`; 0:
+    /// park at once; at most 1,000,000).
+    /// The spin adapts per agent below this bound, and no request spins
+    /// while agents outnumber the machine's cores.
+    pub spin_before_park_us: u64,
 }
 
 const MAGIC_LIVE: u32 = 0x4845_4952; // "HEIR"
@@ -427,6 +433,7 @@ pub unsafe extern "C" fn heirloom_options_init(opts: *mut heirloom_options) {
         fast_rows: 1,
         max_restarts: heirloom::DEFAULT_MAX_RESTARTS,
         restart_backoff: 1,
+        spin_before_park_us: heirloom::DEFAULT_SPIN_BEFORE_PARK.as_micros() as u64,
     };
     // SAFETY: the caller's promise.
     unsafe { opts.write(d) };

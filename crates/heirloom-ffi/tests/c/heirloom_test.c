@@ -669,6 +669,43 @@ static void a_restart_goes_exclusive(void) {
     heirloom_manager_free(m);
 }
 
+/* The spin before a park: the library's bound by default, 0 (park at
+ * once) and the largest bound accepted, a wait ending under each when its
+ * holder commits on another thread; one microsecond past the largest is
+ * refused. */
+static void the_spin_before_a_park(void) {
+    heirloom_options o;
+    heirloom_options_init(&o);
+    CHECK(o.spin_before_park_us > 0, "a spin by default: %llu", (unsigned long long)o.spin_before_park_us);
+    const uint64_t spins[3] = {o.spin_before_park_us, 0, 1000000};
+    for (int i = 0; i < 3; i++) {
+        o.policy = HEIRLOOM_POLICY_DETECT;
+        o.spin_before_park_us = spins[i];
+        heirloom_manager *m = NULL;
+        OK(heirloom_manager_new(&o, &m));
+        heirloom_agent *a = new_agent(m), *b = new_agent(m);
+        heirloom_lock_id r = row(9, 1);
+        OK(heirloom_begin(a));
+        OK(heirloom_lock(a, &r, HEIRLOOM_X));
+        OK(heirloom_agent_unbind(a));
+        struct mover mv = {m, a, NULL, {-1, -1}};
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, commit_when_waited, &mv) == 0, "thread");
+        OK(heirloom_begin(b));
+        OK(heirloom_lock(b, &r, HEIRLOOM_S));
+        pthread_join(t, NULL);
+        CHECK(mv.code[0] == HEIRLOOM_OK, "spin %llu: the holder's commit: %d", (unsigned long long)spins[i],
+              mv.code[0]);
+        OK(heirloom_commit(b));
+        OK(heirloom_agent_free(a));
+        OK(heirloom_agent_free(b));
+        heirloom_manager_free(m);
+    }
+    o.spin_before_park_us = 1000001;
+    heirloom_manager *bad = NULL;
+    CHECK(heirloom_manager_new(&o, &bad) == HEIRLOOM_EINVAL && bad == NULL, "a spin over a second refused");
+}
+
 static double seconds_since(const struct timespec *t0) {
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -1078,6 +1115,7 @@ int main(void) {
     agents_churn_in_constant_memory();
     a_retry_keeps_its_age();
     a_restart_goes_exclusive();
+    the_spin_before_a_park();
     many_locks_in_one_transaction();
     no_lock_table();
     without_intention_locks(HEIRLOOM_TABLE_LATCHED);
