@@ -7,6 +7,8 @@
 #   scripts/scale.sh run [KIT]         # the measurement, at most RUN_BUDGET seconds
 #                                      # (default 470); files to $OUT (else /tmp/scale-out)
 #   scripts/scale.sh dry [KIT]         # the same on a small machine: T=1,2 TT=2, short
+#   scripts/scale.sh wait [KIT]        # the wait rule alone (spins SPINS, every policy,
+#                                      # kit and inside DBx1000; at most 250 s)
 #
 # DBX is DBx1000 (https://github.com/yxymit/DBx1000): a checkout, or a git
 # directory (a bare mirror), from which commit DBX_COMMIT (default 5f172a9)
@@ -36,7 +38,7 @@
 #   5. waiting at TT threads in the kit: YCSB as DBx1000 runs it
 #      (--profile dbx1000) on the latched and latch-free tables under the
 #      four policies with --breakdown, then detect, wound-wait and
-#      wait-die with the spin before parking at 0 and 200 us, on that YCSB
+#      wait-die with the spin before parking at 0 and 500 us, on that YCSB
 #      and on TPC-C with 4 warehouses (data for the wait rule), and detect
 #      with DL_DETECT's 1 ms bound on a wait (--lock-timeout 1);
 #   6. DBx1000 at TT threads, TPC-C with TT and 4 warehouses and YCSB theta
@@ -48,15 +50,15 @@
 #      configuration, txn/s, aborted attempts per commit);
 #   7. where the CPU has RTM: the RTM and B+tree tests, the index bench's
 #      elided rows and `heirloom figures --only tsx-index`.
-# Files in $OUT: log.txt (everything printed), tm1.json, ycsb-ro-0.json,
+# Files in $OUT: log.txt (everything printed), dbx.txt (scripts/dbx1000.sh
+# summary reads it), and json.tgz: tm1.json, ycsb-ro-0.json,
 # ycsb-ro-0.9.json, tpcc.json, wait.json, wait-spin.json, wait-lt.json,
-# wait-spin-tpcc.json, dbx.txt
-# (scripts/dbx1000.sh summary reads it), and on RTM machines index.json
-# and tsx-index/.
+# wait-spin-tpcc.json, and on RTM machines index.json and tsx-index/ (one
+# archive, as the many-core machine returns at most eight files).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 usage() {
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -239,17 +241,17 @@ run() {
     timeout 60 $H bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
         --policy nowait,waitdie,woundwait,detect --duration "$DUR" --warmup 0.2 --breakdown \
         --json "$out/wait.json" | grep -v '^lock classes' | tail -14 || echo "waiting: timed out"
-    sec "the spin before parking at $TT threads: detect, wound-wait and wait-die, spin 0 and 200 us (the default above)"
+    sec "the spin before parking at $TT threads: detect, wound-wait and wait-die, spin 0 and 500 us (the default, 200, above)"
     timeout 60 $H bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
-        --policy woundwait,detect,waitdie --spin 0,200 --duration "$DUR" --warmup 0.2 \
+        --policy woundwait,detect,waitdie --spin 0,500 --duration "$DUR" --warmup 0.2 \
         --json "$out/wait-spin.json" | grep -v '^lock classes' | tail -20 || echo "spin: timed out"
     sec "detect with DL_DETECT's wait bound (1 ms) at $TT threads"
     timeout 30 $H bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
         --policy detect --lock-timeout 1 --duration "$DUR" --warmup 0.2 \
         --json "$out/wait-lt.json" | grep -v '^lock classes' | tail -4 || echo "lock timeout: timed out"
-    sec "the spin before parking on TPC-C with 4 warehouses at $TT threads: 0, 50 (the default) and 200 us"
+    sec "the spin before parking on TPC-C with 4 warehouses at $TT threads: 0, 200 (the default) and 500 us"
     timeout 60 $H bench --workload tpcc --profile dbx1000 --scale 4 --threads "$TT" --table latched,latchfree --sli off \
-        --policy woundwait,detect,waitdie --spin 0,50,200 --duration "$DUR" --warmup 0.2 \
+        --policy woundwait,detect,waitdie --spin 0,200,500 --duration "$DUR" --warmup 0.2 \
         --json "$out/wait-spin-tpcc.json" | grep -v '^lock classes' | tail -30 || echo "spin, TPC-C: timed out"
 
     sec "DBx1000 side by side at $TT threads"
@@ -267,6 +269,7 @@ run() {
             --json "$out/index.json" 2>&1 | tail -40 || true
         timeout 90 $H figures --only tsx-index --out "$out/tsx-index" 2>&1 | tail -10 || true
     fi
+    (cd "$out" && shopt -s nullglob && set -- ./*.json ./tsx-index* && [ $# -gt 0 ] && tar -czf json.tgz "$@" && rm -rf "$@") || true
     sec done
 }
 
