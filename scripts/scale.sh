@@ -9,6 +9,8 @@
 #   scripts/scale.sh dry [KIT]         # the same on a small machine: T=1,2 TT=2, short
 #   scripts/scale.sh wait [KIT]        # the wait rule alone (spins SPINS, every policy,
 #                                      # kit and inside DBx1000; at most 250 s)
+#   scripts/scale.sh ab [KIT]          # before (BEFORE=REV at build) against after,
+#                                      # interleaved, at TT threads; at most 300 s
 #
 # DBX is DBx1000 (https://github.com/yxymit/DBx1000): a checkout, or a git
 # directory (a bare mirror), from which commit DBX_COMMIT (default 5f172a9)
@@ -58,7 +60,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 usage() {
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -101,6 +103,21 @@ build() {
     printf '#!/bin/bash\nfor a in "$@"; do [ "$a" = -c ] && exec /usr/bin/g++ "$@"; done\nexec /usr/bin/g++ "$@" -static\n' > "$d/gxx/g++"
     chmod +x "$d/gxx/g++"
     PATH="$d/gxx:$PATH" TXNS=${TXNS:-50000} bash scripts/dbx1000.sh build "$d/src" "$kit/dbx"
+    # BEFORE=REV: the kit and heirloom's DBx1000 binaries of that commit
+    # beside these (bin/heirloom-before, dbx/rundb-*-HEIRLOOM-before), for
+    # `scale.sh ab`; built from a worktree with that commit's own scripts.
+    if [ -n "${BEFORE:-}" ]; then
+        local wt="$d/before-tree" tb=$tgt-before
+        [[ $tb == /* ]] || tb=$PWD/$tb
+        git worktree add -f --detach "$wt" "$BEFORE" > /dev/null
+        CARGO_TARGET_DIR=$tb RUSTFLAGS=$flags cargo build --release --target $t -p heirloom-bench \
+            --manifest-path "$wt/Cargo.toml"
+        cp "$tb/$t/release/heirloom" "$kit/bin/heirloom-before"
+        (cd "$wt" && PATH="$d/gxx:$PATH" TXNS=${TXNS:-50000} HEIRLOOM_ONLY=1 bash scripts/dbx1000.sh build "$d/src" "$d/before")
+        local b
+        for b in TPCC YCSB; do cp "$d/before/rundb-$b-HEIRLOOM" "$kit/dbx/rundb-$b-HEIRLOOM-before"; done
+        git worktree remove --force "$wt"
+    fi
     rm -rf "$kit/dbx/heirloom-ffi" "$kit/dbx/tsc.cpp" "$d"
     strip "$kit"/bin/* "$kit"/dbx/rundb-* "$kit/dbx/tsc"
     cp scripts/scale.sh scripts/dbx1000.sh "$kit/"
@@ -124,6 +141,8 @@ dbx_one() {
             [ "$rest" = lt ] && env+=(HEIRLOOM_LOCK_TIMEOUT_US=1000)
             # The spin before a park, in us (the library's default without).
             [[ "$rest" == spin* ]] && env+=(HEIRLOOM_SPIN_US=${rest#spin})
+            # The BEFORE commit's build (`scale.sh ab`).
+            [ "$rest" = before ] && exe=$exe-before
             ;;
     esac
     log=$(env "${env[@]}" timeout "${DNF:-15}" "$exe" "$@" 2>&1) || true
@@ -209,6 +228,74 @@ wait_rule() {
     sec done
 }
 
+# Before against after (`scale.sh ab`, a kit built with BEFORE=REV): at
+# TT threads TM1 with the fast path, read-only YCSB theta 0 (1M rows) and
+# TPC-C one warehouse a thread, on the latched and latch-free tables (TM1:
+# latch-free swap), ROUNDS rounds (default 3) alternating which build runs
+# first; then DBx1000's NO_WAIT beside heirloom's no-wait of both builds
+# (TPC-C TT warehouses, YCSB theta 0.9), two rounds; each cell's
+# after/before by round and their geometric mean. RUN_BUDGET default 300.
+ab() {
+    local kit=${1:-kit}
+    [ -x "$kit/bin/heirloom-before" ] || { echo "scale.sh ab: no bin/heirloom-before in $kit (BEFORE=REV scripts/scale.sh build DBX $kit first)" >&2; exit 2; }
+    local out=${OUT:-/tmp/scale-out}
+    mkdir -p "$out"
+    out=$(cd "$out" && pwd)
+    cd "$kit"
+    local TT=${TT:-16} DUR=${DUR:-0.5} rtm work r b
+    local B=(--threads "$TT" --duration "$DUR" --warmup 0.2 --sli off)
+    RUN_BUDGET=${RUN_BUDGET:-300}
+    work=$(mktemp -d)
+    exec > >(tee -a "$out/log.txt") 2>&1
+    machine
+    sec "before/after at $TT threads: TM1, read-only YCSB theta 0, TPC-C; ${ROUNDS:-3} rounds"
+    for r in $(seq 1 "${ROUNDS:-3}"); do
+        local order=(heirloom-before heirloom)
+        [ $((r % 2)) = 0 ] && order=(heirloom heirloom-before)
+        for b in "${order[@]}"; do
+            timeout 40 bin/$b bench --workload tm1 --table latched,latchfree-swap "${B[@]}" \
+                --json "$work/tm1.$b.$r.json" > /dev/null || echo "tm1 $b $r: failed"
+            timeout 40 bin/$b bench --workload ycsb --scale 1000000 --opt read-share=1 --table latched,latchfree "${B[@]}" \
+                --json "$work/ycsb.$b.$r.json" > /dev/null || echo "ycsb $b $r: failed"
+            timeout 40 bin/$b bench --workload tpcc --scale 1/thread --table latched,latchfree "${B[@]}" \
+                --json "$work/tpcc.$b.$r.json" > /dev/null || echo "tpcc $b $r: failed"
+        done
+    done
+    python3 - "$work" <<'PY' || true
+import glob, json, math, os, sys
+runs = {}
+for f in glob.glob(os.path.join(sys.argv[1], "*.json")):
+    w, b, r = os.path.basename(f).split(".")[:3]
+    for x in json.load(open(f))["runs"]:
+        runs.setdefault((w, x["table"]), {}).setdefault(int(r), {})[b] = x["tps"]
+for (w, t), rs in sorted(runs.items()):
+    q = [v["heirloom"] / v["heirloom-before"] for _, v in sorted(rs.items()) if len(v) == 2]
+    if q:
+        g = math.exp(sum(map(math.log, q)) / len(q))
+        print(f"{w:5} {t:15} after/before {g:.3f} (rounds {' '.join(f'{x:.3f}' for x in q)})")
+PY
+    (cd "$work" && tar -czf "$out/ab-json.tgz" ./*.json) || true
+    rm -rf "$work"
+    sec "DBx1000 at $TT threads, no-wait, before/after"
+    dbx_rounds "$out/ab-dbx.txt" "tp$TT TPCC -n$TT;y9 YCSB -z0.9" dbx-NO_WAIT \
+        heirloom-latched-nowait-before heirloom-latched-nowait heirloom-latchfree-nowait-before heirloom-latchfree-nowait none
+    python3 - "$out/ab-dbx.txt" <<'PY' || true
+import math, sys
+v = {}
+for line in open(sys.argv[1]):
+    r, w, _, c, tps = line.split()[:5]
+    if tps != "DNF":
+        v[(w, c, r)] = float(tps)
+for w in sorted({k[0] for k in v}):
+    for t in ("latched", "latchfree"):
+        a, b = f"heirloom-{t}-nowait", f"heirloom-{t}-nowait-before"
+        q = [v[(w, a, r)] / v[(w, b, r)] for r in ("1", "2") if (w, a, r) in v and (w, b, r) in v]
+        if q:
+            print(f"{w:5} {t:10} no-wait after/before {math.exp(sum(map(math.log, q)) / len(q)):.3f} (rounds {' '.join(f'{x:.3f}' for x in q)})")
+PY
+    sec done
+}
+
 run() {
     local kit=${1:-kit}
     [ -x "$kit/bin/heirloom" ] || { echo "scale.sh run: no kit in $kit (scripts/scale.sh build DBX $kit first)" >&2; exit 2; }
@@ -277,6 +364,7 @@ case "${1:-}" in
     build) shift; build "$@" ;;
     run) shift; run "$@" ;;
     wait) shift; wait_rule "$@" ;;
+    ab) shift; ab "$@" ;;
     dry) shift; T=${T:-1,2} TT=${TT:-2} DUR=${DUR:-0.2} DNF=${DNF:-30} RUN_BUDGET=${RUN_BUDGET:-600} run "$@" ;;
     summary)
         # The DBx1000 cells' medians: scripts/dbx1000.sh's summary, kept
