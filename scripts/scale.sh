@@ -194,22 +194,29 @@ machine() {
 
 sec() { echo; echo "=== $* ($(date +%T), ${SECONDS}s)"; }
 
+# The start of a measurement WHAT from KIT: the kit checked for NEED, $out
+# made (OUT, else /tmp/scale-out), the kit's directory entered, everything
+# printed copied to $out/log.txt, and the machine described.
+begin() {
+    local what=$1 kit=$2 need=$3 how=${4:-}
+    [ -x "$kit/$need" ] || { echo "scale.sh $what: no $need in $kit (${how}scripts/scale.sh build DBX $kit first)" >&2; exit 2; }
+    out=${OUT:-/tmp/scale-out}
+    mkdir -p "$out"
+    out=$(cd "$out" && pwd)
+    cd "$kit"
+    exec > >(tee -a "$out/log.txt") 2>&1
+    machine
+}
+
 # The wait rule's measurement alone (`scale.sh wait`): the spin before a
 # park at SPINS (us, default 50,200,500) at TT threads, every policy, in
 # the kit on YCSB as DBx1000 runs it and on TPC-C with 4 warehouses, and
 # inside DBx1000 (YCSB theta 0.9, TPC-C with 4 warehouses) against its
 # NO_WAIT, WAIT_DIE and DL_DETECT; RUN_BUDGET default 250 s.
 wait_rule() {
-    local kit=${1:-kit}
-    [ -x "$kit/bin/heirloom" ] || { echo "scale.sh wait: no kit in $kit (scripts/scale.sh build DBX $kit first)" >&2; exit 2; }
-    local out=${OUT:-/tmp/scale-out}
-    mkdir -p "$out"
-    out=$(cd "$out" && pwd)
-    cd "$kit"
-    local TT=${TT:-16} DUR=${DUR:-0.5} H=bin/heirloom SPINS=${SPINS:-50,200,500} rtm
+    local TT=${TT:-16} DUR=${DUR:-0.5} H=bin/heirloom SPINS=${SPINS:-50,200,500} rtm out
     RUN_BUDGET=${RUN_BUDGET:-250}
-    exec > >(tee -a "$out/log.txt") 2>&1
-    machine
+    begin wait "${1:-kit}" bin/heirloom
     sec "the spin before a park at $TT threads, YCSB as DBx1000 runs it: spin $SPINS us, two rounds"
     timeout 90 $H bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
         --policy nowait,waitdie,woundwait,detect --spin "$SPINS" --repeat 2 --duration "$DUR" --warmup 0.2 \
@@ -236,18 +243,11 @@ wait_rule() {
 # (TPC-C TT warehouses, YCSB theta 0.9), two rounds; each cell's
 # after/before by round and their geometric mean. RUN_BUDGET default 300.
 ab() {
-    local kit=${1:-kit}
-    [ -x "$kit/bin/heirloom-before" ] || { echo "scale.sh ab: no bin/heirloom-before in $kit (BEFORE=REV scripts/scale.sh build DBX $kit first)" >&2; exit 2; }
-    local out=${OUT:-/tmp/scale-out}
-    mkdir -p "$out"
-    out=$(cd "$out" && pwd)
-    cd "$kit"
-    local TT=${TT:-16} DUR=${DUR:-0.5} rtm work r b
+    local TT=${TT:-16} DUR=${DUR:-0.5} rtm out work r b
     local B=(--threads "$TT" --duration "$DUR" --warmup 0.2 --sli off)
     RUN_BUDGET=${RUN_BUDGET:-300}
+    begin ab "${1:-kit}" bin/heirloom-before "BEFORE=REV "
     work=$(mktemp -d)
-    exec > >(tee -a "$out/log.txt") 2>&1
-    machine
     sec "before/after at $TT threads: TM1, read-only YCSB theta 0, TPC-C; ${ROUNDS:-3} rounds"
     for r in $(seq 1 "${ROUNDS:-3}"); do
         local order=(heirloom-before heirloom)
@@ -297,17 +297,9 @@ PY
 }
 
 run() {
-    local kit=${1:-kit}
-    [ -x "$kit/bin/heirloom" ] || { echo "scale.sh run: no kit in $kit (scripts/scale.sh build DBX $kit first)" >&2; exit 2; }
-    local out=${OUT:-/tmp/scale-out}
-    mkdir -p "$out"
-    out=$(cd "$out" && pwd)
-    cd "$kit"
-    local T=${T:-1,2,4,8,16} TT=${TT:-16} DUR=${DUR:-0.5} H=bin/heirloom
+    local T=${T:-1,2,4,8,16} TT=${TT:-16} DUR=${DUR:-0.5} H=bin/heirloom rtm out
     local top=${T##*,}
-    exec > >(tee -a "$out/log.txt") 2>&1
-    local rtm
-    machine
+    begin run "${1:-kit}" bin/heirloom
 
     sec "TM1 over $T threads: Shore-MT (latched, no fast path, no SLI), SLI, the fast path"
     timeout 120 $H bench --workload tm1 --threads "$T" --table latched,latchfree-swap --sli off,on --fast-path off,on \

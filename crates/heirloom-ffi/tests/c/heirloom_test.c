@@ -304,6 +304,23 @@ static void *commit_when_waited(void *arg) {
     return NULL;
 }
 
+/* A holds `r` in X and puts its session down; another thread commits it
+ * once somebody waits, and B's S request here waits for that commit. */
+static void wait_for_a_commit_elsewhere(heirloom_manager *m, heirloom_agent *a, heirloom_agent *b,
+                                        const heirloom_lock_id *r, const char *what) {
+    OK(heirloom_begin(a));
+    OK(heirloom_lock(a, r, HEIRLOOM_X));
+    OK(heirloom_agent_unbind(a));
+    struct mover mv = {m, a, NULL, {-1, -1}};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, commit_when_waited, &mv) == 0, "thread");
+    OK(heirloom_begin(b));
+    OK(heirloom_lock(b, r, HEIRLOOM_S));
+    pthread_join(t, NULL);
+    CHECK(mv.code[0] == HEIRLOOM_OK, "%s: the other thread's commit: %d", what, mv.code[0]);
+    OK(heirloom_commit(b));
+}
+
 /* A thread pool's worker puts a session down between statements
  * (heirloom_agent_unbind): the session's next call may come from any
  * worker, so this thread may wait for its transaction, and the wait ends
@@ -313,17 +330,7 @@ static void a_worker_puts_a_session_down(uint32_t table) {
     heirloom_manager *m = new_manager(table, HEIRLOOM_POLICY_DETECT);
     heirloom_agent *a = new_agent(m), *b = new_agent(m);
     heirloom_lock_id r = row(1, 8);
-    OK(heirloom_begin(a));
-    OK(heirloom_lock(a, &r, HEIRLOOM_X));
-    OK(heirloom_agent_unbind(a));
-    struct mover mv = {m, a, NULL, {-1, -1}};
-    pthread_t t;
-    CHECK(pthread_create(&t, NULL, commit_when_waited, &mv) == 0, "thread");
-    OK(heirloom_begin(b));
-    OK(heirloom_lock(b, &r, HEIRLOOM_S));
-    pthread_join(t, NULL);
-    CHECK(mv.code[0] == HEIRLOOM_OK, "the other worker's commit: %d", mv.code[0]);
-    OK(heirloom_commit(b));
+    wait_for_a_commit_elsewhere(m, a, b, &r, "a session put down");
     /* Put down and taken up again on this same thread: bound here again. */
     OK(heirloom_begin(a));
     OK(heirloom_agent_unbind(a));
@@ -685,18 +692,9 @@ static void the_spin_before_a_park(void) {
         OK(heirloom_manager_new(&o, &m));
         heirloom_agent *a = new_agent(m), *b = new_agent(m);
         heirloom_lock_id r = row(9, 1);
-        OK(heirloom_begin(a));
-        OK(heirloom_lock(a, &r, HEIRLOOM_X));
-        OK(heirloom_agent_unbind(a));
-        struct mover mv = {m, a, NULL, {-1, -1}};
-        pthread_t t;
-        CHECK(pthread_create(&t, NULL, commit_when_waited, &mv) == 0, "thread");
-        OK(heirloom_begin(b));
-        OK(heirloom_lock(b, &r, HEIRLOOM_S));
-        pthread_join(t, NULL);
-        CHECK(mv.code[0] == HEIRLOOM_OK, "spin %llu: the holder's commit: %d", (unsigned long long)spins[i],
-              mv.code[0]);
-        OK(heirloom_commit(b));
+        char what[48];
+        snprintf(what, sizeof what, "spin %llu", (unsigned long long)spins[i]);
+        wait_for_a_commit_elsewhere(m, a, b, &r, what);
         OK(heirloom_agent_free(a));
         OK(heirloom_agent_free(b));
         heirloom_manager_free(m);
