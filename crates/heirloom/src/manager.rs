@@ -63,10 +63,12 @@ pub const DEFAULT_DEADLOCK_TIMEOUT: Duration = Duration::ZERO;
 /// scheduling round, and a typical wait lasts about one short transaction,
 /// so a much shorter bound sleeps through most waits (the crate's
 /// MEASUREMENTS.md, "Waiting and deadlock handling"). On sixteen cores
-/// a bound four times the two-core one was faster under every policy
-/// that waits, and on two cores no slower ("The spin before a park on
-/// sixteen cores"). No request spins while agents outnumber cores, so
-/// the bound costs nothing where a spin would take the holder's core.
+/// this bound beat a quarter of it under the waiting policies, detection
+/// most (its search runs when the wait begins, so spinning delays no
+/// search), and on two cores it made no difference beyond the noise
+/// ("Sixteen cores again"). No request spins while agents outnumber
+/// cores, so the bound costs nothing where a spin would take the
+/// holder's core.
 pub const DEFAULT_SPIN_BEFORE_PARK: Duration = Duration::from_micros(200);
 
 /// The default of [`Builder::max_restarts`]: after ten restarts in a row a
