@@ -387,9 +387,9 @@ typedef struct heirloom_options {
   /**
    * The most a blocked request spins before its thread parks, in µs
    * (default: the library's, as Rust's `Builder::spin_before_park`; 0:
-   * park at once; at most 1,000,000).
-   * The spin adapts per agent below this bound, and no request spins
-   * while agents outnumber the machine's cores.
+   * park at once; at most 1,000,000). The spin adapts per agent below
+   * this bound, and no request spins while agents outnumber the
+   * machine's cores.
    */
   uint64_t spin_before_park_us;
 } heirloom_options;

@@ -132,9 +132,9 @@ pub struct heirloom_options {
     pub restart_backoff: u32,
     /// The most a blocked request spins before its thread parks, in µs
     /// (default: the library's, as Rust's `Builder::spin_before_park`; 0:
-    /// park at once; at most 1,000,000).
-    /// The spin adapts per agent below this bound, and no request spins
-    /// while agents outnumber the machine's cores.
+    /// park at once; at most 1,000,000). The spin adapts per agent below
+    /// this bound, and no request spins while agents outnumber the
+    /// machine's cores.
     pub spin_before_park_us: u64,
 }
 
