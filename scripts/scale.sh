@@ -230,7 +230,7 @@ wait_rule() {
     for s in ${SPINS//,/ }; do
         for p in waitdie woundwait detect; do configs+=("heirloom-latchfree-$p-spin$s"); done
     done
-    DNF=${DNF:-10} dbx_rounds "$out/dbx-wait.txt" "tp4 TPCC -n4;y9 YCSB -z0.9" "${configs[@]}"
+    dbx_rounds "$out/dbx-wait.txt" "tp4 TPCC -n4;y9 YCSB -z0.9" "${configs[@]}"
     bash "$here/scale.sh" summary "$out/dbx-wait.txt" || true
     sec done
 }
