@@ -11,6 +11,8 @@
 #                                      # kit and inside DBx1000; at most 250 s)
 #   scripts/scale.sh ab [KIT]          # before (BEFORE=REV at build) against after,
 #                                      # interleaved, at TT threads; at most 300 s
+#   scripts/scale.sh rows [KIT]        # row S fast holds on against off at TT
+#                                      # threads, kit and inside DBx1000; at most 250 s
 #
 # DBX is DBx1000 (https://github.com/yxymit/DBx1000): a checkout, or a git
 # directory (a bare mirror), from which commit DBX_COMMIT (default 5f172a9)
@@ -60,7 +62,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 usage() {
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -143,6 +145,8 @@ dbx_one() {
             [[ "$rest" == spin* ]] && env+=(HEIRLOOM_SPIN_US=${rest#spin})
             # The BEFORE commit's build (`scale.sh ab`).
             [ "$rest" = before ] && exe=$exe-before
+            # Row S fast holds off (`scale.sh rows`).
+            [ "$rest" = rowsoff ] && env+=(HEIRLOOM_FAST_ROWS=0)
             ;;
     esac
     log=$(env "${env[@]}" timeout "${DNF:-15}" "$exe" "$@" 2>&1) || true
@@ -296,6 +300,35 @@ PY
     sec done
 }
 
+# Row S fast holds on against off (`scale.sh rows`), at TT threads: in the
+# kit YCSB as DBx1000 runs it (half the requests update) under no-wait and
+# detect, read-only YCSB theta 0.9 (what the row fast path is for) and
+# TPC-C one warehouse a thread with --breakdown, on the latched and
+# latch-free tables, interleaved rounds; inside DBx1000 (TPC-C with TT and
+# 4 warehouses, YCSB theta 0.9) its NO_WAIT beside heirloom's no-wait on
+# both tables with the row fast path on and off (HEIRLOOM_FAST_ROWS=0),
+# two rounds. RUN_BUDGET default 250.
+rows() {
+    local TT=${TT:-16} DUR=${DUR:-0.5} H=bin/heirloom rtm out
+    local B=(--threads "$TT" --table latched,latchfree --sli off --fast-rows on,off --duration "$DUR" --warmup 0.2)
+    RUN_BUDGET=${RUN_BUDGET:-250}
+    begin rows "${1:-kit}" bin/heirloom
+    sec "row S fast holds on and off at $TT threads, YCSB as DBx1000 runs it, no-wait and detect, 3 rounds"
+    timeout 60 $H bench --workload ycsb --profile dbx1000 --policy nowait,detect --repeat 3 "${B[@]}" \
+        --json "$out/rows-ycsb-dbx.json" | grep -v '^lock classes' | tail -12 || echo "rows, YCSB: timed out"
+    sec "row S fast holds on and off at $TT threads, read-only YCSB theta 0.9, 2 rounds"
+    timeout 60 $H bench --workload ycsb --scale 1000000 --opt read-share=1 --opt theta=0.9 --repeat 2 "${B[@]}" \
+        --json "$out/rows-ycsb-ro.json" | tail -8 || echo "rows, read-only YCSB: timed out"
+    sec "row S fast holds on and off at $TT threads, TPC-C one warehouse a thread, --breakdown, 2 rounds"
+    timeout 60 $H bench --workload tpcc --scale 1/thread --breakdown --repeat 2 "${B[@]}" \
+        --json "$out/rows-tpcc.json" | grep -v '^lock classes' | tail -8 || echo "rows, TPC-C: timed out"
+    sec "inside DBx1000 at $TT threads, no-wait, row S fast holds on and off"
+    dbx_rounds "$out/rows-dbx.txt" "tp$TT TPCC -n$TT;tp4 TPCC -n4;y9 YCSB -z0.9" dbx-NO_WAIT \
+        heirloom-latched-nowait heirloom-latched-nowait-rowsoff heirloom-latchfree-nowait heirloom-latchfree-nowait-rowsoff
+    bash "$here/scale.sh" summary "$out/rows-dbx.txt" || true
+    sec done
+}
+
 run() {
     local T=${T:-1,2,4,8,16} TT=${TT:-16} DUR=${DUR:-0.5} H=bin/heirloom rtm out
     local top=${T##*,}
@@ -357,6 +390,7 @@ case "${1:-}" in
     run) shift; run "$@" ;;
     wait) shift; wait_rule "$@" ;;
     ab) shift; ab "$@" ;;
+    rows) shift; rows "$@" ;;
     dry) shift; T=${T:-1,2} TT=${TT:-2} DUR=${DUR:-0.2} DNF=${DNF:-30} RUN_BUDGET=${RUN_BUDGET:-600} run "$@" ;;
     summary)
         # The DBx1000 cells' medians: scripts/dbx1000.sh's summary, kept

@@ -3,13 +3,17 @@
 //! instructions with callgrind (`scripts/callgrind.sh` counts its
 //! measured transactions alone and prints the count per transaction).
 //!
-//! `cargo run --release --example txnloop -- TABLE SLI TXNS [row|tm1|db] [KEEP] [WARMUP]`
+//! `cargo run --release --example txnloop -- TABLE SLI TXNS [row|tm1|db|ycsb] [KEEP] [WARMUP]`
 //!
 //! * `row` (default): `begin; lock(row, S); commit` over 1,024 rows of one
 //!   table (three lock-table acquisitions and three releases);
 //! * `tm1`: two row locks on one of four tables of 100,000 rows, 20% X;
 //! * `db`: `begin; lock(database, IS); commit`, one intention lock (its
-//!   count less `none`'s is what one intention lock costs a table).
+//!   count less `none`'s is what one intention lock costs a table);
+//! * `ycsb`: 16 row locks of one table of 1,048,576 rows, half S and half
+//!   X, uniform, without intention locks (`Builder::intention_locks(false)`):
+//!   the requests DBx1000 makes with heirloom inside it (its YCSB, less the
+//!   skew; `scripts/dbx1000.sh`).
 //!
 //! TABLE is a lock table kind (`none` included: begin and commit alone),
 //! SLI `off`, `on` or `always`, KEEP the `keep_inherited` setting (default
@@ -35,11 +39,12 @@ enum Loop {
     Row,
     Tm1,
     Db,
+    Ycsb,
 }
 
 fn usage(msg: &str) -> ! {
     eprintln!("txnloop: {msg}");
-    eprintln!("usage: txnloop TABLE off|on|always TXNS [row|tm1|db] [KEEP] [WARMUP]");
+    eprintln!("usage: txnloop TABLE off|on|always TXNS [row|tm1|db|ycsb] [KEEP] [WARMUP]");
     std::process::exit(2);
 }
 
@@ -59,6 +64,7 @@ fn main() {
         None | Some("row") => Loop::Row,
         Some("tm1") => Loop::Tm1,
         Some("db") => Loop::Db,
+        Some("ycsb") => Loop::Ycsb,
         Some(s) => usage(&format!("unknown loop {s}")),
     };
     let keep: u32 = args
@@ -67,6 +73,7 @@ fn main() {
         .unwrap_or_else(|| usage("KEEP must be a non-negative integer"));
     let default_warm_up = match kind_of_loop {
         Loop::Tm1 => 1_000_000,
+        Loop::Ycsb => 100_000,
         Loop::Row | Loop::Db => 10_000,
     };
     let warm: u64 = args
@@ -77,6 +84,7 @@ fn main() {
         .table(kind)
         .inheritance(sli)
         .keep_inherited(keep)
+        .intention_locks(!matches!(kind_of_loop, Loop::Ycsb))
         .build();
     let mut agent = lm.agent();
     let mut state = State {
@@ -129,6 +137,18 @@ fn run(agent: &mut Agent, state: &mut State, n: u64) {
                 let table = TableId::new(0, 1 + ((r >> 8) % 4) as u32);
                 t.lock(LockId::row(table, (r >> 16) % 100_000), mode)
                     .and_then(|()| t.lock(LockId::row(table, (r >> 40) % 100_000), mode))
+            }
+            Loop::Ycsb => {
+                let mut r = Ok(());
+                for _ in 0..16 {
+                    rng ^= rng >> 12;
+                    rng ^= rng << 25;
+                    rng ^= rng >> 27;
+                    let x = rng.wrapping_mul(0x2545_f491_4f6c_dd1d);
+                    let mode = if x & 1 == 0 { Mode::X } else { Mode::S };
+                    r = r.and_then(|()| t.lock(LockId::row(T, (x >> 20) & ((1 << 20) - 1)), mode));
+                }
+                r
             }
             Loop::Db => t.lock(LockId::database(0), Mode::IS),
             Loop::Row => t.lock(LockId::row(T, i & 1023), Mode::S),
