@@ -307,7 +307,10 @@ PY
 # latch-free tables, interleaved rounds; inside DBx1000 (TPC-C with TT and
 # 4 warehouses, YCSB theta 0.9) its NO_WAIT beside heirloom's no-wait on
 # both tables with the row fast path on and off (HEIRLOOM_FAST_ROWS=0),
-# two rounds. RUN_BUDGET default 250.
+# two rounds. RUN_BUDGET default 250. Files in $OUT: log.txt,
+# rows-dbx.txt, rows-ycsb-dbx.json, rows-ycsb-ro.json, rows-tpcc.json.
+# A kit built before the DBx1000 patch read HEIRLOOM_FAST_ROWS runs the
+# rowsoff cells with the row fast path on: rebuild it.
 rows() {
     local TT=${TT:-16} DUR=${DUR:-0.5} H=bin/heirloom rtm out
     local B=(--threads "$TT" --table latched,latchfree --sli off --fast-rows on,off --duration "$DUR" --warmup 0.2)
