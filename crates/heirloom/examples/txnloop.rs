@@ -119,6 +119,15 @@ fn measured(agent: &mut Agent, state: &mut State, n: u64) {
     run(agent, state, n);
 }
 
+/// The next number of xorshift64*: the same sequence in every run.
+#[inline(always)]
+fn next(rng: &mut u64) -> u64 {
+    *rng ^= *rng >> 12;
+    *rng ^= *rng << 25;
+    *rng ^= *rng >> 27;
+    rng.wrapping_mul(0x2545_f491_4f6c_dd1d)
+}
+
 #[inline(always)]
 fn run(agent: &mut Agent, state: &mut State, n: u64) {
     // Locals in the loop, written back after it: the loop's own cost stays
@@ -128,11 +137,7 @@ fn run(agent: &mut Agent, state: &mut State, n: u64) {
         let mut t = agent.begin();
         let r = match kind_of_loop {
             Loop::Tm1 => {
-                // xorshift64*: the same sequence in every run.
-                rng ^= rng >> 12;
-                rng ^= rng << 25;
-                rng ^= rng >> 27;
-                let r = rng.wrapping_mul(0x2545_f491_4f6c_dd1d);
+                let r = next(&mut rng);
                 let mode = if r % 100 < 20 { Mode::X } else { Mode::S };
                 let table = TableId::new(0, 1 + ((r >> 8) % 4) as u32);
                 t.lock(LockId::row(table, (r >> 16) % 100_000), mode)
@@ -141,10 +146,7 @@ fn run(agent: &mut Agent, state: &mut State, n: u64) {
             Loop::Ycsb => {
                 let mut r = Ok(());
                 for _ in 0..16 {
-                    rng ^= rng >> 12;
-                    rng ^= rng << 25;
-                    rng ^= rng >> 27;
-                    let x = rng.wrapping_mul(0x2545_f491_4f6c_dd1d);
+                    let x = next(&mut rng);
                     let mode = if x & 1 == 0 { Mode::X } else { Mode::S };
                     r = r.and_then(|()| t.lock(LockId::row(T, (x >> 20) & ((1 << 20) - 1)), mode));
                 }
