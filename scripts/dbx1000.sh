@@ -23,7 +23,8 @@
 # DBX_ONLY=1 heirloom's. With HEIRLOOM_INTENTION=0 in its environment the
 # patched DBx1000 takes the row locks alone (no intention locks, as its own
 # variants lock), with HEIRLOOM_FAST_ROWS=0 it never holds a row S lock on
-# the fast path, with HEIRLOOM_STATS=1 it prints heirloom's statistics
+# the fast path (1: always may, auto or 2: the library's default, the
+# switch), with HEIRLOOM_STATS=1 it prints heirloom's statistics
 # (JSON) after its run. HEIRLOOM_TABLES=none runs it with no locking at
 # all (heirloom's `none` table): the engine's ceiling, what any lock
 # manager inside it could reach (isolation is then not kept).

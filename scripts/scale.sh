@@ -145,8 +145,10 @@ dbx_one() {
             [[ "$rest" == spin* ]] && env+=(HEIRLOOM_SPIN_US=${rest#spin})
             # The BEFORE commit's build (`scale.sh ab`).
             [ "$rest" = before ] && exe=$exe-before
-            # Row S fast holds off (`scale.sh rows`).
+            # Row S fast holds off, or always on (`scale.sh rows`; without
+            # either, the library's default, auto).
             [ "$rest" = rowsoff ] && env+=(HEIRLOOM_FAST_ROWS=0)
+            [ "$rest" = rowson ] && env+=(HEIRLOOM_FAST_ROWS=1)
             ;;
     esac
     log=$(env "${env[@]}" timeout "${DNF:-15}" "$exe" "$@" 2>&1) || true
@@ -300,34 +302,37 @@ PY
     sec done
 }
 
-# Row S fast holds on against off (`scale.sh rows`), at TT threads: in the
-# kit YCSB as DBx1000 runs it (half the requests update) under no-wait and
-# detect, read-only YCSB theta 0.9 (what the row fast path is for) and
-# TPC-C one warehouse a thread with --breakdown, on the latched and
-# latch-free tables, interleaved rounds; inside DBx1000 (TPC-C with TT and
-# 4 warehouses, YCSB theta 0.9) its NO_WAIT beside heirloom's no-wait on
-# both tables with the row fast path on and off (HEIRLOOM_FAST_ROWS=0),
-# two rounds. RUN_BUDGET default 250. Files in $OUT: log.txt,
-# rows-dbx.txt, rows-ycsb-dbx.json, rows-ycsb-ro.json, rows-tpcc.json.
-# A kit built before the DBx1000 patch read HEIRLOOM_FAST_ROWS runs the
-# rowsoff cells with the row fast path on: rebuild it.
+# Row S fast holds auto (the default: the switch), always on and off
+# (`scale.sh rows`), at TT threads: in the kit YCSB as DBx1000 runs it
+# (half the requests update) under no-wait and detect, read-only YCSB
+# theta 0.9 (what the row fast path is for) and TPC-C one warehouse a
+# thread with --breakdown, on the latched and latch-free tables,
+# interleaved rounds; inside DBx1000 (TPC-C with TT and 4 warehouses, YCSB
+# theta 0.9) its NO_WAIT beside heirloom's no-wait on both tables with the
+# row fast path auto, on (HEIRLOOM_FAST_ROWS=1) and off (0), two rounds.
+# RUN_BUDGET default 250. Files in $OUT: log.txt, rows-dbx.txt,
+# rows-ycsb-dbx.json, rows-ycsb-ro.json, rows-tpcc.json. A kit built
+# before the DBx1000 patch read HEIRLOOM_FAST_ROWS runs every cell with
+# the row fast path on, and one built before the switch every cell but
+# the rowsoff ones: rebuild it.
 rows() {
     local TT=${TT:-16} DUR=${DUR:-0.5} H=bin/heirloom rtm out
-    local B=(--threads "$TT" --table latched,latchfree --sli off --fast-rows on,off --duration "$DUR" --warmup 0.2)
+    local B=(--threads "$TT" --table latched,latchfree --sli off --fast-rows auto,on,off --duration "$DUR" --warmup 0.2)
     RUN_BUDGET=${RUN_BUDGET:-250}
     begin rows "${1:-kit}" bin/heirloom
-    sec "row S fast holds on and off at $TT threads, YCSB as DBx1000 runs it, no-wait and detect, 3 rounds"
+    sec "row S fast holds auto, on and off at $TT threads, YCSB as DBx1000 runs it, no-wait and detect, 3 rounds"
     timeout 60 $H bench --workload ycsb --profile dbx1000 --policy nowait,detect --repeat 3 "${B[@]}" \
         --json "$out/rows-ycsb-dbx.json" | grep -v '^lock classes' | tail -12 || echo "rows, YCSB: timed out"
-    sec "row S fast holds on and off at $TT threads, read-only YCSB theta 0.9, 2 rounds"
+    sec "row S fast holds auto, on and off at $TT threads, read-only YCSB theta 0.9, 2 rounds"
     timeout 60 $H bench --workload ycsb --scale 1000000 --opt read-share=1 --opt theta=0.9 --repeat 2 "${B[@]}" \
         --json "$out/rows-ycsb-ro.json" | tail -8 || echo "rows, read-only YCSB: timed out"
-    sec "row S fast holds on and off at $TT threads, TPC-C one warehouse a thread, --breakdown, 2 rounds"
+    sec "row S fast holds auto, on and off at $TT threads, TPC-C one warehouse a thread, --breakdown, 2 rounds"
     timeout 60 $H bench --workload tpcc --scale 1/thread --breakdown --repeat 2 "${B[@]}" \
         --json "$out/rows-tpcc.json" | grep -v '^lock classes' | tail -8 || echo "rows, TPC-C: timed out"
-    sec "inside DBx1000 at $TT threads, no-wait, row S fast holds on and off"
+    sec "inside DBx1000 at $TT threads, no-wait, row S fast holds auto, on and off"
     dbx_rounds "$out/rows-dbx.txt" "tp$TT TPCC -n$TT;tp4 TPCC -n4;y9 YCSB -z0.9" dbx-NO_WAIT \
-        heirloom-latched-nowait heirloom-latched-nowait-rowsoff heirloom-latchfree-nowait heirloom-latchfree-nowait-rowsoff
+        heirloom-latched-nowait heirloom-latched-nowait-rowson heirloom-latched-nowait-rowsoff \
+        heirloom-latchfree-nowait heirloom-latchfree-nowait-rowson heirloom-latchfree-nowait-rowsoff
     bash "$here/scale.sh" summary "$out/rows-dbx.txt" || true
     sec done
 }
@@ -344,13 +349,13 @@ run() {
     for theta in 0 0.9; do
         sec "read-only YCSB theta $theta over $T threads against none"
         timeout 90 $H bench --workload ycsb --scale 1000000 --opt read-share=1 --opt theta=$theta --threads "$T" \
-            --table none,latched,latchfree,latchfree-swap --sli off --fast-rows on,off --duration "$DUR" \
+            --table none,latched,latchfree,latchfree-swap --sli off --fast-rows auto,off --duration "$DUR" \
             --warmup 0.2 --json "$out/ycsb-ro-$theta.json" | tail -44 || echo "YCSB: timed out"
     done
 
     sec "TPC-C, one warehouse a thread, 1 and $top threads, --breakdown"
     timeout 90 $H bench --workload tpcc --scale 1/thread --threads "1,$top" --table latched,latchfree --sli off \
-        --fast-rows on,off --duration "$DUR" --warmup 0.2 --breakdown --json "$out/tpcc.json" | tail -24 || echo "TPC-C: timed out"
+        --fast-rows auto,off --duration "$DUR" --warmup 0.2 --breakdown --json "$out/tpcc.json" | tail -24 || echo "TPC-C: timed out"
 
     sec "waiting at $TT threads in the kit: YCSB as DBx1000 runs it, every policy, --breakdown"
     timeout 60 $H bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \

@@ -18,7 +18,7 @@
 //! (a run or a consistency check failed).
 
 use clap::{Args, Parser, Subcommand};
-use heirloom::{ConflictPolicy, TableKind};
+use heirloom::{ConflictPolicy, FastRows, TableKind};
 use heirloom_bench::options::{self, Kind};
 use heirloom_bench::runner::{self, Retry};
 use heirloom_bench::sweep::ScaleArg;
@@ -107,9 +107,10 @@ struct BenchArgs {
     fast_path: Option<Vec<String>>,
     /// Row S locks on the fast path of the latched and latch-free tables
     /// (read-biased rows, `heirloom::Builder::fast_rows`; with the fast
-    /// path on): on, off (a list runs each; a run with them off shows
-    /// `/rows-off` in its table label) [default: on].
-    #[arg(long = "fast-rows", value_delimiter = ',', value_name = "ON|OFF")]
+    /// path on): auto (on or off by what the row requests meet), on, off
+    /// (a list runs each; a run with them on or off shows `/rows-on` or
+    /// `/rows-off` in its table label) [default: auto].
+    #[arg(long = "fast-rows", value_delimiter = ',', value_name = "AUTO|ON|OFF")]
     fast_rows: Option<Vec<String>>,
     /// Conflict policies: detect, timeout[=MS], nowait, waitdie, woundwait
     /// [default: detect].
@@ -304,8 +305,11 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
             Some(v) => on_off("--fast-path", v)?,
         },
         fast_rows: match &a.fast_rows {
-            None => vec![true],
-            Some(v) => on_off("--fast-rows", v)?,
+            None => vec![FastRows::Auto],
+            Some(v) => v
+                .iter()
+                .map(|s| s.trim().parse().map_err(|e| usage(format!("--fast-rows: {e}"))))
+                .collect::<Result<Vec<_>, _>>()?,
         },
         policies,
         deadlock_timeout: match a.deadlock_timeout {

@@ -10,7 +10,7 @@ pub use crate::results::{
 };
 use crate::storage::{Outcome, StorageError, Times, Tx, TxError, UndoLog};
 use hdrhistogram::Histogram;
-use heirloom::{ConflictPolicy, Inheritance, LockManager, Stats, TableKind};
+use heirloom::{ConflictPolicy, FastRows, Inheritance, LockManager, Stats, TableKind};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -81,7 +81,7 @@ pub struct RunConfig {
     /// The intention-lock fast path (`heirloom::Builder::fast_path`).
     pub fast_path: bool,
     /// Row S locks on it (`heirloom::Builder::fast_rows`).
-    pub fast_rows: bool,
+    pub fast_rows: FastRows,
     /// Conflict policy.
     pub policy: ConflictPolicy,
     /// Wait before the first deadlock search (`Detect`).
@@ -354,8 +354,10 @@ pub fn run<W: Workload>(
                 Some(b) => format!("{}/b{b}", cfg.table),
                 None => cfg.table.to_string(),
             };
-            if !cfg.fast_rows {
-                t.push_str("/rows-off");
+            match cfg.fast_rows {
+                FastRows::Off => t.push_str("/rows-off"),
+                FastRows::On => t.push_str("/rows-on"),
+                _ => {}
             }
             t
         },

@@ -10,7 +10,7 @@
 
 use crate::options::{Opt, Options};
 use crate::runner::{self, Mix, Retry, RunConfig, RunError, RunResult, Workload};
-use heirloom::{ConflictPolicy, TableKind};
+use heirloom::{ConflictPolicy, FastRows, TableKind};
 use std::time::Duration;
 
 /// What `--scale` counts for a benchmark.
@@ -171,7 +171,7 @@ pub struct Spec {
     /// Row S locks on the fast path on or off, one sweep dimension
     /// (`heirloom::Builder::fast_rows`; tables without a fast path run
     /// once).
-    pub fast_rows: Vec<bool>,
+    pub fast_rows: Vec<FastRows>,
     /// Conflict policies.
     pub policies: Vec<ConflictPolicy>,
     /// How long a blocked request waits before its first deadlock search
@@ -228,7 +228,7 @@ impl Default for Spec {
             sli: vec![false, true],
             sli_keep: vec![0],
             fast_path: vec![true],
-            fast_rows: vec![true],
+            fast_rows: vec![FastRows::Auto],
             policies: vec![ConflictPolicy::Detect],
             deadlock_timeout: heirloom::DEFAULT_DEADLOCK_TIMEOUT,
             lock_timeout: None,
@@ -415,10 +415,10 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
             for &exclusive_after in &spec.exclusive_after {
                 for &spin in &spec.spin {
                     for (sli, sli_keep, fast_path) in sli_settings(spec, table) {
-                        let rows: &[bool] = if table.has_fast_path() && fast_path {
+                        let rows: &[FastRows] = if table.has_fast_path() && fast_path {
                             &spec.fast_rows
                         } else {
-                            &[true]
+                            &[FastRows::Auto]
                         };
                         for (&buckets, &fast_rows, &threads) in buckets_of(spec, table).iter().flat_map(|b| {
                             rows.iter()

@@ -369,9 +369,11 @@ typedef struct heirloom_options {
   uint32_t intention_locks;
   /**
    * Row S locks as fast holds (with the fast path, on the latched and
-   * latch-free tables): 1 on (default), an S row lock then writes only
-   * the agent's own memory while the row's stripe sees no writer; 0
-   * every row lock goes through the table.
+   * latch-free tables): 1 on, an S row lock then writes only the
+   * agent's own memory while the row's stripe sees no writer; 0 every
+   * row lock goes through the table; 2 (default) on or off by what the
+   * row requests meet (off where rows are updated about as often as
+   * read).
    */
   uint32_t fast_rows;
   /**

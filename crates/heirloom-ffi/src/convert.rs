@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use heirloom::{ConflictPolicy, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind, Wait};
+use heirloom::{ConflictPolicy, FastRows, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind, Wait};
 
 use crate::codes::*;
 use crate::{heirloom_lock_id, heirloom_options};
@@ -107,9 +107,12 @@ pub(crate) fn builder_of(o: &heirloom_options) -> Result<heirloom::Builder, Stri
     if o.fast_path > 1 {
         return Err(format!("fast_path {} is not 0 or 1", o.fast_path));
     }
-    if o.fast_rows > 1 {
-        return Err(format!("fast_rows {} is not 0 or 1", o.fast_rows));
-    }
+    let fast_rows = match o.fast_rows {
+        0 => FastRows::Off,
+        1 => FastRows::On,
+        2 => FastRows::Auto,
+        i => return Err(format!("fast_rows {i} is not 0, 1 or 2")),
+    };
     if o.restart_backoff > 1 {
         return Err(format!("restart_backoff {} is not 0 or 1", o.restart_backoff));
     }
@@ -139,7 +142,7 @@ pub(crate) fn builder_of(o: &heirloom_options) -> Result<heirloom::Builder, Stri
         .inheritance(inheritance)
         .keep_inherited(o.keep_inherited)
         .fast_path(o.fast_path == 1)
-        .fast_rows(o.fast_rows == 1)
+        .fast_rows(fast_rows)
         .deadlock_timeout(Duration::from_micros(o.deadlock_timeout_us))
         .escalate_after(o.escalate_after)
         .max_locks(max_locks)

@@ -120,9 +120,11 @@ pub struct heirloom_options {
     /// `escalate_after` must then be 0).
     pub intention_locks: u32,
     /// Row S locks as fast holds (with the fast path, on the latched and
-    /// latch-free tables): 1 on (default), an S row lock then writes only
-    /// the agent's own memory while the row's stripe sees no writer; 0
-    /// every row lock goes through the table.
+    /// latch-free tables): 1 on, an S row lock then writes only the
+    /// agent's own memory while the row's stripe sees no writer; 0 every
+    /// row lock goes through the table; 2 (default) on or off by what the
+    /// row requests meet (off where rows are updated about as often as
+    /// read).
     pub fast_rows: u32,
     /// `heirloom_restart`: restarts in a row after which a transaction runs
     /// in exclusive mode (default 10; 0: every restart).
@@ -430,7 +432,7 @@ pub unsafe extern "C" fn heirloom_options_init(opts: *mut heirloom_options) {
         escalate_after: 0,
         max_locks: 0,
         intention_locks: 1,
-        fast_rows: 1,
+        fast_rows: 2,
         max_restarts: heirloom::DEFAULT_MAX_RESTARTS,
         restart_backoff: 1,
         spin_before_park_us: heirloom::DEFAULT_SPIN_BEFORE_PARK.as_micros() as u64,

@@ -96,7 +96,11 @@ fn main() {
     let t0 = Instant::now();
     measured(&mut agent, &mut state, n);
     let ns = t0.elapsed().as_nanos() as f64 / n as f64;
-    eprintln!("{ns:.1} ns/txn");
+    eprintln!(
+        "{ns:.1} ns/txn (row fast path {}, turned off {} times)",
+        if lm.fast_rows_on() { "on" } else { "off" },
+        lm.fast_rows_turned_off()
+    );
 }
 
 /// The loop's state: which transaction, and where the random sequence is.

@@ -132,6 +132,14 @@ impl Gate {
         }
     }
 
+    /// A heavy fence that pairs with the light one of every
+    /// [`Gate::enter`]: after it, an agent whose transaction read memory
+    /// before the caller's store that preceded it is seen `active` (the row
+    /// switch's grace period, `txn/row_switch.rs`).
+    pub(crate) fn heavy_fence(&self) {
+        self.barrier.heavy();
+    }
+
     /// Opens the gate again.
     pub(crate) fn open(&self) {
         // Release: pairs with the Acquire loads in `enter`.

@@ -64,7 +64,7 @@ pub use heirloom_rtm::{self as rtm, ElisionStats};
 pub use id::{Level, LockId, MAX_DEPTH, Path, TableId};
 pub use inherit::Inheritance;
 pub use manager::{
-    Builder, DEFAULT_DEADLOCK_TIMEOUT, DEFAULT_MAX_RESTARTS, DEFAULT_SPIN_BEFORE_PARK, LockManager,
+    Builder, DEFAULT_DEADLOCK_TIMEOUT, DEFAULT_MAX_RESTARTS, DEFAULT_SPIN_BEFORE_PARK, FastRows, LockManager,
     RECOMMENDED_KEEP_INHERITED,
 };
 #[doc(hidden)]

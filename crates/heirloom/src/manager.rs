@@ -11,7 +11,7 @@ use crate::gate::Gate;
 use crate::inherit::{Inheritance, Rules};
 use crate::monitor::Snapshot;
 use crate::policy::ConflictPolicy;
-use crate::shared::{LockMemory, ManagerState, Registry, Route};
+use crate::shared::{LockMemory, ManagerState, Registry, Route, RowSwitch};
 use crate::stats::Stats;
 use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
 use crate::table::{LockTable, MAX_BUCKETS, Table, TableKind};
@@ -36,8 +36,54 @@ pub struct Builder {
     escalate_after: u32,
     max_locks: usize,
     fast_path: bool,
-    fast_rows: bool,
+    fast_rows: FastRows,
     intention_locks: bool,
+}
+
+/// Whether row S locks take the fast path ([`Builder::fast_rows`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FastRows {
+    /// Never: row locks go through the table.
+    Off,
+    /// Always (while the table has the fast path).
+    On,
+    /// On or off by what the transactions' row requests meet (the
+    /// default): on while enough of them are S locks granted fast, off
+    /// where rows are updated about as often as they are read, where it
+    /// only costs; on again once few row requests conflict with S.
+    #[default]
+    Auto,
+}
+
+impl From<bool> for FastRows {
+    /// `true`: [`FastRows::On`], `false`: [`FastRows::Off`].
+    fn from(on: bool) -> Self {
+        if on { FastRows::On } else { FastRows::Off }
+    }
+}
+
+impl std::str::FromStr for FastRows {
+    type Err = String;
+
+    /// `off`, `on` or `auto`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "off" => Ok(FastRows::Off),
+            "on" => Ok(FastRows::On),
+            "auto" => Ok(FastRows::Auto),
+            _ => Err(format!("unknown fast-rows setting '{s}' (expected off, on or auto)")),
+        }
+    }
+}
+
+impl std::fmt::Display for FastRows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FastRows::Off => "off",
+            FastRows::On => "on",
+            FastRows::Auto => "auto",
+        })
+    }
 }
 
 /// The `Builder::keep_inherited` setting recommended with inheritance on
@@ -94,7 +140,7 @@ impl Default for Builder {
             escalate_after: 0,
             max_locks: 0,
             fast_path: true,
-            fast_rows: true,
+            fast_rows: FastRows::Auto,
             intention_locks: true,
         }
     }
@@ -264,17 +310,25 @@ impl Builder {
     }
 
     /// Row S locks on the fast path of the `Latched` and `LatchFree`
-    /// tables, when [`Builder::fast_path`] is on (default true): an S lock
-    /// on a row is an entry in the agent's own record, writing no line
-    /// that another thread writes, while no request that conflicts with S
-    /// has come to the row's stripe since it last opened (a read-biased
-    /// lock, after BRAVO; see the crate README, "Data structures"). An
-    /// agent holds up to 32 rows so at once; more go to the table. Strong
-    /// row requests (U, X, ...) then count themselves in the stripe and,
-    /// while it may hold fast holds, look for them. `false` sends row
-    /// locks through the table as before.
-    pub fn fast_rows(mut self, on: bool) -> Self {
-        self.fast_rows = on;
+    /// tables, when [`Builder::fast_path`] is on (default
+    /// [`FastRows::Auto`]; a `bool` is `On` or `Off`): an S lock on a row
+    /// is an entry in the agent's own record, writing no line that
+    /// another thread writes, while no request that conflicts with S has
+    /// come to the row's stripe since it last opened (a read-biased lock,
+    /// after BRAVO; see the crate README, "Data structures"). An agent
+    /// holds up to 32 rows so at once; more go to the table. Strong row
+    /// requests (U, X, ...) then count themselves in the stripe and, while
+    /// it may hold fast holds, look for them.
+    ///
+    /// `Auto` turns the row side off where it only costs (rows updated
+    /// about as often as read: the stripes stay shut, S requests are
+    /// turned away after a look and strong ones are counted for nothing)
+    /// and on again when few row requests conflict with S, by counts each
+    /// agent keeps of its own requests; a turn on waits until every
+    /// transaction in progress has ended. [`LockManager::fast_rows_on`]
+    /// says where it stands. `Off` sends row locks through the table.
+    pub fn fast_rows(mut self, setting: impl Into<FastRows>) -> Self {
+        self.fast_rows = setting.into();
         self
     }
 
@@ -309,11 +363,16 @@ impl Builder {
             self.buckets,
             self.inheritance != Inheritance::Off,
             self.fast_path,
-            self.fast_rows,
+            self.fast_rows != FastRows::Off,
         );
+        let row_switch = (self.fast_rows == FastRows::Auto
+            && !self.lock_classes
+            && table.fast().is_some_and(|f| f.row_side().is_some()))
+        .then(RowSwitch::new);
         LockManager {
             inner: Arc::new(ManagerState {
                 fast_holds: table.fast().is_some() && !self.lock_classes,
+                row_switch,
                 table,
                 kind: self.table,
                 may_wait: !matches!(self.policy, ConflictPolicy::NoWait),
@@ -461,6 +520,23 @@ impl LockManager {
     /// table.
     pub fn elision(&self) -> Option<ElisionStats> {
         self.inner.table.elision()
+    }
+
+    /// Whether row S locks are taken on the fast path now
+    /// ([`Builder::fast_rows`]): `false` where the table has no row side,
+    /// and while `Auto` has it off or on its way on.
+    pub fn fast_rows_on(&self) -> bool {
+        self.inner
+            .table
+            .fast()
+            .and_then(|f| f.row_side())
+            .is_some_and(|r| r.is_on())
+    }
+
+    /// `Auto`'s turns of the row side away from on so far
+    /// ([`Builder::fast_rows`]; 0 under `On` and `Off`).
+    pub fn fast_rows_turned_off(&self) -> u32 {
+        self.inner.row_switch.as_ref().map_or(0, RowSwitch::drains)
     }
 
     /// Statistics of every agent, live and gone, merged now.

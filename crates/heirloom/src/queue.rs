@@ -167,8 +167,7 @@ impl Queue {
     #[cold]
     fn close_outside(&mut self, agent: u32) {
         if let Some(o) = self.outside.as_mut() {
-            o.close(agent);
-            self.closed = true;
+            self.closed = o.close(agent);
         }
     }
 

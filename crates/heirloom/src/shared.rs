@@ -17,7 +17,7 @@ use crate::mode::Mode;
 use crate::policy::ConflictPolicy;
 use crate::request::ReqPtr;
 use crate::stats::{AgentCounters, Stats};
-use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Ordering, fence, wake_all};
+use crate::sync::{Arc, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence, wake_all};
 use crate::table::{Caller, Handle, Table, TableKind};
 
 /// What a waiting transaction waits for (read by deadlock detection).
@@ -39,6 +39,45 @@ pub(crate) struct WaitInfo {
     pub(crate) victim: bool,
 }
 
+/// An agent's counts for its next look at the row side's switch
+/// (`txn/row_switch.rs`) (written only by the
+/// agent: relaxed loads and stores).
+pub(crate) struct RowVotes {
+    pub(crate) requests: AtomicU32,
+    pub(crate) strong: AtomicU32,
+    /// Windows in a row with fewer than `STRONG_SHARE` strong requests.
+    pub(crate) calm: AtomicU32,
+}
+
+/// The manager's part of the row side's switch (`txn/row_switch.rs`) (with `FastRows::Auto` only).
+pub(crate) struct RowSwitch {
+    /// The agents active when the switch last turned to `ARMING`, with
+    /// their counts of transactions begun (see the module docs); taken
+    /// with `try_lock` by whoever arms or looks.
+    pub(crate) arming: Mutex<Vec<(Arc<CachePadded<AgentShared>>, u64)>>,
+    /// Turns from `ON` to `DRAINING` so far (the patience's exponent).
+    pub(crate) drains: AtomicU32,
+}
+
+impl RowVotes {
+    pub(crate) fn new() -> Self {
+        RowVotes {
+            requests: AtomicU32::new(0),
+            strong: AtomicU32::new(0),
+            calm: AtomicU32::new(0),
+        }
+    }
+}
+
+impl RowSwitch {
+    pub(crate) fn new() -> Self {
+        RowSwitch {
+            arming: Mutex::new(Vec::new()),
+            drains: AtomicU32::new(0),
+        }
+    }
+}
+
 /// The part of an agent other threads see.
 ///
 /// Laid out by who writes it, so that no line the owner writes on every
@@ -57,6 +96,9 @@ pub(crate) struct AgentShared {
     /// (`Agent::bind_to_thread`). Written by the owner, read by waiters.
     pub(crate) bound_to: AtomicU64,
     pub(crate) counters: AgentCounters,
+    /// The agent's counts for the row side's switch
+    /// (`txn/row_switch.rs`).
+    pub(crate) rows: RowVotes,
     /// Wound-wait's mailbox.
     pub(crate) wound: CachePadded<WoundBox>,
     /// What the current transaction waits for.
@@ -165,6 +207,9 @@ pub(crate) struct ManagerState {
     /// path is on and `lock_classes` off (whose classification is
     /// `link`'s).
     pub(crate) fast_holds: bool,
+    /// The row side's switch, turned by the transactions
+    /// (`Builder::fast_rows`'s `Auto`; `txn/row_switch.rs`).
+    pub(crate) row_switch: Option<RowSwitch>,
     /// `Agent::run` backs off before a restart (`Builder::restart_backoff`).
     pub(crate) restart_backoff: bool,
     /// Read-locked by deadlock searches and wounders (which must not
@@ -249,6 +294,7 @@ impl ManagerState {
         let shared = Arc::new(CachePadded::new(AgentShared {
             index,
             counters: AgentCounters::default(),
+            rows: RowVotes::new(),
             active: AtomicBool::new(false),
             bound_to: AtomicU64::new(0),
             wound: CachePadded::new(WoundBox {

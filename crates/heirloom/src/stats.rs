@@ -30,6 +30,20 @@ impl Counter {
     pub(crate) fn get(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }
+
+    /// [`Counter::bump`] with a Release store: a reader that sees the new
+    /// value with [`Counter::get_acquire`] follows what the writer did
+    /// before (the row switch's grace period: `txn/row_switch.rs`).
+    #[inline]
+    pub(crate) fn bump_release(&self) {
+        self.0
+            .store(self.0.load(Ordering::Relaxed).wrapping_add(1), Ordering::Release);
+    }
+
+    #[inline]
+    pub(crate) fn get_acquire(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
+    }
 }
 
 macro_rules! stats {

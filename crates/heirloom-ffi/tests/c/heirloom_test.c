@@ -512,13 +512,14 @@ static void without_intention_locks(uint32_t table) {
     heirloom_manager_free(m);
 }
 
-/* fast_rows: an S row lock is a fast hold (counted in "fast_ops") by
- * default, and goes through the table with fast_rows = 0; 2 is refused. */
+/* fast_rows: an S row lock is a fast hold (counted in "fast_ops") with 1
+ * and with the default 2 (auto, which starts on), and goes through the
+ * table with 0; 3 is refused. */
 static void fast_rows_option(uint32_t table) {
     heirloom_options o;
-    for (uint32_t on = 0; on < 2; on++) {
+    for (uint32_t on = 0; on < 3; on++) {
         heirloom_options_init(&o);
-        CHECK(o.fast_rows == 1, "fast_rows defaults to 1: %u", o.fast_rows);
+        CHECK(o.fast_rows == 2, "fast_rows defaults to 2: %u", o.fast_rows);
         o.table = table;
         o.intention_locks = 0; /* the row alone */
         o.fast_rows = on;
@@ -538,9 +539,9 @@ static void fast_rows_option(uint32_t table) {
         heirloom_manager_free(m);
     }
     heirloom_options_init(&o);
-    o.fast_rows = 2;
+    o.fast_rows = 3;
     heirloom_manager *m = NULL;
-    CHECK(heirloom_manager_new(&o, &m) == HEIRLOOM_EINVAL && m == NULL, "fast_rows 2");
+    CHECK(heirloom_manager_new(&o, &m) == HEIRLOOM_EINVAL && m == NULL, "fast_rows 3");
 }
 
 /* HEIRLOOM_TABLE_NONE: every call succeeds and nothing is held, so two

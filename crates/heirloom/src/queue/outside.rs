@@ -28,11 +28,15 @@ pub(crate) trait OutsideHolds: Sync {
 
 /// How a strong request (one that conflicts with fast holds) is known to
 /// the fast path: counted in its lock's word, or registered in its
-/// agent's own record (a row's drained stripe: `table/fast/rows.rs`).
+/// agent's own record (a row's drained stripe: `table/fast/rows.rs`), or
+/// not at all, because the row side's switch was off when it came (no
+/// fast hold exists, and none is granted before its transaction ends:
+/// `rows.rs`, "The switch").
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Strong {
     Counted,
     Registered,
+    Uncounted,
 }
 
 /// Where a queue's lock has holds outside it (see [`OutsideHolds`]). The
@@ -91,14 +95,18 @@ impl Outside {
         unsafe { &*self.holds }
     }
 
-    /// Closes the word for a strong request of `agent`, keeping how.
+    /// Closes the word for a strong request of `agent`, keeping how;
+    /// `false` if the request was not counted ([`Strong::Uncounted`]: the
+    /// word stays as it was, and the queue open, so that its next strong
+    /// request asks again).
     #[inline]
-    pub(super) fn close(&mut self, agent: u32) {
+    pub(super) fn close(&mut self, agent: u32) -> bool {
         self.how = self.holds().close(self.slot as usize, agent);
         if self.how == Strong::Registered {
             // An agent with a record (`fast::AGENTS`) fits.
             self.closer = u16::try_from(agent).expect("agents with a fast-path record fit 16 bits");
         }
+        self.how != Strong::Uncounted
     }
 
     #[inline]

@@ -139,7 +139,7 @@ use crate::sync::{AsymmetricFence, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, 
 pub(crate) mod holds;
 pub(crate) mod rows;
 pub(crate) use holds::FastTable;
-use rows::Rows;
+pub(crate) use rows::Rows;
 
 /// Slots per table (a database and its tables fit many times over).
 pub(crate) const SLOTS: usize = if cfg!(heirloom_loom) { 2 } else { 64 };
@@ -350,6 +350,29 @@ impl Fast {
         } else {
             None
         }
+    }
+
+    /// [`Fast::slot_for`] with a claim, for a new request: a row has no
+    /// slot while the row side's switch is off (no fast hold to look for,
+    /// and the request need not be counted: `rows.rs`, "The switch").
+    #[inline(always)]
+    pub(crate) fn slot_for_new(&self, id: LockId) -> Option<usize> {
+        if eligible(id) {
+            self.slot(id.words(), true)
+        } else if let Some(r) = &self.rows
+            && is_row(id)
+            && !r.is_off()
+        {
+            Some(SLOTS + Rows::stripe(id.words()))
+        } else {
+            None
+        }
+    }
+
+    /// The row side, if this fast path has one (its switch: `rows.rs`).
+    #[inline]
+    pub(crate) fn row_side(&self) -> Option<&Rows> {
+        self.rows.as_ref()
     }
 
     /// The row side (a row stripe's slot was handed out only if it is on).
@@ -852,6 +875,8 @@ mod tests {
     mod loom_rows;
     #[cfg(heirloom_loom)]
     mod loom_seal;
+    #[cfg(heirloom_loom)]
+    mod loom_switch;
     #[cfg(not(heirloom_loom))]
     mod registered;
 }

@@ -40,7 +40,7 @@ impl Transaction<'_> {
     /// request node (`LockTable::try_fast_hold`; the entry's node is
     /// `Nodes::none` until a conversion needs one, `Transaction::convert`),
     /// or, if it cannot be granted so now, a request as `acquire` makes.
-    #[inline]
+    #[inline(always)]
     pub(super) fn acquire_fast(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
         let a = &mut *self.agent;
         let (txn, ts) = (a.txn.id.0, a.txn.age);
@@ -112,6 +112,9 @@ impl Transaction<'_> {
     /// (a refused request never was; a failed wait was cancelled).
     #[inline(always)]
     pub(super) fn link(&mut self, id: LockId, mode: Mode) -> Result<(ReqPtr, Handle), LockError> {
+        if fast::is_row(id) {
+            self.vote_row(!mode.compatible(Mode::S));
+        }
         let may_wait = self.may_wait();
         let a = &mut *self.agent;
         let r = a.nodes.take(&a.shared.counters);
@@ -190,6 +193,9 @@ impl Transaction<'_> {
             self.materialize(k);
         }
         let h = self.agent.cache[k];
+        if fast::is_row(h.id) {
+            self.vote_row(!to.compatible(Mode::S));
+        }
         let may_wait = self.may_wait();
         let a = &mut *self.agent;
         let c = &a.shared.counters;

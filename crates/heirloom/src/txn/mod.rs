@@ -41,6 +41,7 @@ mod finish;
 mod pending;
 mod policy;
 mod release;
+mod row_switch;
 mod wait;
 
 pub use pending::LockFuture;
@@ -194,9 +195,15 @@ impl<'a> Transaction<'a> {
         if agent.open.is_some() {
             agent.finish_forgotten();
         }
+        // Before `active` (Release): the row switch's grace period reads
+        // it (`txn/row_switch.rs`).
+        agent.shared.counters.begun.bump_release();
         if exclusive {
             // The gate is closed by this agent and drained: enter directly.
             agent.shared.active.store(true, Ordering::Relaxed);
+            // As the gate's light fence (the row switch's grace period
+            // pairs with it; rare: no need for the asymmetric form).
+            fence(Ordering::SeqCst);
         } else {
             agent.lm.gate.enter(&agent.shared.active);
         }
@@ -207,7 +214,6 @@ impl<'a> Transaction<'a> {
             None if agent.lm.policy.uses_age() => agent.lm.clock.fetch_add(1, Ordering::Relaxed),
             None => 0,
         };
-        agent.shared.counters.begun.bump();
         agent.open = Some(id);
         // Bound to this thread: a blocking wait on it from here through
         // another agent is refused, not a hang (`misuse.rs`). Without a

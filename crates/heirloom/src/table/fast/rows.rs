@@ -73,6 +73,37 @@
 //! registration sees the mark (a Dekker handshake again). A count raised
 //! for another stripe of the class only delays a reopening.
 //!
+//! ## The switch
+//!
+//! Where rows are updated as often as they are read, stripes stay shut
+//! and the row side only costs: an S request is turned away after a look
+//! at its stripe, and every strong request registers and unregisters. So
+//! the row side as a whole has a switch ([`Rows::state`], one word that
+//! row requests read and only transitions write), which the transactions
+//! turn by what their row requests met (`txn/row_switch.rs`, with
+//! `Builder::fast_rows`'s `Auto`): [`ON`], the protocol above;
+//! [`OFF`], no fast hold exists or is granted, and a strong request
+//! decided while it reads `OFF` is not counted at all
+//! ([`Strong::Uncounted`]: no word, no record, no scan). The two states
+//! between keep both rules safe:
+//!
+//! * **ON to OFF** goes through [`DRAINING`], a revocation as a biased
+//!   lock's writer makes it: no new fast hold (a fast S looks at the
+//!   switch again after its fence, so either it sees `DRAINING` and backs
+//!   off or the revoker's scan after its own fence sees its entry), and
+//!   strong requests still counted, until a scan of the records finds no
+//!   fast hold left ([`Rows::holds_none`]); then `OFF`.
+//! * **OFF to ON** goes through [`ARMING`]: strong requests counted again,
+//!   fast S not yet, until every transaction that was in progress when the
+//!   switch left `OFF` has ended, since those may hold strong requests
+//!   nobody counted (row locks are never passed on to a next
+//!   transaction). That grace period reads the agents' own transaction
+//!   flags (the exclusive-mode gate's, with its asymmetric fence:
+//!   `gate.rs`), so it is the transaction layer's. Each `ON` has a new
+//!   epoch ([`EPOCH`]): a stripe shut in an earlier one opens at its first
+//!   fast attempt, not after [`REOPEN_ROWS`] of them, since what shut it
+//!   is history.
+//!
 //! ## Reading another agent's entries
 //!
 //! An entry is two words (the lock id), so scanners read a record under a
@@ -111,6 +142,20 @@ pub(crate) const DRAINED: u64 = 1 << 62;
 const OPENING: u64 = 1 << 61;
 /// The word's strong count.
 const COUNT: u64 = u32::MAX as u64;
+/// The word's epoch of the switch in which it was last shut (bits 32 to
+/// 47; see "The switch").
+const WORD_EPOCH: u64 = 0xffff << 32;
+
+/// The switch's states ([`Rows::state`]'s low two bits; see the module
+/// docs, "The switch").
+pub(crate) const OFF: u64 = 0;
+pub(crate) const ARMING: u64 = 1;
+pub(crate) const ON: u64 = 2;
+pub(crate) const DRAINING: u64 = 3;
+const STATE: u64 = 3;
+/// The switch's epoch, counted up by every transition to [`ON`] (the bits
+/// above the state).
+pub(crate) const EPOCH: u64 = 4;
 /// Classes of stripes an agent counts its registered strong requests in
 /// (stripe modulo this; a reopening reads one class of every agent).
 pub(crate) const CLASSES: usize = if cfg!(heirloom_loom) { 2 } else { 256 };
@@ -129,6 +174,9 @@ struct Record {
     live: AtomicU32,
     /// Fast attempts shut stripes turned away (the agent's own count).
     turned: AtomicU32,
+    /// Fast holds granted since the agent last asked (its own count, for
+    /// the switch: [`Rows::take_grants`]).
+    granted: AtomicU32,
     /// The agent is counted in `Rows::used` (its own flag).
     listed: AtomicBool,
     /// The entries: a lock id's words; `his[i]` 0 is a free entry (a row
@@ -150,6 +198,7 @@ impl Record {
             summary: AtomicU64::new(0),
             live: AtomicU32::new(0),
             turned: AtomicU32::new(0),
+            granted: AtomicU32::new(0),
             listed: AtomicBool::new(false),
             keys: std::array::from_fn(|_| AtomicU64::new(0)),
             his: std::array::from_fn(|_| AtomicU64::new(0)),
@@ -205,6 +254,9 @@ impl Record {
 /// The row side of the fast path: the stripes' words and the agents'
 /// records (see the module docs).
 pub(crate) struct Rows {
+    /// The switch: a state and an epoch (see the module docs). Read by
+    /// every row request, written only by transitions.
+    state: CachePadded<AtomicU64>,
     stripes: Box<[AtomicU64]>,
     records: Box<[CachePadded<Record>]>,
     /// One more than the highest agent index that ever held a row fast.
@@ -214,6 +266,7 @@ pub(crate) struct Rows {
 impl Rows {
     pub(crate) fn new(agents: usize) -> Self {
         Rows {
+            state: CachePadded::new(AtomicU64::new(ON)),
             stripes: (0..STRIPES).map(|_| AtomicU64::new(0)).collect(),
             records: (0..agents).map(|_| CachePadded::new(Record::new())).collect(),
             used: AtomicUsize::new(0),
@@ -239,9 +292,13 @@ impl Rows {
         let Some(r) = self.records.get(agent as usize) else {
             return FastTry::Refused;
         };
-        // Relaxed: a quick look (the load after the fence decides).
+        // Relaxed (both): quick looks (the loads after the fence decide).
+        let state = self.state.load(Ordering::Relaxed);
+        if state & STATE != ON {
+            return FastTry::Refused;
+        }
         let w = self.stripes[stripe].load(Ordering::Relaxed);
-        if w != 0 && !self.reopen(r, stripe, w) {
+        if w != 0 && !self.reopen(r, stripe, w, state) {
             return FastTry::Refused;
         }
         self.hold(r, stripe, words, agent, txn, ts)
@@ -277,9 +334,15 @@ impl Rows {
         });
         r.live.store(live as u32 + 1, Ordering::Relaxed);
         fence(Ordering::SeqCst);
-        // Acquire: pairs with the Release of a strong request's decrement,
-        // so its holder's work happens before ours.
-        if word.load(Ordering::Acquire) == 0 {
+        // Acquire (both): pairs with the Release of a strong request's
+        // decrement, so its holder's work happens before ours, and with the
+        // switch's turn to ON, which follows the end of every strong
+        // request it did not count. The switch after the fence: a revoker
+        // (`DRAINING`) that missed our entry is seen here.
+        if word.load(Ordering::Acquire) == 0 && self.state.load(Ordering::Acquire) & STATE == ON {
+            // Relaxed: the agent's own count.
+            r.granted
+                .store(r.granted.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
             return FastTry::Held;
         }
         if self.release_entry(r, stripe, i) {
@@ -291,19 +354,20 @@ impl Rows {
 
     /// The word `w` (not zero) turned a fast attempt of `r`'s agent on
     /// `stripe` away: counts it if nothing is counted, and opens the word
-    /// after [`REOPEN_ROWS`] of them. `true` if it opened it. Inlined up to
-    /// the count (most stripes of a workload that updates rows stay shut,
-    /// so every row S lock comes here).
+    /// after [`REOPEN_ROWS`] of them, or at once if it was shut in an
+    /// earlier epoch of the switch (`state`, the switch's word). `true` if
+    /// it opened it. Inlined up to the count (most stripes of a workload
+    /// that updates rows stay shut, so every row S lock comes here).
     #[inline(always)]
     // Under loom `REOPEN_ROWS` is 0 (the models open at once).
     #[allow(clippy::absurd_extreme_comparisons)]
-    fn reopen(&self, r: &Record, stripe: usize, w: u64) -> bool {
+    fn reopen(&self, r: &Record, stripe: usize, w: u64, state: u64) -> bool {
         if w & COUNT != 0 {
             return false;
         }
         // Relaxed: the agent's own count.
         let n = r.turned.load(Ordering::Relaxed);
-        if n < REOPEN_ROWS {
+        if n < REOPEN_ROWS && w & WORD_EPOCH == Self::word_epoch(state) {
             r.turned.store(n + 1, Ordering::Relaxed);
             return false;
         }
@@ -414,6 +478,9 @@ impl Rows {
     /// word.
     #[inline]
     pub(crate) fn add_strong(&self, stripe: usize, agent: u32) -> Strong {
+        if self.is_off() {
+            return Strong::Uncounted;
+        }
         // Relaxed: `register` looks again after its fence.
         let w = self.stripes[stripe].load(Ordering::Relaxed);
         if w & (SHUT | DRAINED | OPENING) == SHUT | DRAINED && self.register(stripe, agent) {
@@ -453,12 +520,14 @@ impl Rows {
     #[inline(never)]
     fn count_strong(&self, stripe: usize) {
         let word = &self.stripes[stripe];
+        let epoch = Self::word_epoch(self.state.load(Ordering::Relaxed));
         // Relaxed: the CAS decides.
         let mut w = word.load(Ordering::Relaxed);
         loop {
             // AcqRel: Acquire pairs with fast releases seen through the
             // drained flag; Release as the decrement's.
-            match word.compare_exchange_weak(w, (w | SHUT) + 1, Ordering::AcqRel, Ordering::Relaxed) {
+            let shut = (w & !WORD_EPOCH) | SHUT | epoch;
+            match word.compare_exchange_weak(w, shut + 1, Ordering::AcqRel, Ordering::Relaxed) {
                 Ok(_) => break,
                 Err(now) => w = now,
             }
@@ -478,14 +547,84 @@ impl Rows {
     /// `add_strong` returned; anyone may end another agent's request).
     #[inline]
     pub(crate) fn sub_strong(&self, stripe: usize, agent: u32, how: Strong) {
-        if how == Strong::Registered {
+        match how {
             // Release: a reopening that sees the lower count (Acquire)
             // follows our work, and so do the fast holds granted after it.
-            self.records[agent as usize].strong[stripe % CLASSES].fetch_sub(1, Ordering::Release);
-        } else {
+            Strong::Registered => {
+                self.records[agent as usize].strong[stripe % CLASSES].fetch_sub(1, Ordering::Release);
+            }
             // Release: a fast hold granted on the lower count sees our work.
-            self.stripes[stripe].fetch_sub(1, Ordering::Release);
+            Strong::Counted => {
+                self.stripes[stripe].fetch_sub(1, Ordering::Release);
+            }
+            Strong::Uncounted => {}
         }
+    }
+
+    /// Is the switch [`OFF`] (no fast hold exists, and none is granted
+    /// before every transaction in progress has ended)? Acquire: pairs
+    /// with the turn to `OFF`, which follows the release of every fast
+    /// hold.
+    #[inline]
+    pub(crate) fn is_off(&self) -> bool {
+        self.state.load(Ordering::Acquire) & STATE == OFF
+    }
+
+    /// The fast holds `agent` was granted since it last asked (the agent's
+    /// own count; 0 for an agent without a record).
+    pub(crate) fn take_grants(&self, agent: u32) -> u32 {
+        self.records.get(agent as usize).map_or(0, |r| {
+            // Relaxed: the agent's own count.
+            let n = r.granted.load(Ordering::Relaxed);
+            r.granted.store(0, Ordering::Relaxed);
+            n
+        })
+    }
+
+    /// Is the switch [`ON`]?
+    #[inline]
+    pub(crate) fn is_on(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & STATE == ON
+    }
+
+    /// The switch's word: its state (`& 3`) and epoch.
+    #[inline]
+    pub(crate) fn state(&self) -> u64 {
+        // Acquire: a transition's Release (see `turn`).
+        self.state.load(Ordering::Acquire)
+    }
+
+    /// Turns the switch from `from` (a whole word, as `state` read it) to
+    /// the state `to`, with a new epoch when `to` is [`ON`]; `false` if
+    /// another transition came first.
+    pub(crate) fn turn(&self, from: u64, to: u64) -> bool {
+        let epoch = (from & !STATE) + if to == ON { EPOCH } else { 0 };
+        // AcqRel: Release publishes what the turning agent saw (the ends
+        // of the transactions or holds it waited for) to whoever reads the
+        // new state (Acquire); Acquire as `state`'s.
+        self.state
+            .compare_exchange(from, epoch | to, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// After a turn to [`DRAINING`] (and the caller's SeqCst fence): does
+    /// no agent hold a row fast any more? A fast S that missed the turn
+    /// published its entry before its own fence, so this scan sees it
+    /// (Dekker); `true` means none is left and none can come while the
+    /// switch is not `ON`.
+    pub(crate) fn holds_none(&self) -> bool {
+        let used = self.used.load(Ordering::Relaxed).min(self.records.len());
+        // Acquire: pairs with the filter's Release stores (the holds' work
+        // happens before what follows `OFF`).
+        self.records[..used]
+            .iter()
+            .all(|r| r.summary.load(Ordering::Acquire) == 0)
+    }
+
+    /// The epoch bits a word shut under the switch's word `state` carries.
+    #[inline(always)]
+    fn word_epoch(state: u64) -> u64 {
+        ((state / EPOCH) << 32) & WORD_EPOCH
     }
 
     /// Is any row of `stripe` held fast (a scan after a counted strong

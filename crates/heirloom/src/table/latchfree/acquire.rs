@@ -107,7 +107,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // Strong requests count themselves in the lock's slot first.
         let (mut fast_slot, mut strong) = (None, None);
         if let Some(f) = self.fast.as_deref()
-            && let Some(s) = f.slot_for(id, true)
+            && let Some(s) = f.slot_for_new(id)
         {
             fast_slot = Some((f, s));
             if fast::strong_at(s, mode) {

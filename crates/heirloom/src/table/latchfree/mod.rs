@@ -259,7 +259,7 @@ impl At {
     #[inline]
     fn linked(bucket: usize, slot: Option<usize>, strong: Option<Strong>) -> Self {
         let flags = match strong {
-            None => 0,
+            None | Some(Strong::Uncounted) => 0,
             Some(Strong::Counted) => At::STRONG,
             Some(Strong::Registered) => At::STRONG | At::REGISTERED,
         };

@@ -1,0 +1,204 @@
+//! The row side's switch (`FastRows::Auto`, `txn/row_switch.rs`): off
+//! where rows are updated as often as read, on again where they are only
+//! read, never on while a transaction that took an uncounted strong row
+//! lock is in progress, and no two incompatible grants across its turns.
+
+mod common;
+
+use common::{Ghost, Rng, within_a_minute};
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+
+use heirloom::{
+    Agent, ConflictPolicy, FastRows, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind, Wait,
+};
+
+const T: TableId = TableId::new(0, 1);
+const ROWS: u64 = 1 << 20;
+
+/// The kinds whose row side has the switch.
+const KINDS: [TableKind; 2] = [TableKind::Latched, TableKind::LatchFree];
+
+fn manager(kind: TableKind) -> LockManager {
+    LockManager::builder()
+        .table(kind)
+        .inheritance(Inheritance::Off)
+        .conflicts(ConflictPolicy::NoWait)
+        .fast_rows(FastRows::Auto)
+        .build()
+}
+
+/// One transaction of `n` row locks over a million rows, a share
+/// `x_in_16` of them X and the rest S.
+fn txn(agent: &mut Agent, rng: &mut Rng, n: usize, x_in_16: u64) {
+    let mut t = agent.begin();
+    for _ in 0..n {
+        let mode = if rng.below(16) < x_in_16 { Mode::X } else { Mode::S };
+        // Uniform over a million rows, one agent: nothing conflicts.
+        t.lock(LockId::row(T, rng.below(ROWS)), mode).unwrap();
+    }
+    t.commit().unwrap();
+}
+
+/// Runs transactions until `done` (at most `max`); how many it took.
+fn until(agent: &mut Agent, rng: &mut Rng, x_in_16: u64, max: u32, done: impl Fn() -> bool) -> Option<u32> {
+    (1..=max).find(|_| {
+        txn(agent, rng, 16, x_in_16);
+        done()
+    })
+}
+
+#[test]
+fn auto_turns_off_under_updates_and_on_again_under_reads() {
+    for kind in KINDS {
+        let lm = manager(kind);
+        assert!(lm.fast_rows_on(), "{kind}: the switch starts on");
+        let mut a = lm.agent();
+        let mut rng = Rng::new(1);
+        // Half the row locks X: stripes shut, S requests turned away.
+        let off = until(&mut a, &mut rng, 8, 20_000, || !lm.fast_rows_on());
+        assert!(off.is_some(), "{kind}: still on after 20,000 update transactions");
+        assert_eq!(lm.fast_rows_turned_off(), 1, "{kind}");
+        // Off: S locks go to the table.
+        let before = lm.stats().fast_ops;
+        txn(&mut a, &mut rng, 16, 0);
+        let off_ops = lm.stats().fast_ops - before;
+        // Reads only: on again after the patience (two windows now) and
+        // the grace period (this agent's transaction at the turn).
+        let on = until(&mut a, &mut rng, 0, 20_000, || lm.fast_rows_on());
+        assert!(on.is_some(), "{kind}: still off after 20,000 read-only transactions");
+        let before = lm.stats().fast_ops;
+        txn(&mut a, &mut rng, 16, 0);
+        let on_ops = lm.stats().fast_ops - before;
+        assert!(
+            on_ops >= off_ops + 16,
+            "{kind}: rows held fast again ({off_ops} -> {on_ops})"
+        );
+        drop(a);
+        assert!(lm.snapshot().locks.is_empty(), "{kind}: {}", lm.snapshot());
+    }
+}
+
+/// A transaction that took X on a row while the switch was off (counted
+/// nowhere) keeps it from turning on until it ends, and meanwhile an S on
+/// its row goes to the table, which refuses it.
+#[test]
+fn an_uncounted_writer_in_progress_keeps_the_switch_from_turning_on() {
+    for kind in KINDS {
+        let lm = manager(kind);
+        let (mut a, mut b) = (lm.agent(), lm.agent());
+        let mut rng = Rng::new(2);
+        until(&mut b, &mut rng, 8, 20_000, || !lm.fast_rows_on()).expect("turned off");
+        let row = LockId::row(T, ROWS + 1);
+        let mut ta = a.begin();
+        ta.lock(row, Mode::X).unwrap();
+        // Far more read-only windows than arming and a look need.
+        for _ in 0..2_000 {
+            txn(&mut b, &mut rng, 16, 0);
+        }
+        assert!(
+            !lm.fast_rows_on(),
+            "{kind}: on while an uncounted writer is in progress"
+        );
+        let mut tb = b.begin();
+        match tb.lock_with(row, Mode::S, Wait::NoWait) {
+            Err(LockError::WouldBlock { holder, .. }) => assert_eq!(holder, ta.id(), "{kind}"),
+            other => panic!("{kind}: an S beside the uncounted X: {other:?}"),
+        }
+        tb.abort();
+        ta.commit().unwrap();
+        until(&mut b, &mut rng, 0, 20_000, || lm.fast_rows_on()).expect("on once the writer ended");
+        // On: a writer is counted, and a reader of its row waits for it.
+        let mut ta = a.begin();
+        ta.lock(row, Mode::X).unwrap();
+        let mut tb = b.begin();
+        assert!(
+            tb.lock_with(row, Mode::S, Wait::NoWait).is_err(),
+            "{kind}: S beside a counted X"
+        );
+        tb.abort();
+        ta.commit().unwrap();
+        drop((a, b));
+        assert!(lm.snapshot().locks.is_empty(), "{kind}: {}", lm.snapshot());
+    }
+}
+
+/// Four threads over 64 rows, in phases that update and phases that only
+/// read, so that the switch turns off and on while they run: no two
+/// incompatible grants, and nothing left behind.
+#[test]
+fn no_incompatible_grants_across_the_switchs_turns() {
+    for kind in KINDS {
+        let lm = manager(kind);
+        let ghost = Arc::new(Ghost::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads: Vec<_> = (0..4)
+            .map(|i| {
+                let (lm, ghost, stop) = (lm.clone(), Arc::clone(&ghost), Arc::clone(&stop));
+                thread::spawn(move || {
+                    let mut agent = lm.agent();
+                    let mut rng = Rng::new(10 + i);
+                    let mut n = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        // Phases of 3,000 transactions: updates, then reads.
+                        let x_in_16 = if (n / 3_000).is_multiple_of(2) { 8 } else { 0 };
+                        n += 1;
+                        let mut t = agent.begin();
+                        let mut ok = true;
+                        for _ in 0..8 {
+                            let mode = if rng.below(16) < x_in_16 { Mode::X } else { Mode::S };
+                            let row = LockId::row(T, rng.below(64));
+                            match t.lock(row, mode) {
+                                Ok(()) => ghost.register(t.id(), row, mode),
+                                Err(_) => {
+                                    ok = false;
+                                    break;
+                                }
+                            }
+                        }
+                        ghost.unregister_all(t.id());
+                        if ok {
+                            t.commit().unwrap();
+                        } else {
+                            t.abort();
+                        }
+                    }
+                })
+            })
+            .collect();
+        // Until the switch has turned off twice and is on again (or a
+        // minute passed: then the turns are what is missing).
+        let lm2 = lm.clone();
+        let turned = within_a_minute("the switch's turns", move || {
+            while !(lm2.fast_rows_turned_off() >= 2 && lm2.fast_rows_on()) {
+                thread::sleep(std::time::Duration::from_millis(5));
+            }
+            true
+        });
+        stop.store(true, Ordering::Relaxed);
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert!(turned, "{kind}");
+        ghost.assert_clean();
+        assert!(lm.snapshot().locks.is_empty(), "{kind}: {}", lm.snapshot());
+    }
+}
+
+#[test]
+fn on_and_off_do_not_turn() {
+    for setting in [FastRows::On, FastRows::Off] {
+        for kind in KINDS {
+            let lm = LockManager::builder().table(kind).fast_rows(setting).build();
+            let mut a = lm.agent();
+            let mut rng = Rng::new(3);
+            for _ in 0..2_000 {
+                txn(&mut a, &mut rng, 16, 8);
+            }
+            assert_eq!(lm.fast_rows_on(), setting == FastRows::On, "{kind} {setting}");
+            assert_eq!(lm.fast_rows_turned_off(), 0, "{kind} {setting}");
+        }
+    }
+}
