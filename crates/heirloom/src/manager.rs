@@ -373,6 +373,7 @@ impl Builder {
             inner: Arc::new(ManagerState {
                 fast_holds: table.fast().is_some() && !self.lock_classes,
                 row_switch,
+                row_state: table.fast().and_then(|f| f.row_side()).map(|r| r.switch()),
                 table,
                 kind: self.table,
                 may_wait: !matches!(self.policy, ConflictPolicy::NoWait),

@@ -210,6 +210,10 @@ pub(crate) struct ManagerState {
     /// The row side's switch, turned by the transactions
     /// (`Builder::fast_rows`'s `Auto`; `txn/row_switch.rs`).
     pub(crate) row_switch: Option<RowSwitch>,
+    /// The row side's switch word, where the table has a row side: a
+    /// transaction asks for a fast S only while it is on
+    /// (`Transaction::rows_open`).
+    pub(crate) row_state: Option<Arc<CachePadded<AtomicU64>>>,
     /// `Agent::run` backs off before a restart (`Builder::restart_backoff`).
     pub(crate) restart_backoff: bool,
     /// Read-locked by deadlock searches and wounders (which must not

@@ -44,13 +44,22 @@ impl Transaction<'_> {
     pub(super) fn acquire_fast(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
         let a = &mut *self.agent;
         let (txn, ts) = (a.txn.id.0, a.txn.age);
-        let head =
-            a.lm.table
-                .try_fast_hold(a.shared.caller(), id, mode, txn, ts, &mut a.scratch.wake);
-        wake_granted(&mut a.scratch.wake);
+        // A row's S (the one mode held fast on rows) only while the row
+        // side's switch is on.
+        let head = if mode != Mode::S || self.rows_open() {
+            let a = &mut *self.agent;
+            let head =
+                a.lm.table
+                    .try_fast_hold(a.shared.caller(), id, mode, txn, ts, &mut a.scratch.wake);
+            wake_granted(&mut a.scratch.wake);
+            head
+        } else {
+            None
+        };
         let Some(head) = head else {
             return self.acquire(id, mode);
         };
+        let a = &mut *self.agent;
         let c = &a.shared.counters;
         c.table_op(id.level());
         c.immediate_grants.bump();

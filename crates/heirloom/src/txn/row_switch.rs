@@ -54,7 +54,7 @@ use crate::shared::{ManagerState, RowSwitch, RowVotes};
 use crate::sync::{Arc, Ordering, fence};
 use crate::table::LockTable;
 use crate::table::fast::Rows;
-use crate::table::fast::rows::{ARMING, DRAINING, OFF, ON};
+use crate::table::fast::rows::{self, ARMING, DRAINING, OFF, ON};
 
 /// Row requests that reach the table before an agent looks at the switch.
 pub(crate) const WINDOW: u32 = 1024;
@@ -99,6 +99,15 @@ impl Transaction<'_> {
         if self.agent.lm.row_switch.is_some() && self.agent.shared.rows.count(strong) {
             self.row_window();
         }
+    }
+
+    /// May a row S be tried on the fast path (the row side's switch is on,
+    /// or the table has no row side, which refuses it)? A look at a line
+    /// only turns write, so that an S request while the switch is off
+    /// goes to the table at once.
+    #[inline(always)]
+    pub(super) fn rows_open(&self) -> bool {
+        self.agent.lm.row_state.as_deref().is_none_or(|w| rows::is_open(w))
     }
 
     /// The end of a window: the look at the switch (see the module docs).

@@ -117,7 +117,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::id::{LockId, TxnId};
 use crate::queue::{Blocker, Strong};
-use crate::sync::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+use crate::sync::{Arc, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
 
 use super::FastTry;
 
@@ -159,6 +159,13 @@ pub(crate) const EPOCH: u64 = 4;
 /// Classes of stripes an agent counts its registered strong requests in
 /// (stripe modulo this; a reopening reads one class of every agent).
 pub(crate) const CLASSES: usize = if cfg!(heirloom_loom) { 2 } else { 256 };
+
+/// Is the switch whose word is `state` [`ON`]? A quick look (Relaxed): a
+/// fast S asks only then, and looks again after its fence.
+#[inline(always)]
+pub(crate) fn is_open(state: &AtomicU64) -> bool {
+    state.load(Ordering::Relaxed) & STATE == ON
+}
 
 /// An agent's fast row holds (written only by the agent).
 struct Record {
@@ -255,8 +262,10 @@ impl Record {
 /// records (see the module docs).
 pub(crate) struct Rows {
     /// The switch: a state and an epoch (see the module docs). Read by
-    /// every row request, written only by transitions.
-    state: CachePadded<AtomicU64>,
+    /// every row request, written only by transitions; shared with the
+    /// manager, whose transactions look at it before a fast S
+    /// ([`Rows::switch`]).
+    state: Arc<CachePadded<AtomicU64>>,
     stripes: Box<[AtomicU64]>,
     records: Box<[CachePadded<Record>]>,
     /// One more than the highest agent index that ever held a row fast.
@@ -266,7 +275,7 @@ pub(crate) struct Rows {
 impl Rows {
     pub(crate) fn new(agents: usize) -> Self {
         Rows {
-            state: CachePadded::new(AtomicU64::new(ON)),
+            state: Arc::new(CachePadded::new(AtomicU64::new(ON))),
             stripes: (0..STRIPES).map(|_| AtomicU64::new(0)).collect(),
             records: (0..agents).map(|_| CachePadded::new(Record::new())).collect(),
             used: AtomicUsize::new(0),
@@ -292,11 +301,9 @@ impl Rows {
         let Some(r) = self.records.get(agent as usize) else {
             return FastTry::Refused;
         };
-        // Relaxed (both): quick looks (the loads after the fence decide).
+        // Relaxed (both): quick looks (the loads after the fence decide;
+        // the transaction looked at the switch before it asked, `is_open`).
         let state = self.state.load(Ordering::Relaxed);
-        if state & STATE != ON {
-            return FastTry::Refused;
-        }
         let w = self.stripes[stripe].load(Ordering::Relaxed);
         if w != 0 && !self.reopen(r, stripe, w, state) {
             return FastTry::Refused;
@@ -584,7 +591,12 @@ impl Rows {
     /// Is the switch [`ON`]?
     #[inline]
     pub(crate) fn is_on(&self) -> bool {
-        self.state.load(Ordering::Relaxed) & STATE == ON
+        is_open(&self.state)
+    }
+
+    /// The switch's word, for the manager (see [`is_open`]).
+    pub(crate) fn switch(&self) -> Arc<CachePadded<AtomicU64>> {
+        Arc::clone(&self.state)
     }
 
     /// The switch's word: its state (`& 3`) and epoch.
