@@ -322,13 +322,13 @@ rows() {
     begin rows "${1:-kit}" bin/heirloom
     sec "row S fast holds auto, on and off at $TT threads, YCSB as DBx1000 runs it, no-wait and detect, 3 rounds"
     timeout 60 $H bench --workload ycsb --profile dbx1000 --policy nowait,detect --repeat 3 "${B[@]}" \
-        --json "$out/rows-ycsb-dbx.json" | grep -v '^lock classes' | tail -12 || echo "rows, YCSB: timed out"
+        --json "$out/rows-ycsb-dbx.json" | grep -v '^lock classes' | tail -17 || echo "rows, YCSB: timed out"
     sec "row S fast holds auto, on and off at $TT threads, read-only YCSB theta 0.9, 2 rounds"
     timeout 60 $H bench --workload ycsb --scale 1000000 --opt read-share=1 --opt theta=0.9 --repeat 2 "${B[@]}" \
-        --json "$out/rows-ycsb-ro.json" | tail -8 || echo "rows, read-only YCSB: timed out"
+        --json "$out/rows-ycsb-ro.json" | tail -11 || echo "rows, read-only YCSB: timed out"
     sec "row S fast holds auto, on and off at $TT threads, TPC-C one warehouse a thread, --breakdown, 2 rounds"
     timeout 60 $H bench --workload tpcc --scale 1/thread --breakdown --repeat 2 "${B[@]}" \
-        --json "$out/rows-tpcc.json" | grep -v '^lock classes' | tail -8 || echo "rows, TPC-C: timed out"
+        --json "$out/rows-tpcc.json" | grep -v '^lock classes' | tail -11 || echo "rows, TPC-C: timed out"
     sec "inside DBx1000 at $TT threads, no-wait, row S fast holds auto, on and off"
     dbx_rounds "$out/rows-dbx.txt" "tp$TT TPCC -n$TT;tp4 TPCC -n4;y9 YCSB -z0.9" dbx-NO_WAIT \
         heirloom-latched-nowait heirloom-latched-nowait-rowson heirloom-latched-nowait-rowsoff \
