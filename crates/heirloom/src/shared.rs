@@ -40,8 +40,8 @@ pub(crate) struct WaitInfo {
 }
 
 /// An agent's counts for its next look at the row side's switch
-/// (`txn/row_switch.rs`) (written only by the
-/// agent: relaxed loads and stores).
+/// (`txn/row_switch.rs`), written only by the agent (relaxed loads and
+/// stores).
 pub(crate) struct RowVotes {
     pub(crate) requests: AtomicU32,
     pub(crate) strong: AtomicU32,
@@ -49,7 +49,8 @@ pub(crate) struct RowVotes {
     pub(crate) calm: AtomicU32,
 }
 
-/// The manager's part of the row side's switch (`txn/row_switch.rs`) (with `FastRows::Auto` only).
+/// The manager's part of the row side's switch (`txn/row_switch.rs`;
+/// with `FastRows::Auto` only).
 pub(crate) struct RowSwitch {
     /// The agents active when the switch last turned to `ARMING`, with
     /// their counts of transactions begun (see the module docs); taken
