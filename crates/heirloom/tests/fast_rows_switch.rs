@@ -61,10 +61,20 @@ fn auto_turns_off_under_updates_and_on_again_under_reads() {
         let off = until(&mut a, &mut rng, 8, 20_000, || !lm.fast_rows_on());
         assert!(off.is_some(), "{kind}: still on after 20,000 update transactions");
         assert_eq!(lm.fast_rows_turned_off(), 1, "{kind}");
-        // Off: S locks go to the table.
+        // Off: S locks go to the table, one at a time or in a batch.
         let before = lm.stats().fast_ops;
         txn(&mut a, &mut rng, 16, 0);
         let off_ops = lm.stats().fast_ops - before;
+        let before = lm.stats().fast_ops;
+        let mut t = a.begin();
+        let batch: Vec<_> = (0..16).map(|k| (LockId::row(T, 2 * ROWS + k), Mode::S)).collect();
+        t.lock_all(&batch).unwrap();
+        t.commit().unwrap();
+        assert_eq!(
+            lm.stats().fast_ops - before,
+            off_ops,
+            "{kind}: a batch's rows go to the table too"
+        );
         // Reads only: on again after the patience (two windows now) and
         // the grace period (this agent's transaction at the turn).
         let on = until(&mut a, &mut rng, 0, 20_000, || lm.fast_rows_on());

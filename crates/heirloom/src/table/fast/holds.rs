@@ -77,6 +77,11 @@ pub(crate) unsafe fn try_node<T: FastTable>(
     if !takes_fast(id, mode) {
         return None;
     }
+    // A row's S only while the row side's switch is on (a quick look, as
+    // `Transaction::acquire_fast` makes before `try_hold`).
+    if mode == Mode::S && t.fast().and_then(|f| f.row_side()).is_some_and(|r| !r.is_on()) {
+        return None;
+    }
     // SAFETY: the caller's own request (this function's contract).
     let q = unsafe { r.get() };
     let (txn, ts) = (q.txn.load(Ordering::Relaxed), q.ts.load(Ordering::Relaxed));
