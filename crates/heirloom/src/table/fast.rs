@@ -357,16 +357,10 @@ impl Fast {
     /// and the request need not be counted: `rows.rs`, "The switch").
     #[inline(always)]
     pub(crate) fn slot_for_new(&self, id: LockId) -> Option<usize> {
-        if eligible(id) {
-            self.slot(id.words(), true)
-        } else if let Some(r) = &self.rows
-            && is_row(id)
-            && !r.is_off()
-        {
-            Some(SLOTS + Rows::stripe(id.words()))
-        } else {
-            None
+        if is_row(id) && self.rows.as_ref().is_some_and(Rows::is_off) {
+            return None;
         }
+        self.slot_for(id, true)
     }
 
     /// The row side, if this fast path has one (its switch: `rows.rs`).
