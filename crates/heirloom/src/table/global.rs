@@ -210,7 +210,7 @@ impl Global {
     /// the latch was found held (or the transaction aborted), which is
     /// counted in `latch_contended`. Elided, `f` may run more than once,
     /// but only one run has effects.
-    #[inline]
+    #[inline(always)]
     fn run<R>(&self, c: &AgentCounters, mut f: impl FnMut(&mut Queues, bool) -> R) -> R {
         match &self.elision {
             None => {

@@ -50,6 +50,19 @@ pub(super) fn tag(hash: u64) -> u16 {
     (hash >> 48) as u16 | 1
 }
 
+/// The top bit of each 16-bit lane of `tags` that equals `t` (which is
+/// not zero, so an empty lane never matches, nor a lane beyond
+/// [`KEEP_HEADS`]): the four compares in a few word operations. Exact
+/// (no carry crosses a lane: each lane's low fifteen bits are added
+/// apart from its top bit).
+#[inline]
+pub(super) fn lanes_equal(tags: u64, t: u16) -> u64 {
+    const LOW: u64 = 0x7fff_7fff_7fff_7fff;
+    let x = tags ^ (u64::from(t) * 0x0001_0001_0001_0001);
+    // A lane's top bit ends up set iff the lane of `x` is zero.
+    !(((x & LOW) + LOW) | x | LOW)
+}
+
 impl Bucket {
     fn new() -> Self {
         Bucket {
@@ -61,10 +74,18 @@ impl Bucket {
         }
     }
 
-    /// Kept heads so far (caller holds the latch).
+    /// Kept heads so far (caller holds the latch): the slots fill in
+    /// order and a tag is never zero, so the count is the lanes up to the
+    /// highest set bit.
+    #[inline]
     pub(super) fn kept_len(&self) -> usize {
         let tags = self.tags.load(Ordering::Relaxed);
-        (0..KEEP_HEADS).take_while(|&i| (tags >> (16 * i)) as u16 != 0).count()
+        let n = (u64::BITS - tags.leading_zeros()).div_ceil(16) as usize;
+        debug_assert_eq!(
+            n,
+            (0..KEEP_HEADS).take_while(|&i| (tags >> (16 * i)) as u16 != 0).count()
+        );
+        n
     }
 
     /// The kept head in slot `i`, or null (caller holds the latch, or
@@ -161,15 +182,14 @@ impl Latched {
     /// at some moment of the look.
     #[inline]
     pub(super) fn find(&self, d: &Dir, bucket: &Bucket, words: (u64, u64), t: u16) -> *mut CachePadded<Head> {
-        let tags = bucket.tags.load(Ordering::Relaxed);
-        for i in 0..KEEP_HEADS {
-            if (tags >> (16 * i)) as u16 == t {
-                let p = bucket.kept(i);
-                // SAFETY: heads live as long as the table.
-                if !p.is_null() && unsafe { &*p }.bound_to(words) {
-                    return p;
-                }
+        let mut hits = lanes_equal(bucket.tags.load(Ordering::Relaxed), t);
+        while hits != 0 {
+            let p = bucket.kept((hits.trailing_zeros() / 16) as usize);
+            // SAFETY: heads live as long as the table.
+            if !p.is_null() && unsafe { &*p }.bound_to(words) {
+                return p;
             }
+            hits &= hits - 1;
         }
         let mut n = bucket.extra();
         if n == 0 {

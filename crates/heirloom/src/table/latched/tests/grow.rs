@@ -219,3 +219,32 @@ fn at_its_most_buckets_the_table_stops_growing_and_still_binds() {
         unsafe { r.free() };
     }
 }
+
+proptest::proptest! {
+    /// The index's four tag compares in word operations match them one
+    /// by one, lanes with the tag's low bits or its neighbours' included.
+    #[test]
+    fn lanes_equal_marks_exactly_the_lanes_that_hold_the_tag(
+        lanes in proptest::array::uniform4(proptest::prop_oneof![
+            proptest::prelude::Just(0u16),
+            proptest::prelude::any::<u16>(),
+        ]),
+        t in 1u16..,
+        copy in proptest::collection::vec(0usize..4, 0..4),
+        near in proptest::prelude::any::<bool>(),
+    ) {
+        let mut lanes = lanes;
+        for &i in &copy {
+            // The tag itself, or a value one off it (where a borrow or a
+            // carry across lanes would show).
+            lanes[i] = if near { t ^ 1 } else { t };
+        }
+        let tags = lanes.iter().enumerate().fold(0u64, |w, (i, &l)| w | u64::from(l) << (16 * i));
+        let want = lanes
+            .iter()
+            .enumerate()
+            .filter(|&(_, &l)| l == t)
+            .fold(0u64, |w, (i, _)| w | 0x8000 << (16 * i));
+        proptest::prop_assert_eq!(super::super::buckets::lanes_equal(tags, t), want);
+    }
+}
