@@ -152,6 +152,24 @@ impl Queue {
         self.outside = outside;
     }
 
+    /// Whether the lock's fast holds are counted somewhere (`set_outside`,
+    /// `attach_outside`).
+    #[inline]
+    pub(crate) fn has_outside(&self) -> bool {
+        self.outside.is_some()
+    }
+
+    /// Sets where the lock's fast holds are counted on a queue that had
+    /// none (a row's head bound while the row side's switch was off: no
+    /// fast hold of the row exists and no strong request in the queue is
+    /// counted, so the word is as open as the queue says: not closed).
+    #[inline]
+    pub(crate) fn attach_outside(&mut self, outside: Outside) {
+        debug_assert!(self.outside.is_none() && !self.closed);
+        self.outside_top = outside.top;
+        self.outside = Some(outside);
+    }
+
     /// Closes the fast-path word before a strong request in `mode` is
     /// decided, so that every fast hold is either seen by it or waits.
     #[inline]

@@ -360,14 +360,37 @@ impl Latched {
     }
 
     /// Where the fast holds of `id` are counted, if it can have any (a slot
-    /// is claimed for it if need be; see `Fast::slot`).
-    #[inline]
+    /// is claimed for it if need be; see `Fast::slot`): none for a row
+    /// while the row side's switch is off (`Fast::slot_for_new`), whose
+    /// head gets it when a request comes after the switch has left off
+    /// ([`Latched::outside_now`]).
+    #[inline(always)]
     fn outside_of(&self, id: LockId) -> Option<Outside> {
         let f = self.fast.as_deref()?;
-        let s = f.slot_for(id, true)?;
+        let s = f.slot_for_new(id)?;
         // SAFETY: the table drops its heads (and their queues) before its
         // `Fast` (`Drop for Latched`).
         Some(unsafe { Outside::new(f, s, fast::top(s)) })
+    }
+
+    /// Before a request of `id` is linked or converted in `q` (its head's
+    /// queue, latched, bound to `id`): a row's head bound while the row
+    /// side's switch was off has no `Outside` (`Latched::outside_of`); if
+    /// the switch has left off since, it gets it now, before the request
+    /// decides, so that a strong request is counted as the switch says.
+    /// Read under the head latch as `Rows::add_strong` reads it: a request
+    /// that finds the switch off here is one that `add_strong` would have
+    /// left uncounted (its transaction is in progress, so the switch's
+    /// grace period waits for it), and while fast holds exist the switch
+    /// is not off, so a fast hold's conversion always finds the `Outside`.
+    #[inline(always)]
+    fn outside_now(&self, q: &mut Queue, id: LockId) {
+        if !q.has_outside()
+            && fast::is_row(id)
+            && let Some(o) = self.outside_of(id)
+        {
+            q.attach_outside(o);
+        }
     }
 
     /// The head a handle of this table names.
@@ -399,8 +422,9 @@ impl Latched {
             }
             // SAFETY: heads live as long as the table.
             let head = unsafe { &*p };
-            let (q, contended) = latch_heat(&head.queue, c);
+            let (mut q, contended) = latch_heat(&head.queue, c);
             if head.bound_to(words) {
+                self.outside_now(&mut q, id);
                 return (q, p, contended);
             }
             // Rebound between the walk and the latch: walk again.
@@ -435,8 +459,9 @@ impl Latched {
         if !p.is_null() {
             // SAFETY: heads live as long as the table.
             let head = unsafe { &*p };
-            let (q, held) = latch_heat(&head.queue, c);
+            let (mut q, held) = latch_heat(&head.queue, c);
             debug_assert!(head.bound_to(words));
+            self.outside_now(&mut q, id);
             return (q, p, contended || held);
         }
         // At the most buckets the table stops growing and chains lengthen.
@@ -478,6 +503,7 @@ impl Latched {
     /// takes): then `None`, for the caller to grow the table first. Caller
     /// holds the bucket latch and has found no head bound to `id`. Returns
     /// the head latched.
+    #[inline]
     fn bind_slow<'a>(
         bucket: &'a Bucket,
         id: LockId,
@@ -608,7 +634,7 @@ impl Latched {
 unsafe impl LockTable for Latched {
     type Handle = At;
 
-    #[inline]
+    #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     unsafe fn acquire(
         &self,
@@ -643,9 +669,11 @@ unsafe impl LockTable for Latched {
                 let words = id.words();
                 let out = self.elided(e, c, head, wake, |q, _, contended| {
                     // Rebound between the walk and the section: nothing done.
-                    // SAFETY: the caller's own live request (the contract).
-                    head.bound_to(words)
-                        .then(|| unsafe { q.acquire(r, mode, may_wait, contended) })
+                    head.bound_to(words).then(|| {
+                        self.outside_now(q, id);
+                        // SAFETY: the caller's own live request (the contract).
+                        unsafe { q.acquire(r, mode, may_wait, contended) }
+                    })
                 });
                 if let Some(out) = out {
                     return (out, At::head(p));
@@ -679,7 +707,12 @@ unsafe impl LockTable for Latched {
         let c = a.counters;
         let (Some(s), Some(f)) = (h.fast_slot(), self.fast.as_deref()) else {
             // SAFETY: a handle of this table and its request (the contract).
-            let outcome = unsafe { self.update(c, h, wake, |q, w| q.convert(r, to, may_wait, wake_behind, w)) };
+            let outcome = unsafe {
+                self.update(c, h, wake, |q, w| {
+                    self.outside_now(q, id);
+                    q.convert(r, to, may_wait, wake_behind, w)
+                })
+            };
             return Converting::in_place(outcome, r, h.into());
         };
         // SAFETY: the caller's own granted request (the contract).
@@ -966,4 +999,6 @@ mod tests {
     #[cfg(heirloom_loom)]
     mod loom_reinherit;
     mod support;
+    #[cfg(not(heirloom_loom))]
+    mod switch;
 }

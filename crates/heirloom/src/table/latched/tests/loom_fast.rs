@@ -213,3 +213,80 @@ fn a_fast_upgrade_never_overlaps_a_strong_request() {
         drop(nodes);
     });
 }
+
+/// A row's head bound while the row side's switch was off has no
+/// `Outside` (`Latched::outside_of`). A transaction (its agent's `active`
+/// flag and count begun, as the gate keeps them) takes X on the row
+/// through that head while the switch arms, waits out the grace period
+/// and turns on, and a fast S on the row follows: an X decided after the
+/// switch left off gives the head its `Outside` and is counted
+/// (`Latched::outside_now`), one decided while it was off is covered by
+/// the grace period; either way X and the fast S never overlap.
+#[test]
+fn a_head_bound_while_the_switch_was_off_counts_a_later_x() {
+    use crate::sync::AtomicU64;
+    use crate::table::fast::rows::{ARMING, DRAINING, OFF, ON};
+    loom::model(|| {
+        let t = Arc::new(Latched::new(1, false, true, true, false));
+        let rows = t.fast().and_then(|f| f.row_side()).unwrap();
+        let on = rows.state();
+        assert!(rows.turn(on, DRAINING));
+        assert!(rows.turn(on & !3 | DRAINING, OFF));
+        let row = LockId::row(T, 0);
+        // Bind the row's head while off, and leave it empty.
+        let (first, x) = (request(2), request(0));
+        let mut wake = Vec::new();
+        let (out, h) = acquire(&t, row, first, Mode::X, &mut wake);
+        assert!(matches!(out, Outcome::Granted));
+        release(&t, h, first, &mut wake);
+        let (x_held, s_held) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+        let (active, begun) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
+        let txn = {
+            let (t, x_held, s_held, active, begun) =
+                (t.clone(), x_held.clone(), s_held.clone(), active.clone(), begun.clone());
+            loom::thread::spawn(move || {
+                // `Transaction::begin`: the count (Release), `active`, and
+                // the gate's light fence (SeqCst under loom).
+                begun.store(1, Ordering::Release);
+                active.store(true, Ordering::Relaxed);
+                crate::sync::fence(Ordering::SeqCst);
+                let mut wake = Vec::new();
+                let (out, h) = acquire(&t, row, x, Mode::X, &mut wake);
+                if matches!(out, Outcome::Waiting) {
+                    wait_granted(x);
+                }
+                x_held.store(true, Ordering::SeqCst);
+                assert!(!s_held.load(Ordering::SeqCst), "X granted while a fast S is held");
+                x_held.store(false, Ordering::SeqCst);
+                release(&t, h, x, &mut wake);
+                // The end (`Gate::leave`).
+                active.store(false, Ordering::Release);
+            })
+        };
+        // `arm`: the turn, the gate's heavy fence, the snapshot; `look`
+        // until the transaction of the snapshot has ended; then `ON`.
+        let off = rows.state();
+        assert!(rows.turn(off, ARMING));
+        crate::sync::fence(Ordering::SeqCst);
+        let was_active = active.load(Ordering::Acquire);
+        let count = begun.load(Ordering::Acquire);
+        while was_active && active.load(Ordering::Acquire) && begun.load(Ordering::Acquire) == count {
+            loom::thread::yield_now();
+        }
+        assert!(rows.turn(off & !3 | ARMING, ON));
+        let c = AgentCounters::default();
+        let reader = Caller { counters: &c, agent: 1 };
+        if let Some(h) = t.try_fast_hold(reader, row, Mode::S, 2, 2, &mut wake) {
+            s_held.store(true, Ordering::SeqCst);
+            assert!(!x_held.load(Ordering::SeqCst), "a fast S granted while X is held");
+            s_held.store(false, Ordering::SeqCst);
+            t.release_fast_hold(reader, row, h, Mode::S, &mut wake);
+        }
+        txn.join().unwrap();
+        drop(t);
+        for r in [first, x] {
+            // SAFETY: the model's own nodes; both threads are done.
+            unsafe { r.free() };
+        }
+    });
+}
