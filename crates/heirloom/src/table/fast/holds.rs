@@ -17,8 +17,8 @@ use crate::table::{Caller, LockTable};
 
 /// A table with the fast path: what the shared layer needs of it.
 pub(crate) trait FastTable: LockTable {
-    /// The handle of a fast hold of `id` in slot `s`.
-    fn fast_hold(&self, id: LockId, s: usize) -> Self::Handle;
+    /// The handle of a fast hold in slot `s` (the slot names the lock).
+    fn fast_hold(&self, s: usize) -> Self::Handle;
 
     /// The slot of a fast hold's handle; `None` for a linked request's.
     fn fast_slot(h: Self::Handle) -> Option<usize>;
@@ -44,7 +44,7 @@ pub(crate) fn try_hold<T: FastTable>(
     let f = t.fast()?;
     let s = f.slot_for(id, true)?;
     match f.acquire(s, id.words(), a.agent, txn, ts, mode) {
-        FastTry::Held => Some(t.fast_hold(id, s)),
+        FastTry::Held => Some(t.fast_hold(s)),
         FastTry::BackedOff => {
             t.after_fast_release(a.counters, id, mode, wake);
             None

@@ -46,7 +46,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                     head: h.into(),
                 };
             }
-            self.after_fast_release_in(self.bucket(h), c, id.words(), Mode::IX, wake);
+            self.after_fast_release_in(self.bucket_of(id).1, c, id.words(), Mode::IX, wake);
         }
         let n = nodes.take_for(c, old);
         // SAFETY: `n` is the caller's own node from its pool, linked nowhere.

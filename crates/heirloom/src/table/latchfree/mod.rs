@@ -266,10 +266,12 @@ impl At {
         At(bucket | slot.map_or(0, |s| (s + 1) << At::SLOT) | flags)
     }
 
-    /// A fast hold's handle.
+    /// A fast hold's handle: its slot alone (no bucket: the lock's id
+    /// finds it where a fast hold needs it, and the hash is not worth
+    /// paying on every fast hold).
     #[inline]
-    fn fast_hold(bucket: usize, slot: usize) -> Self {
-        At(bucket | (slot + 1) << At::SLOT | At::FAST)
+    fn fast_hold(slot: usize) -> Self {
+        At((slot + 1) << At::SLOT | At::FAST)
     }
 
     /// The handle of a request linked `depth` lists below its bucket.
@@ -443,8 +445,11 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         self
     }
 
+    /// The bucket of a linked request's handle (a fast hold's names none:
+    /// [`LatchFree::bucket_of`] its lock).
     #[inline]
     fn bucket(&self, h: At) -> &Bucket {
+        debug_assert!(!h.is_fast(), "a fast hold's handle names no bucket");
         &self.buckets[h.bucket()]
     }
 
@@ -618,6 +623,10 @@ unsafe impl<const SWAP: bool> LockTable for LatchFree<SWAP> {
 
     /// `release.rs`.
     unsafe fn cancel(&self, a: Caller<'_>, h: At, r: ReqPtr, wake: &mut Vec<ReqPtr>) -> Cancel {
+        // A fast hold never waits.
+        if h.is_fast() {
+            return Cancel::WasGranted;
+        }
         // SAFETY: this function's contract.
         unsafe { self.cancel_in_list(a.counters, h, r, wake) }
     }
@@ -625,6 +634,9 @@ unsafe impl<const SWAP: bool> LockTable for LatchFree<SWAP> {
     /// `r` may belong to another agent, so it is dereferenced only once it
     /// was found in the list while pinned.
     unsafe fn blockers(&self, a: Caller<'_>, h: At, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
+        if h.is_fast() {
+            return false;
+        }
         let c = a.counters;
         let b = self.bucket(h);
         let g = pin();
@@ -705,8 +717,8 @@ unsafe impl<const SWAP: bool> LockTable for LatchFree<SWAP> {
 
 impl<const SWAP: bool> FastTable for LatchFree<SWAP> {
     #[inline]
-    fn fast_hold(&self, id: LockId, s: usize) -> At {
-        At::fast_hold(self.bucket_of(id).0, s)
+    fn fast_hold(&self, s: usize) -> At {
+        At::fast_hold(s)
     }
 
     #[inline]

@@ -266,7 +266,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
     }
 
     /// Releases `q` (a fast hold or a linked request).
-    #[inline]
+    #[inline(always)]
     pub(super) fn release_req(&self, c: &AgentCounters, h: At, q: &Request, wake: &mut Vec<ReqPtr>) {
         if h.is_fast() {
             self.release_fast(c, h, q, wake);

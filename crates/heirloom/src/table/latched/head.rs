@@ -1,0 +1,116 @@
+//! The latched table's lock head: a lock's queue under its latch, the id
+//! it is bound to, and what it publishes for readers without the latch.
+
+use crossbeam_utils::CachePadded;
+
+use crate::id::{Level, LockId};
+use crate::latch::Latch;
+use crate::queue::{Outside, Queue};
+use crate::request::ReqPtr;
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Ordering, fence};
+
+/// A head latch's note ([`Latch::note`]): the queue had requests when its
+/// last holder let go (written by `Head::publish_waiters`).
+/// The miss path skips such heads without a `try_lock`, a write that would
+/// take a line from the thread whose lock the head holds; a head whose note
+/// is stale either way is only tried in vain or passed over (a new head is
+/// bound instead), never rebound while it has requests, which only the
+/// queue under the latch decides.
+pub(super) const IN_USE: u8 = 1;
+
+/// A lock head: 128 bytes, `repr(C)`, laid out so that the first cache
+/// line holds what a bucket walk reads and what changes rarely (the id
+/// words, the chain link, `waiters`, and the queue's read-mostly fields)
+/// and the second what every operation writes (the queue's granted modes
+/// and requests, then the latch's word; see `Queue`'s layout). A walk past
+/// a head that another thread is latching then reads a line nobody writes.
+#[repr(C)]
+pub(super) struct Head {
+    /// The lock's id (`LockId::words`), written under both latches (so
+    /// exact under either), read by anyone.
+    pub(super) key: AtomicU64,
+    pub(super) hi: AtomicU64,
+    /// Next head of the bucket's chain (written once, before publication).
+    pub(super) next: AtomicPtr<CachePadded<Head>>,
+    /// Somebody waits in the queue: written under the head latch after every
+    /// operation, read without it by `Latched::reinherit`.
+    pub(super) waiters: AtomicBool,
+    pub(super) queue: Latch<Queue>,
+}
+
+impl Head {
+    /// Publishes whether anybody waits, after an operation under the latch.
+    /// If somebody does, an owner may have turned its request INHERITED
+    /// without the latch just before our waiter looked at it; so, after a
+    /// SeqCst fence that pairs with the owner's (after
+    /// `Latched::reinherit`), look again (Dekker: either the owner sees
+    /// `waiters` and comes to the latch, or we see INHERITED and
+    /// invalidate it). `sli`: the table's
+    /// manager passes locks on.
+    /// Also opens the lock's fast-path word once the queue lets fast
+    /// requests in again (`Queue::reopen_fast_word`), and notes in the
+    /// latch whether the queue has requests ([`IN_USE`]). `latched`: the
+    /// caller holds the latch, whose word is then its own line, so the note
+    /// is stored without a look first; a section elided over the latch
+    /// stores it only when it changes (a store to the latch's word aborts
+    /// every other section elided over it).
+    #[inline]
+    pub(super) fn publish_waiters(&self, q: &mut Queue, wake: &mut Vec<ReqPtr>, sli: bool, latched: bool) {
+        if q.has_waiters() {
+            self.publish_waiters_slow(q, wake, sli);
+        } else if self.waiters.load(Ordering::Relaxed) {
+            self.waiters.store(false, Ordering::Relaxed);
+        }
+        q.reopen_fast_word();
+        let note = if q.is_empty() { 0 } else { IN_USE };
+        if latched || self.queue.note() != note {
+            self.queue.set_note(note);
+        }
+    }
+
+    #[cold]
+    fn publish_waiters_slow(&self, q: &mut Queue, wake: &mut Vec<ReqPtr>, sli: bool) {
+        // `waiters` changes only under this latch: if it is set already, it
+        // has stayed set since the `publish_waiters` that set it and passed the fence,
+        // and every owner that looked after that saw it
+        // (`loom_reinherit.rs`, the second model).
+        if !self.waiters.load(Ordering::Relaxed) {
+            self.waiters.store(true, Ordering::Relaxed);
+            // Only a lock that can be passed on has owners that turn their
+            // requests INHERITED without the latch (`inherit::Rules::candidate`:
+            // not rows, and only with inheritance on): the others need no
+            // fence.
+            if sli && self.id().level() != Level::Row {
+                fence(Ordering::SeqCst);
+            }
+        }
+        q.recheck_inherited(wake);
+        if !q.has_waiters() {
+            self.waiters.store(false, Ordering::Relaxed);
+        }
+    }
+
+    /// The lock the head is bound to (exact under either latch).
+    #[inline]
+    pub(super) fn id(&self) -> LockId {
+        // Relaxed: written under both latches.
+        LockId::from_words(self.key.load(Ordering::Relaxed), self.hi.load(Ordering::Relaxed))
+    }
+
+    #[inline]
+    pub(super) fn bound_to(&self, (key, hi): (u64, u64)) -> bool {
+        // Relaxed: a racy hint unless the caller holds the head latch or
+        // the bucket latch, which make these exact (writers hold both).
+        self.key.load(Ordering::Relaxed) == key && self.hi.load(Ordering::Relaxed) == hi
+    }
+
+    /// Rebinds to `id` (whose fast holds are counted in `outside`); caller
+    /// holds the bucket latch and the head latch.
+    pub(super) fn bind(&self, q: &mut Queue, id: LockId, outside: Option<Outside>) {
+        let (key, hi) = id.words();
+        q.rebind();
+        q.set_outside(outside);
+        self.key.store(key, Ordering::Relaxed);
+        self.hi.store(hi, Ordering::Relaxed);
+    }
+}
