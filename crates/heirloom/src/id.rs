@@ -559,4 +559,30 @@ mod tests {
         let max = *buckets.iter().max().unwrap();
         assert!(max < 160, "worst bucket holds {max} of ~98");
     }
+
+    /// Keys that differ only above a power of two (fields packed into a
+    /// key: a warehouse in the high bits, a page above a slot) spread as
+    /// consecutive ones do, over a table's low bits (its buckets) and over
+    /// the top sixteen (the latched table's tags).
+    #[test]
+    fn hash_spreads_keys_strided_by_powers_of_two() {
+        for shift in [0, 8, 16, 24, 32, 40] {
+            let (mut low, mut top) = (vec![0u32; 1024], vec![0u32; 1024]);
+            for k in 0..100_000u64 {
+                let h = LockId::row(T, k << shift).hash64();
+                low[(h & 1023) as usize] += 1;
+                top[(h >> 54) as usize] += 1;
+            }
+            for (bits, b) in [("low", &low), ("top", &top)] {
+                let max = *b.iter().max().unwrap();
+                assert!(max < 160, "keys << {shift}: the worst of the {bits} bits' buckets holds {max} of ~98");
+            }
+        }
+        // Tables of one database, and rows of many tables, too.
+        let mut buckets = vec![0u32; 1024];
+        for t in 0..100_000u32 {
+            buckets[(LockId::table(TableId::new(0, t)).hash64() & 1023) as usize] += 1;
+        }
+        assert!(*buckets.iter().max().unwrap() < 160);
+    }
 }
