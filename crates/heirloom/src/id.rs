@@ -575,7 +575,10 @@ mod tests {
             }
             for (bits, b) in [("low", &low), ("top", &top)] {
                 let max = *b.iter().max().unwrap();
-                assert!(max < 160, "keys << {shift}: the worst of the {bits} bits' buckets holds {max} of ~98");
+                assert!(
+                    max < 160,
+                    "keys << {shift}: the worst of the {bits} bits' buckets holds {max} of ~98"
+                );
             }
         }
         // Tables of one database, and rows of many tables, too.

@@ -63,7 +63,12 @@
 //!   with S (on a drained stripe by registering in the requester's record,
 //!   whose agent the queue keeps until it opens the word again), and reads
 //!   the row's words from the request it judges (every request this table
-//!   links carries them, [`Latched::acquire`]).
+//!   links carries them, [`Latched::acquire`]). While the row side's
+//!   switch is off (`rows.rs`, "The switch") a row's head is bound with
+//!   no stripe at all, so that its requests pay nothing for fast holds
+//!   that cannot exist; the first request that finds the switch no longer
+//!   off under the head latch gives the head its stripe before it decides
+//!   ([`Latched::outside_now`]).
 //!
 //! Heads are freed only when the table drops; an emptied head stays bound (a
 //! hot lock finds it again at once) until an acquisition of another id in

@@ -84,7 +84,10 @@
 //! `Builder::fast_rows`'s `Auto`): [`ON`], the protocol above;
 //! [`OFF`], no fast hold exists or is granted, and a strong request
 //! decided while it reads `OFF` is not counted at all
-//! ([`Strong::Uncounted`]: no word, no record, no scan). The two states
+//! ([`Strong::Uncounted`]: no word, no record, no scan; the tables skip
+//! the stripe altogether then: the latch-free table gives such a request
+//! no slot, the latched table binds a row's head with none and gives it
+//! one when a request finds the switch no longer off). The two states
 //! between keep both rules safe:
 //!
 //! * **ON to OFF** goes through [`DRAINING`], a revocation as a biased
