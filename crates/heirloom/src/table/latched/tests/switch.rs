@@ -74,15 +74,21 @@ fn status(r: ReqPtr) -> Status {
     node(&r).status.load(Ordering::Acquire)
 }
 
-#[test]
-fn a_new_strong_request_on_a_head_bound_while_off_is_counted() {
+/// A table with the switch off and agent 1's S on `row` linked in the
+/// row's head, bound while off: the S's node and handle.
+fn s_linked_while_off(row: LockId) -> (Latched, ReqPtr, At) {
     let t = table();
-    let row = LockId::row(T, 7);
     turn(&t, OFF);
-    // Bound while off: an S linked in the queue.
     let s = request(1, 1);
     let (out, hs) = acquire(&t, 1, row, s, Mode::S);
     assert!(matches!(out, Outcome::Granted));
+    (t, s, hs)
+}
+
+#[test]
+fn a_new_strong_request_on_a_head_bound_while_off_is_counted() {
+    let row = LockId::row(T, 7);
+    let (t, s, hs) = s_linked_while_off(row);
     turn(&t, ON);
     // X after the switch is on again: it waits for the S, counted in the
     // row's stripe, so that no fast S comes past it.
@@ -102,11 +108,8 @@ fn a_new_strong_request_on_a_head_bound_while_off_is_counted() {
 
 #[test]
 fn a_conversion_in_place_after_the_switch_left_off_is_counted() {
-    let t = table();
     let row = LockId::row(T, 8);
-    turn(&t, OFF);
-    let s = request(1, 1);
-    let (_, hs) = acquire(&t, 1, row, s, Mode::S);
+    let (t, s, hs) = s_linked_while_off(row);
     turn(&t, ARMING);
     let c = AgentCounters::default();
     let (mut wake, mut nodes) = (Vec::new(), Nodes::new(Reuse::Unlinked, 1, || {}));
@@ -154,12 +157,9 @@ fn reopens(t: &Latched, id: LockId) -> bool {
 
 #[test]
 fn a_fast_holds_conversion_on_a_head_bound_while_off_sees_the_other_fast_holds() {
-    let t = table();
     let row = LockId::row(T, 9);
-    turn(&t, OFF);
     // Bound while off and left empty: the head stays bound to the row.
-    let s = request(1, 1);
-    let (_, hs) = acquire(&t, 1, row, s, Mode::S);
+    let (t, s, hs) = s_linked_while_off(row);
     assert!(release(&t, 1, hs, s).is_empty());
     turn(&t, ON);
     // Two fast S holds on the row; the first converts to X.
