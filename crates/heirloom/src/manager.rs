@@ -358,13 +358,16 @@ impl Builder {
         // which needs the hierarchy.
         let escalate_after = if self.intention_locks { self.escalate_after } else { 0 };
         let special = self.table == TableKind::NoLocking || escalate_after > 0 || self.max_locks > 0;
-        let table = Table::new(
+        let mut table = Table::new(
             self.table,
             self.buckets,
             self.inheritance != Inheritance::Off,
             self.fast_path,
             self.fast_rows != FastRows::Off,
         );
+        if self.policy == ConflictPolicy::WaitDie {
+            table.judge_wait_die();
+        }
         let row_switch = (self.fast_rows == FastRows::Auto
             && !self.lock_classes
             && table.fast().is_some_and(|f| f.row_side().is_some()))

@@ -28,6 +28,15 @@ pub enum ConflictPolicy {
     /// WAIT_DIE does, dies less often but lets a younger transaction wait
     /// behind an older waiter, which may then come to wait for the younger
     /// one: a deadlock that wait-die exists to rule out.
+    ///
+    /// A request is judged when it would wait, before it is linked: under
+    /// the latch that decides it (the latched and global tables), or by a
+    /// walk of the lock's list (the latch-free tables), as DBx1000's
+    /// WAIT_DIE judges under the row's latch. A request that dies is so
+    /// never seen waiting: nobody else judges itself against it, waits for
+    /// it or is woken by its leaving. The server table links it and judges
+    /// it as the wait begins. A waiter is judged again whenever it is woken
+    /// without the grant (something ahead of it changed).
     WaitDie,
     /// Wound-wait: an older requester wounds younger holders; a younger one
     /// waits. A wounded holder fails at its next lock call while the

@@ -239,14 +239,24 @@ impl Queue {
 
     /// Links `r` (owner and age already set) asking for `mode`, and grants it if the
     /// rules allow. With `may_wait == false` a request that cannot be
-    /// granted is not linked.
+    /// granted is not linked. With `die` (wait-die, and `may_wait`) a
+    /// request that cannot be granted and finds a linked request in its way
+    /// that is older is refused and not linked either: it dies at once
+    /// ([`Queue::older_in_way`]).
     /// `contended` says whether the latch was found held (the heat window).
     ///
     /// # Safety
     /// `r` is the caller's own request, alive and linked nowhere (`ReqPtr`
     /// contract 1).
     #[inline(always)]
-    pub(crate) unsafe fn acquire(&mut self, r: ReqPtr, mode: Mode, may_wait: bool, contended: bool) -> Outcome {
+    pub(crate) unsafe fn acquire(
+        &mut self,
+        r: ReqPtr,
+        mode: Mode,
+        may_wait: bool,
+        die: bool,
+        contended: bool,
+    ) -> Outcome {
         // SAFETY: the caller's own live request (this function's contract).
         let q = unsafe { r.get() };
         let heat = inherit::note_heat(self.heat, contended);
@@ -274,6 +284,9 @@ impl Queue {
                 return Outcome::Granted;
             }
             if may_wait {
+                if die && let Some(b) = self.older_in_way(mode, self.reqs.len(), None, q) {
+                    return Outcome::Refused(b);
+                }
                 break;
             }
             if let Some(b) = self.first_blocker(mode, self.reqs.len(), None, q) {
@@ -296,11 +309,13 @@ impl Queue {
     ///
     /// # Safety
     /// `r` is the caller's own request, alive and linked in this queue.
+    #[allow(clippy::too_many_arguments)] // one per input of the operation
     pub(crate) unsafe fn convert(
         &mut self,
         r: ReqPtr,
         to: Mode,
         may_wait: bool,
+        die: bool,
         wake_behind: bool,
         wake: &mut Vec<ReqPtr>,
     ) -> Outcome {
@@ -321,6 +336,9 @@ impl Queue {
                 return Outcome::Granted;
             }
             if may_wait {
+                if die && let Some(b) = self.older_in_way(to, 0, Some(r), q) {
+                    return Outcome::Refused(b);
+                }
                 break;
             }
             let idx = self.index_of(r);
@@ -354,11 +372,13 @@ impl Queue {
     /// # Safety
     /// `r` is the caller's own request, alive and linked nowhere (`ReqPtr`
     /// contract 1).
+    #[allow(clippy::too_many_arguments)] // one per input of the operation
     pub(crate) unsafe fn convert_outside(
         &mut self,
         r: ReqPtr,
         to: Mode,
         may_wait: bool,
+        die: bool,
         wake_behind: bool,
         wake: &mut Vec<ReqPtr>,
     ) -> Outcome {
@@ -379,6 +399,9 @@ impl Queue {
                 return Outcome::Granted;
             }
             if may_wait {
+                if die && let Some(b) = self.older_in_way(to, 0, None, q) {
+                    return Outcome::Refused(b);
+                }
                 break;
             }
             // Waiting new requests are behind a conversion.
@@ -632,6 +655,49 @@ impl Queue {
             // SAFETY: linked here, latch held (contract 2).
             |r| Blocker::of(unsafe { r.get() }),
         ))
+    }
+
+    /// Wait-die's judgement of a request about to wait, made before it is
+    /// linked: a linked request in the way of `want` of `me` whose
+    /// transaction is older than `me`'s (`None`: none is, and `me` may
+    /// wait). The requests in the way are those [`Queue::blockers`] would
+    /// name once `me` waited: for a new request (`upto`: the queue's
+    /// length, where it would be linked) the conflicting holders,
+    /// conversions (their old and their target mode) and waiters; for a
+    /// conversion (`upto` 0; `own`: its own request, if linked) the
+    /// conflicting holders and conversions' held modes; and either way the
+    /// fast holds in its way while the word is closed. A transaction that
+    /// would die at its first judgement so dies without ever being seen waiting
+    /// (nobody judges their own request against a request that is about to
+    /// go, nor is woken by its leaving), as DBx1000's WAIT_DIE decides under
+    /// the row's latch.
+    fn older_in_way(&self, want: Mode, upto: usize, own: Option<ReqPtr>, me: &Request) -> Option<Blocker> {
+        let age = me.ts.load(Ordering::Relaxed);
+        let new = own.is_none() && upto > 0;
+        for (i, &r) in self.reqs.iter().enumerate() {
+            if Some(r) == own {
+                continue;
+            }
+            // SAFETY: linked here, latch held (contract 2).
+            let q = unsafe { r.get() };
+            // Acquire: as in `blockers` (the error names the current owner).
+            let in_way = match q.status.load(Ordering::Acquire) {
+                GRANTED => !want.compatible(q.mode()),
+                CONVERTING => !want.compatible(q.mode()) || (new && !want.compatible(q.want())),
+                WAITING => new && i < upto && !want.compatible(q.want()),
+                // Inherited requests block nobody: a conflicting requester
+                // invalidates them (`acquire` did, before it got here).
+                _ => false,
+            };
+            if in_way && q.ts.load(Ordering::Relaxed) < age {
+                return Some(Blocker::of(q));
+            }
+        }
+        // The fast holds, as `blockers` reads them.
+        match self.outside {
+            Some(o) if self.closed => o.older(me.words(), want, me.agent, age),
+            _ => None,
+        }
     }
 
     /// Grants conversions first, then waiters in order, as the rules allow.

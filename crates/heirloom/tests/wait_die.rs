@@ -121,6 +121,42 @@ fn a_younger_requester_dies_against_an_older_holder() {
     }
 }
 
+/// The tables that decide a request under their latch or in their walk
+/// judge wait-die there (`ConflictPolicy::WaitDie`): a request that dies
+/// is never linked, so it never counts as a wait and nobody sees it
+/// waiting; the same requests die as where the policy judges a linked
+/// waiter (the server table), conversions included.
+#[test]
+fn a_request_that_dies_is_judged_before_it_waits() {
+    for kind in TableKind::ALL {
+        let judged = !matches!(kind, TableKind::Server { .. });
+        let lm = manager(kind);
+        let (mut a, mut b, mut c) = (lm.agent(), lm.agent(), lm.agent());
+        let mut old = a.begin();
+        let mut middle = b.begin();
+        let mut young = c.begin();
+        old.lock(ROW, Mode::S).unwrap();
+        young.lock(ROW, Mode::S).unwrap();
+        // A new request and a conversion, each with an older holder in its way.
+        expect_died(kind, dies(&mut middle, Mode::X), old.id());
+        expect_died(kind, dies(&mut young, Mode::X), old.id());
+        let (stats, died) = (lm.stats(), lm.stats().died);
+        assert_eq!(died, 2, "{kind}");
+        if judged {
+            assert_eq!(stats.waits, 0, "{kind}: a request that died waited first");
+        }
+        middle.abort();
+        young.abort();
+        assert_eq!(
+            holders(&lm),
+            vec![(old.id(), Mode::S)],
+            "{kind}: the conversion left S behind"
+        );
+        old.commit().unwrap();
+        assert!(lm.snapshot().is_empty(), "{kind}");
+    }
+}
+
 #[test]
 fn an_older_requester_waits_for_a_younger_holder() {
     for kind in TableKind::ALL {

@@ -24,6 +24,9 @@ pub(crate) trait OutsideHolds: Sync {
     fn holders(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32, out: &mut Vec<Blocker>);
     /// One of them, if there is one now.
     fn blocker(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32) -> Option<Blocker>;
+    /// One of them whose transaction is older than `age`, if there is one
+    /// now (wait-die).
+    fn older(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32, age: u64) -> Option<Blocker>;
 }
 
 /// How a strong request (one that conflicts with fast holds) is known to
@@ -128,5 +131,9 @@ impl Outside {
 
     pub(super) fn blocker(&self, words: (u64, u64), mode: Mode, agent: u32) -> Option<Blocker> {
         self.holds().blocker(self.slot as usize, words, mode, agent)
+    }
+
+    pub(super) fn older(&self, words: (u64, u64), mode: Mode, agent: u32, age: u64) -> Option<Blocker> {
+        self.holds().older(self.slot as usize, words, mode, agent, age)
     }
 }

@@ -683,18 +683,42 @@ impl Fast {
     /// in the way of `mode`, if there is one now.
     #[cold]
     pub(crate) fn blocker(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32) -> Option<Blocker> {
+        self.holder_where(slot, words, mode, agent, |_| true)
+    }
+
+    /// One of them whose transaction is older than `age`, if there is one
+    /// now (wait-die's judgement before linking:
+    /// `LockTable::judge_wait_die`).
+    #[cold]
+    pub(crate) fn older(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32, age: u64) -> Option<Blocker> {
+        self.holder_where(slot, words, mode, agent, |b| b.ts < age)
+    }
+
+    /// The first transaction (not `agent`'s) holding `slot`'s lock fast in a
+    /// mode in the way of `mode` that `keep` keeps.
+    fn holder_where(
+        &self,
+        slot: usize,
+        words: (u64, u64),
+        mode: Mode,
+        agent: u32,
+        keep: impl Fn(&Blocker) -> bool,
+    ) -> Option<Blocker> {
         let mut found = None;
         if slot >= SLOTS {
             if strong_at(slot, mode) {
                 self.rows().holders_each(slot - SLOTS, words, agent, |b| {
-                    found.get_or_insert(b);
+                    if found.is_none() && keep(&b) {
+                        found = Some(b);
+                    }
                 });
             }
             return found;
         }
         self.scan(slot, |i, txn, ts, held| {
-            if found.is_none() && i != agent && !mode.compatible(held) {
-                found = Some(Blocker { txn, agent: i, ts });
+            let b = Blocker { txn, agent: i, ts };
+            if found.is_none() && i != agent && !mode.compatible(held) && keep(&b) {
+                found = Some(b);
             }
         });
         found
@@ -855,6 +879,14 @@ impl OutsideHolds for Fast {
     fn blocker(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32) -> Option<Blocker> {
         if strong_at(slot, mode) {
             Fast::blocker(self, slot, words, mode, agent)
+        } else {
+            None
+        }
+    }
+
+    fn older(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32, age: u64) -> Option<Blocker> {
+        if strong_at(slot, mode) {
+            Fast::older(self, slot, words, mode, agent, age)
         } else {
             None
         }

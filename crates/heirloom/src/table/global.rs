@@ -41,6 +41,9 @@ pub(crate) struct Global {
     inner: CachePadded<Mutex<Queues>>,
     /// The latch elided (`TableKind::GlobalHtm`), or taken.
     elision: Option<Elision>,
+    /// Wait-die judges a request that would wait before it is linked
+    /// ([`LockTable::judge_wait_die`]).
+    wait_die: bool,
 }
 
 /// Emptied queues noted before a sweep unmaps those still empty.
@@ -69,8 +72,8 @@ impl Queues {
         }
     }
 
-    /// Links `r` for `id` in `mode` (see [`Queue::acquire`]); returns the
-    /// outcome and the index of the queue.
+    /// Links `r` for `id` in `mode` (see [`Queue::acquire`], and for `die`
+    /// there); returns the outcome and the index of the queue.
     ///
     /// # Safety
     /// As [`Queue::acquire`].
@@ -81,6 +84,7 @@ impl Queues {
         r: ReqPtr,
         mode: Mode,
         may_wait: bool,
+        die: bool,
         contended: bool,
     ) -> (Outcome, usize) {
         let idx = match self.map.get(&id) {
@@ -102,7 +106,7 @@ impl Queues {
             }
         };
         // SAFETY: this function's contract.
-        let out = unsafe { self.queues[idx].1.acquire(r, mode, may_wait, contended) };
+        let out = unsafe { self.queues[idx].1.acquire(r, mode, may_wait, die, contended) };
         if matches!(out, Outcome::Refused(_)) {
             self.retire_if_empty(idx);
         }
@@ -203,6 +207,7 @@ impl Global {
         Global {
             inner: CachePadded::new(Mutex::new(Queues::new())),
             elision: elide.then(Elision::default),
+            wait_die: false,
         }
     }
 
@@ -269,6 +274,10 @@ impl From<At> for Handle {
 unsafe impl LockTable for Global {
     type Handle = At;
 
+    fn judge_wait_die(&mut self) {
+        self.wait_die = true;
+    }
+
     #[inline]
     unsafe fn acquire(
         &self,
@@ -282,7 +291,7 @@ unsafe impl LockTable for Global {
     ) -> (Outcome, At) {
         self.run(a.counters, |g, contended| {
             // SAFETY: the caller's own live request (this function's contract).
-            let (out, idx) = unsafe { g.acquire(id, r, mode, may_wait, contended) };
+            let (out, idx) = unsafe { g.acquire(id, r, mode, may_wait, may_wait && self.wait_die, contended) };
             (out, At(idx))
         })
     }
@@ -292,7 +301,7 @@ unsafe impl LockTable for Global {
         self.run(a.counters, |g, contended| {
             for it in items.iter_mut() {
                 // SAFETY: the caller's own requests, linked nowhere.
-                let (out, idx) = unsafe { g.acquire(it.id, it.req, it.mode, false, contended) };
+                let (out, idx) = unsafe { g.acquire(it.id, it.req, it.mode, false, false, contended) };
                 it.out = out;
                 it.head = At(idx).into();
             }
@@ -315,7 +324,7 @@ unsafe impl LockTable for Global {
         // SAFETY: the caller's own granted request, linked in the queue of
         // `h` (this function's contract).
         let outcome = self.with(a.counters, h, |q| unsafe {
-            q.convert(r, to, may_wait, wake_behind, wake)
+            q.convert(r, to, may_wait, self.wait_die, wake_behind, wake)
         });
         Converting::in_place(outcome, r, h.into())
     }

@@ -154,6 +154,9 @@ pub(crate) struct Latched {
     /// The head latches elided on the common paths
     /// (`TableKind::LatchedHtm`; see [`Latched::elided`]), or taken.
     elision: Option<Elision>,
+    /// Wait-die judges a request that would wait before it is linked
+    /// ([`LockTable::judge_wait_die`]).
+    wait_die: bool,
 }
 
 /// This table's handle ([`LockTable::Handle`]): the address of the lock's
@@ -211,6 +214,7 @@ impl Latched {
             sli,
             fast: fast_path.then(|| Box::new(Fast::with_rows(rows))),
             elision: elide.then(Elision::default),
+            wait_die: false,
         }
     }
 
@@ -535,6 +539,10 @@ impl Latched {
 unsafe impl LockTable for Latched {
     type Handle = At;
 
+    fn judge_wait_die(&mut self) {
+        self.wait_die = true;
+    }
+
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     unsafe fn acquire(
@@ -573,7 +581,7 @@ unsafe impl LockTable for Latched {
                     head.bound_to(words).then(|| {
                         self.outside_now(q, id);
                         // SAFETY: the caller's own live request (the contract).
-                        unsafe { q.acquire(r, mode, may_wait, contended) }
+                        unsafe { q.acquire(r, mode, may_wait, self.wait_die, contended) }
                     })
                 });
                 if let Some(out) = out {
@@ -583,7 +591,7 @@ unsafe impl LockTable for Latched {
         }
         let (mut q, p, contended) = self.latched_head(c, id);
         // SAFETY: the caller's own live request (the contract).
-        let out = unsafe { q.acquire(r, mode, may_wait, contended) };
+        let out = unsafe { q.acquire(r, mode, may_wait, self.wait_die, contended) };
         // SAFETY: chain heads live as long as the table.
         unsafe { &*p }.publish_waiters(&mut q, wake, self.sli, true);
         (out, At::head(p))
@@ -611,7 +619,7 @@ unsafe impl LockTable for Latched {
             let outcome = unsafe {
                 self.update(c, h, wake, |q, w| {
                     self.outside_now(q, id);
-                    q.convert(r, to, may_wait, wake_behind, w)
+                    q.convert(r, to, may_wait, self.wait_die, wake_behind, w)
                 })
             };
             return Converting::in_place(outcome, r, h.into());
@@ -636,7 +644,7 @@ unsafe impl LockTable for Latched {
         }
         let (mut q, p, _) = self.latched_head(c, id);
         // SAFETY: `n` is the caller's own node, linked nowhere.
-        let outcome = unsafe { q.convert_outside(n, to, may_wait, wake_behind, wake) };
+        let outcome = unsafe { q.convert_outside(n, to, may_wait, self.wait_die, wake_behind, wake) };
         // SAFETY: chain heads live as long as the table.
         unsafe { &*p }.publish_waiters(&mut q, wake, self.sli, true);
         drop(q);

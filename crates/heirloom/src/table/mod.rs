@@ -209,6 +209,18 @@ pub(crate) unsafe trait LockTable {
     /// A new agent `agent` is about to use the table.
     fn attach(&self, _agent: u32) {}
 
+    /// The manager's policy is wait-die: from now on (before any agent
+    /// uses the table) a request that may wait and finds a linked request
+    /// in its way whose transaction is older than its own is refused
+    /// ([`Outcome::Refused`], not linked) instead of linked as waiting, and
+    /// its transaction dies at once: the judgement wait-die would make at
+    /// the start of its wait, made where the request is decided. A table
+    /// that does not (the default) links it, and the policy judges it
+    /// then (`txn/policy.rs`). Either way the same transaction dies; the
+    /// early judgement spares the link, the wait's start and the cancel,
+    /// and nobody else sees a waiter that is about to go.
+    fn judge_wait_die(&mut self) {}
+
     /// A pool of request nodes for agent `agent`, reusing given-back nodes
     /// as soon as this table allows (see `nodes.rs`): at once, unless the
     /// table says otherwise.
@@ -548,6 +560,10 @@ unsafe impl LockTable for Table {
 
     fn attach(&self, agent: u32) {
         each!(self, t => t.attach(agent))
+    }
+
+    fn judge_wait_die(&mut self) {
+        each!(self, t => t.judge_wait_die())
     }
 
     fn nodes(&self, agent: u32) -> Nodes {

@@ -809,7 +809,7 @@ fn handle(q: &mut Queues, me: usize, msg: Msg, contended: bool, wake: &mut Vec<R
             may_wait,
         } => {
             // SAFETY: the client's own request, linked nowhere.
-            let (out, idx) = unsafe { q.acquire(id, req, mode, may_wait, contended) };
+            let (out, idx) = unsafe { q.acquire(id, req, mode, may_wait, false, contended) };
             Msg::Acquired { out, idx }
         }
         Msg::Convert {
@@ -821,7 +821,7 @@ fn handle(q: &mut Queues, me: usize, msg: Msg, contended: bool, wake: &mut Vec<R
         } => {
             let queue = q.get(idx).expect("a conversion names a live queue");
             // SAFETY: the client's own granted request, linked there.
-            Msg::Outcome(unsafe { queue.convert(req, to, may_wait, wake_behind, wake) })
+            Msg::Outcome(unsafe { queue.convert(req, to, may_wait, false, wake_behind, wake) })
         }
         // SAFETY: the client's own granted request, linked at `idx`.
         Msg::Release { idx, req, heat } => Msg::Handoff(unsafe { q.release(idx, req, heat, wake) }),
@@ -838,7 +838,7 @@ fn handle(q: &mut Queues, me: usize, msg: Msg, contended: bool, wake: &mut Vec<R
             let items = unsafe { std::slice::from_raw_parts_mut(items, len) };
             for it in items {
                 // SAFETY: the client's own requests, linked nowhere.
-                let (out, idx) = unsafe { q.acquire(it.id, it.req, it.mode, false, contended) };
+                let (out, idx) = unsafe { q.acquire(it.id, it.req, it.mode, false, false, contended) };
                 it.out = out;
                 it.head = At { idx, part: me }.into();
             }

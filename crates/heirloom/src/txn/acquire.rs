@@ -163,7 +163,13 @@ impl Transaction<'_> {
                 // Not left linked (the swap-append table withdrew it; see
                 // `LockTable::acquire`): given back.
                 a.nodes.give_back_refused(r);
-                return Err(self.refused(id, mode, b.txn));
+                // A request that may wait is refused only by wait-die's
+                // judgement in the table (`LockTable::judge_wait_die`).
+                return Err(if may_wait {
+                    self.died(id, mode, b.txn)
+                } else {
+                    self.refused(id, mode, b.txn)
+                });
             }
             Outcome::Failed(partition) => {
                 // Never linked: given back.
@@ -241,6 +247,8 @@ impl Transaction<'_> {
                 self.agent.converted(k, conv.req, conv.head, to);
                 Ok(())
             }
+            // As in `link`: with `may_wait`, wait-die's judgement.
+            Outcome::Refused(b) if may_wait => Err(self.died(h.id, to, b.txn)),
             Outcome::Refused(b) => Err(self.refused(h.id, to, b.txn)),
             Outcome::Failed(partition) => Err(self.server_failed(h.id, partition)),
             Outcome::Waiting if self.agent.waiting.defer => Err(self.defer(InFlight {

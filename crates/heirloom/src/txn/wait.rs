@@ -97,6 +97,21 @@ impl Transaction<'_> {
         })
     }
 
+    /// The error of a request that wait-die's judgement in the table
+    /// refused (`LockTable::judge_wait_die`): an older transaction holds or
+    /// waits for the lock ahead of it; the transaction dies, as
+    /// `policy_check` would have decided at the start of its wait.
+    #[cold]
+    pub(super) fn died(&mut self, lock: LockId, mode: Mode, older: TxnId) -> LockError {
+        self.agent.shared.counters.died.bump();
+        self.doom(LockError::Died {
+            txn: self.id(),
+            lock,
+            mode,
+            older,
+        })
+    }
+
     /// The error of a request the server table could not serve (its
     /// partition's server thread failed): not restartable, and the
     /// transaction is doomed.

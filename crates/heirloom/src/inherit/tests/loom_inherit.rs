@@ -76,8 +76,8 @@ fn a_blockers_read_sees_the_reclaiming_owner() {
         let mut q = Queue::new();
         // SAFETY: the model's own nodes, linked nowhere yet.
         unsafe {
-            assert!(matches!(q.acquire(r, Mode::IS, true, false), Outcome::Granted));
-            assert!(matches!(q.acquire(w, Mode::X, true, false), Outcome::Waiting));
+            assert!(matches!(q.acquire(r, Mode::IS, true, false, false), Outcome::Granted));
+            assert!(matches!(q.acquire(w, Mode::X, true, false, false), Outcome::Waiting));
         }
         // The owner's commit passed it on.
         node(&r).status.store(INHERITED, Ordering::Release);

@@ -254,6 +254,22 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 }
                 continue;
             }
+            // Wait-die: an older transaction in the way, linked or holding
+            // fast, and the request dies unlinked
+            // (`LockTable::judge_wait_die`), uncounted if an earlier lap
+            // counted it.
+            if self.wait_die
+                && (first.is_some() || blocked_fast)
+                && let Some(blocker) = self.older_ahead(b, c, q, mode, own_fast, fast_slot, None, &g)
+            {
+                if counted {
+                    b.waiting.fetch_sub(1, Ordering::Relaxed);
+                }
+                q.recycle.store(NEVER_LINKED, Ordering::Relaxed);
+                self.note_heat(b, id, hot);
+                self.uncount_strong(h, q.agent);
+                return (Outcome::Refused(blocker), h);
+            }
             let waiting = first.is_some() || blocked_fast;
             // Count ourselves before the CAS can publish WAITING: a granter's
             // decrement then follows our increment in the counter's
@@ -288,6 +304,69 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             return (Outcome::Granted, h);
         }
         self.recheck_waiter(b, c, q, &g, h)
+    }
+
+    /// Wait-die's judgement of the request `q` for `mode` before it waits
+    /// (`LockTable::judge_wait_die`): a request in the way ahead of it
+    /// whose transaction is older than `q`'s (up to `stop`, `q`'s own node
+    /// once it is linked; else the whole route, where it would be
+    /// linked), or a fast hold of such a transaction. The set is what
+    /// `blockers` reports once it waits; a walk of its own, off the path
+    /// that does not wait (the list may have changed since the append's
+    /// walk: an older request met is still one in the way, and one missed
+    /// is judged by the policy once the request waits).
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)] // the append's state
+    fn older_ahead(
+        &self,
+        b: &Bucket,
+        c: &AgentCounters,
+        q: &Request,
+        mode: Mode,
+        own_fast: Mode,
+        fast_slot: Option<(&fast::Fast, usize)>,
+        stop: Option<Shared<'_, Request>>,
+        g: &Guard,
+    ) -> Option<Blocker> {
+        let words = (q.key.load(Ordering::Relaxed), q.hi.load(Ordering::Relaxed));
+        let (me, age) = (q.txn.load(Ordering::Relaxed), q.ts.load(Ordering::Relaxed));
+        let mut own = own_fast;
+        let mut found = None;
+        Self::walk(b, self.route(words), c, g, |n| match n {
+            None => {
+                found = None;
+                own = own_fast;
+                Visit::Next
+            }
+            Some((n, _)) if Some(n) == stop => Visit::Stop,
+            Some((_, x)) => {
+                if found.is_none() && same_lock(x, words) {
+                    if x.txn.load(Ordering::Relaxed) == me {
+                        note_own(x, &mut own);
+                    } else if !shut_out_by_own(x, own) {
+                        // Acquire: as in `blockers` (a reclaimed request's
+                        // owner and age are its new owner's).
+                        let s = x.status.load(Ordering::Acquire);
+                        if matches!(s, GRANTED | WAITING | ACTIVE)
+                            && !mode.compatible(x.mode())
+                            && x.ts.load(Ordering::Relaxed) < age
+                        {
+                            found = Some(Blocker::of(x));
+                        }
+                    }
+                }
+                Visit::Next
+            }
+        });
+        found.or_else(|| {
+            let (f, s) = fast_slot?;
+            if fast::strong_at(s, mode) {
+                f.older(s, words, mode, q.agent, age)
+            } else {
+                None
+            }
+        })
     }
 
     /// The slides' append: one swap of the bucket's tail links the request
@@ -398,10 +477,18 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 q.status.store(GRANTED, Ordering::Relaxed);
                 return Some((Outcome::Granted, h));
             }
-            if may_wait {
+            // Wait-die: a request that may wait but has an older
+            // transaction in its way, linked or holding fast, is refused
+            // as no-wait's is (`LockTable::judge_wait_die`).
+            let older = if may_wait && self.wait_die {
+                self.older_ahead(b, c, q, mode, own_fast, a.fast_slot, Some(new), &g)
+            } else {
+                None
+            };
+            if may_wait && older.is_none() {
                 break;
             }
-            let blocker = a.blocker(first);
+            let blocker = older.or_else(|| a.blocker(first));
             // None: the holds in the way went (or were a fast request
             // backing off): look again.
             if let Some(blocker) = blocker {

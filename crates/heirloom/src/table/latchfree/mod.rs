@@ -385,6 +385,9 @@ pub(crate) struct LatchFree<const SWAP: bool = false> {
     split_at: u32,
     /// The intention-lock fast path (`fast.rs`), when on.
     fast: Option<Box<fast::Fast>>,
+    /// Wait-die judges a request that would wait before it is linked
+    /// ([`LockTable::judge_wait_die`]).
+    wait_die: bool,
 }
 
 /// The request `n` points to.
@@ -434,6 +437,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             max_depth: ((64 - n.trailing_zeros()) / split::FANOUT.trailing_zeros()).min(MAX_DEPTH),
             split_at: split::SPLIT_AT,
             fast: fast_path.then(|| Box::new(fast::Fast::with_rows(rows))),
+            wait_die: false,
         }
     }
 
@@ -515,6 +519,12 @@ impl<const SWAP: bool> LatchFree<SWAP> {
 // reused only after a grace period (`nodes`, `reclaim.rs`).
 unsafe impl<const SWAP: bool> LockTable for LatchFree<SWAP> {
     type Handle = At;
+
+    /// A request about to wait is judged by a walk of its own
+    /// (`LatchFree::older_ahead`).
+    fn judge_wait_die(&mut self) {
+        self.wait_die = true;
+    }
 
     /// Nodes once linked are read by walkers until a grace period passes.
     fn nodes(&self, agent: u32) -> Nodes {

@@ -45,24 +45,40 @@ fn bounded<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static
 /// panics at `point`; then a third agent must get X once the holder
 /// commits (a request left in the queue would be granted and never
 /// released, or block it for ever), and an exclusive-mode run must get in.
+/// Under wait-die the waiter's transaction begins first: older than the
+/// holder's, it waits (a younger one would die before it waits).
 fn panic_while_waiting(kind: TableKind, policy: ConflictPolicy, point: Point) {
     let lm = manager(kind, policy, Inheritance::Off);
     let row = LockId::row(T, 1);
     let mut holder = lm.agent();
-    let mut h = holder.begin();
-    h.lock(row, Mode::X).unwrap();
+    let (begun_tx, begun) = mpsc::channel();
+    let (held_tx, held) = mpsc::channel();
+    let waiter_first = policy == ConflictPolicy::WaitDie;
 
     let lm2 = lm.clone();
     let panicked = thread::spawn(move || {
         let mut a = lm2.agent();
         fault::arm(point);
         let r = catch_unwind(AssertUnwindSafe(|| {
+            if !waiter_first {
+                held.recv().unwrap();
+            }
             let mut t = a.begin();
+            if waiter_first {
+                begun_tx.send(()).unwrap();
+                held.recv().unwrap();
+            }
             let _ = t.lock(row, Mode::S);
         }));
         fault::disarm();
         r.is_err()
     });
+    if waiter_first {
+        begun.recv().unwrap();
+    }
+    let mut h = holder.begin();
+    h.lock(row, Mode::X).unwrap();
+    held_tx.send(()).unwrap();
     // The waiter is linked (and panics) before the holder lets go.
     while !panicked.is_finished() && lm.snapshot().locks.iter().all(|l| l.waiters.is_empty()) {
         thread::yield_now();
@@ -109,8 +125,8 @@ fn panic_while_a_request_waits_cancels_it() {
 fn panic_inside_the_policy_check_cancels_the_request() {
     for kind in TableKind::ALL {
         // Detect: inside the deadlock search, with the registry lock held
-        // (for reading). Wait-die: the waiter is younger and would die; the
-        // panic comes first. Wound-wait: before the wound.
+        // (for reading). Wait-die: the waiter is older and waits; its
+        // judgement panics. Wound-wait: before the wound.
         for policy in [
             ConflictPolicy::Detect,
             ConflictPolicy::WaitDie,

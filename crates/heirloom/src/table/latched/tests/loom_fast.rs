@@ -125,7 +125,7 @@ fn a_conversion_of_a_fast_hold_waits_for_the_others_only() {
         let conv = request(0);
         let (mut q, p, _) = t.latched_head(&AgentCounters::default(), id);
         // SAFETY: the model's own node, linked nowhere yet.
-        let out = unsafe { q.convert_outside(conv, Mode::X, true, false, &mut wake) };
+        let out = unsafe { q.convert_outside(conv, Mode::X, true, false, false, &mut wake) };
         // SAFETY: the table's own head.
         unsafe { &*p }.publish_waiters(&mut q, &mut wake, false, true);
         drop(q);

@@ -9,6 +9,7 @@
 use crossbeam_epoch as epoch;
 
 use super::super::{At, LatchFree, Route, Visit, hand_over_retired};
+use crate::error::TxnId;
 use crate::id::{LockId, TableId};
 use crate::mode::Mode;
 use crate::nodes::{Nodes, Reuse};
@@ -717,6 +718,77 @@ fn a_withdrawn_request_wakes_whoever_waited_for_it<const SWAP: bool>() {
     });
 }
 
+/// A request of transaction `txn` whose age is `txn` too.
+fn aged(txn: u64) -> ReqPtr {
+    let r = request(txn);
+    node(&r).ts.store(txn, Ordering::Relaxed);
+    r
+}
+
+/// Wait-die judged before a request waits (`LatchFree::older_ahead`,
+/// `LockTable::judge_wait_die`): the youngest, Y (age 5), holds X; R
+/// (age 3) asks for X and may wait while the oldest, O (age 1), asks for X
+/// too and Y then releases it. O never dies (nobody is older); R waits
+/// when only Y was ahead of it, and dies, unlinked, when O was: also after
+/// a first lap that found only Y, counted R as waiting and lost its CAS to
+/// O's append. X is never held twice, the bucket's waiting count ends at
+/// zero and nothing is left behind.
+fn wait_die_dies_unlinked_and_uncounted<const SWAP: bool>() {
+    loom::model(|| {
+        let mut t = LatchFree::<SWAP>::new(1, false, false);
+        t.judge_wait_die();
+        let t = Arc::new(t);
+        let id = LockId::row(T, 9);
+        let (y, r, o) = (aged(5), aged(3), aged(1));
+        let c = AgentCounters::default();
+        let (out, _) = acquire(&t, &c, id, y, Mode::X, true);
+        assert!(matches!(out, Outcome::Granted));
+        let held = Arc::new(AtomicBool::new(false));
+        let younger = {
+            let (t, held) = (t.clone(), held.clone());
+            loom::thread::spawn(move || {
+                let c = AgentCounters::default();
+                match acquire(&t, &c, id, r, Mode::X, true).0 {
+                    Outcome::Refused(b) => {
+                        assert_eq!(b.txn, TxnId(1), "died for a younger transaction");
+                        return false;
+                    }
+                    Outcome::Waiting => wait_granted(r),
+                    // After both others.
+                    Outcome::Granted => {}
+                    Outcome::Failed(_) => unreachable!("no server here"),
+                }
+                assert!(!held.swap(true, Ordering::SeqCst), "X held twice");
+                held.store(false, Ordering::SeqCst);
+                release(&t, &c, r, &mut Vec::new());
+                true
+            })
+        };
+        let (out, _) = acquire(&t, &c, id, o, Mode::X, true);
+        assert!(
+            matches!(out, Outcome::Waiting),
+            "the oldest died, or was granted beside Y"
+        );
+        release(&t, &c, y, &mut Vec::new());
+        wait_granted(o);
+        assert!(!held.swap(true, Ordering::SeqCst), "X held twice");
+        held.store(false, Ordering::SeqCst);
+        release(&t, &c, o, &mut Vec::new());
+        let lived = younger.join().unwrap();
+        assert_eq!(t.buckets[0].waiting.load(Ordering::Relaxed), 0);
+        assert_no_live_request(&t);
+        drop(t);
+        hand_over_retired();
+        if lived || SWAP {
+            orphan(&[y, r, o]);
+        } else {
+            orphan(&[y, o]);
+            // SAFETY: a request that died was never linked (CAS append).
+            unsafe { r.free() };
+        }
+    });
+}
+
 /// Every holder a snapshot lists of the one lock, checked compatible.
 fn assert_snapshot_compatible<const SWAP: bool>(t: &LatchFree<SWAP>) {
     let mut snap = Vec::new();
@@ -843,4 +915,5 @@ on_both_appends!(
     a_withdrawn_request_wakes_whoever_waited_for_it,
     a_snapshot_beside_a_release_never_lists_both_holders,
     a_snapshot_beside_a_fast_try_never_lists_it_with_a_strong_holder,
+    wait_die_dies_unlinked_and_uncounted,
 );
