@@ -247,9 +247,21 @@ wait_rule() {
 # latch-free swap), ROUNDS rounds (default 3) alternating which build runs
 # first; then DBx1000's NO_WAIT beside heirloom's no-wait of both builds
 # (TPC-C TT warehouses, YCSB theta 0.9), two rounds; each cell's
-# after/before by round and their geometric mean. RUN_BUDGET default 300.
+# after/before by round and their geometric mean. AB_POLICY=waitdie (or
+# detect, woundwait) compares that policy inside DBx1000 instead, beside
+# DBx1000's WAIT_DIE (DL_DETECT; wound-wait beside NO_WAIT), with TPC-C at
+# 4 warehouses, where transactions conflict. RUN_BUDGET default 300.
 ab() {
     local TT=${TT:-16} DUR=${DUR:-0.5} rtm out work r b
+    local po=${AB_POLICY:-nowait} peer=dbx-NO_WAIT tp="tp$TT TPCC -n$TT"
+    case $po in
+        nowait) ;;
+        waitdie) peer=dbx-WAIT_DIE ;;
+        detect) peer=dbx-DL_DETECT ;;
+        woundwait) ;;
+        *) echo "scale.sh ab: AB_POLICY is nowait, waitdie, detect or woundwait, not $po" >&2; exit 2 ;;
+    esac
+    [ "$po" = nowait ] || tp="tp4 TPCC -n4"
     local B=(--threads "$TT" --duration "$DUR" --warmup 0.2 --sli off)
     RUN_BUDGET=${RUN_BUDGET:-300}
     begin ab "${1:-kit}" bin/heirloom-before "BEFORE=REV "
@@ -282,22 +294,23 @@ for (w, t), rs in sorted(runs.items()):
 PY
     (cd "$work" && tar -czf "$out/ab-json.tgz" ./*.json) || true
     rm -rf "$work"
-    sec "DBx1000 at $TT threads, no-wait, before/after"
-    dbx_rounds "$out/ab-dbx.txt" "tp$TT TPCC -n$TT;y9 YCSB -z0.9" dbx-NO_WAIT \
-        heirloom-latched-nowait-before heirloom-latched-nowait heirloom-latchfree-nowait-before heirloom-latchfree-nowait none
-    python3 - "$out/ab-dbx.txt" <<'PY' || true
+    sec "DBx1000 at $TT threads, $po, before/after"
+    dbx_rounds "$out/ab-dbx.txt" "$tp;y9 YCSB -z0.9" "$peer" \
+        "heirloom-latched-$po-before" "heirloom-latched-$po" "heirloom-latchfree-$po-before" "heirloom-latchfree-$po" none
+    python3 - "$out/ab-dbx.txt" "$po" <<'PY' || true
 import math, sys
 v = {}
+po = sys.argv[2]
 for line in open(sys.argv[1]):
     r, w, _, c, tps = line.split()[:5]
     if tps != "DNF":
         v[(w, c, r)] = float(tps)
 for w in sorted({k[0] for k in v}):
     for t in ("latched", "latchfree"):
-        a, b = f"heirloom-{t}-nowait", f"heirloom-{t}-nowait-before"
+        a, b = f"heirloom-{t}-{po}", f"heirloom-{t}-{po}-before"
         q = [v[(w, a, r)] / v[(w, b, r)] for r in ("1", "2") if (w, a, r) in v and (w, b, r) in v]
         if q:
-            print(f"{w:5} {t:10} no-wait after/before {math.exp(sum(map(math.log, q)) / len(q)):.3f} (rounds {' '.join(f'{x:.3f}' for x in q)})")
+            print(f"{w:5} {t:10} {po} after/before {math.exp(sum(map(math.log, q)) / len(q)):.3f} (rounds {' '.join(f'{x:.3f}' for x in q)})")
 PY
     sec done
 }
