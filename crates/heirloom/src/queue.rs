@@ -240,9 +240,9 @@ impl Queue {
     /// Links `r` (owner and age already set) asking for `mode`, and grants it if the
     /// rules allow. With `may_wait == false` a request that cannot be
     /// granted is not linked. With `die` (wait-die, and `may_wait`) a
-    /// request that cannot be granted and finds a linked request in its way
-    /// that is older is refused and not linked either: it dies at once
-    /// ([`Queue::older_in_way`]).
+    /// request that cannot be granted and finds an older transaction in
+    /// its way (a linked request, or a fast hold) is refused and not
+    /// linked either: it dies at once ([`Queue::older_in_way`]).
     /// `contended` says whether the latch was found held (the heat window).
     ///
     /// # Safety
@@ -667,10 +667,10 @@ impl Queue {
     /// conversion (`upto` 0; `own`: its own request, if linked) the
     /// conflicting holders and conversions' held modes; and either way the
     /// fast holds in its way while the word is closed. A transaction that
-    /// would die at its first judgement so dies without ever being seen waiting
-    /// (nobody judges their own request against a request that is about to
-    /// go, nor is woken by its leaving), as DBx1000's WAIT_DIE decides under
-    /// the row's latch.
+    /// would die at its first judgement so dies without ever being seen
+    /// waiting (nobody judges their own request against a request that is
+    /// about to go, nor is woken by its leaving), as DBx1000's WAIT_DIE
+    /// decides under the row's latch.
     fn older_in_way(&self, want: Mode, upto: usize, own: Option<ReqPtr>, me: &Request) -> Option<Blocker> {
         let age = me.ts.load(Ordering::Relaxed);
         let new = own.is_none() && upto > 0;

@@ -210,8 +210,8 @@ pub(crate) unsafe trait LockTable {
     fn attach(&self, _agent: u32) {}
 
     /// The manager's policy is wait-die: from now on (before any agent
-    /// uses the table) a request that may wait and finds a linked request
-    /// in its way whose transaction is older than its own is refused
+    /// uses the table) a request that may wait and finds a transaction
+    /// older than its own in its way (a linked request, or a fast hold) is refused
     /// ([`Outcome::Refused`], not linked) instead of linked as waiting, and
     /// its transaction dies at once: the judgement wait-die would make at
     /// the start of its wait, made where the request is decided. A table
