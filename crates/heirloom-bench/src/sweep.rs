@@ -1,7 +1,7 @@
 //! A sweep: what to run ([`Spec`]), checked against its benchmark before
 //! anything is loaded ([`plan`]), then the cross product of lock manager
 //! configurations, `repeat` rounds of it, each configuration reporting its
-//! median run ([`sweep`]).
+//! median run ([`sweep`](crate::sweep())).
 //!
 //! The sweep knows no benchmark by name: it is handed a [`Benchmark`]
 //! (found in the registry, `crate::workload::REGISTRY`), which loads its

@@ -78,7 +78,7 @@ pub(crate) fn on_before_park(f: impl FnOnce() + 'static) {
 }
 
 /// In `Transaction::wait`, after the conflict policy's look and before the
-/// park: runs the hook set by [`on_before_park`] (tests only; a no-op
+/// park: runs the hook set by `on_before_park` (tests only; a no-op
 /// otherwise).
 #[inline(always)]
 pub(crate) fn before_park() {
@@ -97,7 +97,7 @@ pub(crate) fn on_before_waiting(f: impl FnOnce() + 'static) {
 
 /// In the latch-free CAS append, between the walk that found a request in
 /// the way and the count in the bucket's `waiting`: runs the hook set by
-/// [`on_before_waiting`] (tests only; a no-op otherwise).
+/// `on_before_waiting` (tests only; a no-op otherwise).
 #[inline(always)]
 pub(crate) fn before_waiting() {
     #[cfg(test)]
@@ -112,7 +112,7 @@ pub(crate) fn on_cycle_found(f: impl FnOnce() + 'static) {
 }
 
 /// In `deadlock::find_cycle`, between the validation of a cycle and its
-/// claim (step (D)): runs the hook set by [`on_cycle_found`] (tests only; a
+/// claim (step (D)): runs the hook set by `on_cycle_found` (tests only; a
 /// no-op otherwise).
 #[inline(always)]
 pub(crate) fn cycle_found() {
@@ -128,7 +128,7 @@ pub(crate) fn on_snapshot_visit(f: impl FnOnce() + 'static) {
 }
 
 /// In the latch-free tables' snapshot, after a request was read and before
-/// the walk goes on: runs the hook set by [`on_snapshot_visit`] (tests only;
+/// the walk goes on: runs the hook set by `on_snapshot_visit` (tests only;
 /// a no-op otherwise).
 #[inline(always)]
 pub(crate) fn snapshot_visit() {
@@ -146,7 +146,7 @@ pub(crate) fn on_snapshot_between(f: impl FnOnce() + 'static) {
 
 /// In the snapshot of a table with the fast path, after the requests were
 /// read and before the fast holds read apart from them: runs the hook set
-/// by [`on_snapshot_between`] (tests only; a no-op otherwise).
+/// by `on_snapshot_between` (tests only; a no-op otherwise).
 #[inline(always)]
 pub(crate) fn snapshot_between() {
     #[cfg(test)]

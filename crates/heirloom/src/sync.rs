@@ -154,7 +154,7 @@ pub(crate) fn wake_all(key: usize) {
 /// which takes the same mutex. If the waker's lock comes second it finds
 /// the task's waker; if first, the task's lock comes after its unlock, so
 /// the task reads the new state. A process where no task has ever waited
-/// skips the mutex: [`IN_USE`] is set once, before the first waker is
+/// skips the mutex: `IN_USE` (below) is set once, before the first waker is
 /// registered, with a `SeqCst` fence after it, and [`wake_all`] reads it
 /// after a `SeqCst` fence of its own (Dekker: either the waker reads it
 /// set and takes the mutex, or the task reads the new state). That fence

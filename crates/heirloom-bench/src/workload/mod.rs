@@ -1,6 +1,6 @@
 //! The benchmarks and their registry.
 //!
-//! A benchmark is two things: a [`Benchmark`](crate::sweep::Benchmark)
+//! A benchmark is two things: a [`Benchmark`]
 //! (its description: name, scale, mixes, own options, memory estimate, and
 //! how it loads its database and hands it to the sweep) and a
 //! [`Workload`](crate::runner::Workload) (the loaded database: draws

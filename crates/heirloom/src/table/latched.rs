@@ -96,7 +96,7 @@
 //! A lookup without the bucket latch may meet a growth relinking its chain
 //! (the old array's index stays as it was): it may then miss a head that
 //! is there (never find one that is not bound to its id), and every
-//! [`RECHECK_AFTER`] extra heads its walk checks whether
+//! `buckets::RECHECK_AFTER` extra heads its walk checks whether
 //! the array changed, so that it does not go round a chain in circles. A
 //! miss of the fast walk goes to the bucket latch, where the chains are
 //! exact; the one walk that must not miss, the wake-up after a fast
