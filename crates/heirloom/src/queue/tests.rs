@@ -228,6 +228,37 @@ fn drain_and_free(q: &mut Queue, all: &[ReqPtr]) {
     }
 }
 
+/// Checks wait-die's judgement before linking (`judged`) of `r`, of age
+/// `age`, against the first judgement of the linked request: refused, it
+/// is linked without the judgement (`link`) and `blockers` names the older
+/// transaction (then it is cancelled); admitted to wait, only younger ones
+/// are in its way.
+fn as_first_judgement(
+    q: &mut Queue,
+    r: ReqPtr,
+    age: u64,
+    judged: Outcome,
+    link: impl FnOnce(&mut Queue) -> Outcome,
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    let mut bs = Vec::new();
+    match judged {
+        Outcome::Refused(b) => {
+            proptest::prop_assert!(b.ts < age);
+            proptest::prop_assert!(matches!(link(q), Outcome::Waiting));
+            q.blockers(r, &mut bs);
+            proptest::prop_assert!(bs.iter().any(|x| x.txn == b.txn));
+            // SAFETY: linked here, alive.
+            unsafe { q.cancel(r, &mut Vec::new()) };
+        }
+        Outcome::Waiting => {
+            q.blockers(r, &mut bs);
+            proptest::prop_assert!(bs.iter().all(|x| x.ts > age), "waits for an older one");
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 proptest::proptest! {
     /// Whatever the queue, wait-die's judgement before linking decides as
     /// the policy's first judgement of the linked request would
@@ -260,50 +291,22 @@ proptest::proptest! {
                         continue;
                     }
                     // SAFETY: linked here, alive.
-                    match unsafe { q.convert(r, to, true, true, true, &mut wake) } {
-                        Outcome::Refused(b) => {
-                            proptest::prop_assert!(b.ts < me);
-                            // SAFETY: linked here, alive.
-                            let out = unsafe { q.convert(r, to, true, false, true, &mut wake) };
-                            proptest::prop_assert!(matches!(out, Outcome::Waiting));
-                            let mut bs = Vec::new();
-                            q.blockers(r, &mut bs);
-                            proptest::prop_assert!(bs.iter().any(|x| x.txn == b.txn));
-                            // SAFETY: linked here, alive.
-                            unsafe { q.cancel(r, &mut wake) };
-                        }
-                        Outcome::Waiting => {
-                            let mut bs = Vec::new();
-                            q.blockers(r, &mut bs);
-                            proptest::prop_assert!(bs.iter().all(|x| x.ts > me), "waits for an older one");
-                        }
-                        _ => {}
-                    }
+                    let judged = unsafe { q.convert(r, to, true, true, true, &mut wake) };
+                    as_first_judgement(&mut q, r, me, judged, |q| {
+                        // SAFETY: linked here (still granted its old mode), alive.
+                        unsafe { q.convert(r, to, true, false, true, &mut Vec::new()) }
+                    })?;
                 }
                 // A new request.
                 _ => {
                     let r = aged(age);
                     all.push(r);
                     // SAFETY: just allocated, linked nowhere.
-                    match unsafe { q.acquire(r, mode, true, true, false) } {
-                        Outcome::Refused(b) => {
-                            proptest::prop_assert!(b.ts < age);
-                            // SAFETY: linked nowhere (refused).
-                            let out = unsafe { q.acquire(r, mode, true, false, false) };
-                            proptest::prop_assert!(matches!(out, Outcome::Waiting));
-                            let mut bs = Vec::new();
-                            q.blockers(r, &mut bs);
-                            proptest::prop_assert!(bs.iter().any(|x| x.txn == b.txn));
-                            // SAFETY: linked here, alive.
-                            unsafe { q.cancel(r, &mut wake) };
-                        }
-                        Outcome::Waiting => {
-                            let mut bs = Vec::new();
-                            q.blockers(r, &mut bs);
-                            proptest::prop_assert!(bs.iter().all(|x| x.ts > age), "waits for an older one");
-                        }
-                        _ => {}
-                    }
+                    let judged = unsafe { q.acquire(r, mode, true, true, false) };
+                    as_first_judgement(&mut q, r, age, judged, |q| {
+                        // SAFETY: linked nowhere (refused).
+                        unsafe { q.acquire(r, mode, true, false, false) }
+                    })?;
                 }
             }
         }
