@@ -67,6 +67,31 @@ impl Blocker {
     }
 }
 
+/// Is the linked request `o` in the way of a waiting request for `want`
+/// (`new`: a new request, not a conversion; `ahead`: `o` is queued ahead
+/// of it)? The edges `Queue::blockers` reports, and wait-die judges
+/// before linking (`Queue::older_in_way`). `o`'s status is read with
+/// Acquire: it pairs with the Release CAS of `inherit::reclaim`, which
+/// writes the new owner *without* the latch, so a request seen GRANTED is
+/// reported with its current transaction (or a search could follow the
+/// previous one and miss a real edge: loom model
+/// `inherit/tests/loom_inherit.rs`).
+#[inline]
+fn blocks(o: &Request, want: Mode, new: bool, ahead: bool) -> bool {
+    match o.status.load(Ordering::Acquire) {
+        // Holders: their granted mode.
+        GRANTED => !want.compatible(o.mode()),
+        // A converting holder: its granted mode, and for new requests also
+        // its target (conversions are served first).
+        CONVERTING => !want.compatible(o.mode()) || (new && !want.compatible(o.want())),
+        // New requests ahead of a new request.
+        WAITING => new && ahead && !want.compatible(o.want()),
+        // Inherited requests block nobody: a conflicting requester
+        // invalidates them.
+        _ => false,
+    }
+}
+
 /// What an acquisition or conversion attempt did.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Outcome {
@@ -550,25 +575,7 @@ impl Queue {
             }
             // SAFETY: linked here, latch held (contract 2).
             let oq = unsafe { o.get() };
-            // Acquire: pairs with the Release CAS of `inherit::reclaim`,
-            // which writes the new owner *without* the latch: a request seen
-            // GRANTED must be reported with its current transaction, or the
-            // search could follow the previous one and miss a real edge
-            // (loom model `inherit/tests/loom_inherit.rs`).
-            let os = oq.status.load(Ordering::Acquire);
-            let in_way = match os {
-                // Holders: their granted mode.
-                GRANTED => !want.compatible(oq.mode()),
-                // A converting holder: its granted mode, and for new requests
-                // also its target (conversions are served first).
-                CONVERTING => !want.compatible(oq.mode()) || (status == WAITING && !want.compatible(oq.want())),
-                // New requests ahead of a new request.
-                WAITING => status == WAITING && i < idx && !want.compatible(oq.want()),
-                // Inherited requests block nobody: a conflicting requester
-                // invalidates them.
-                _ => false,
-            };
-            if in_way {
+            if blocks(oq, want, status == WAITING, i < idx) {
                 out.push(Blocker::of(oq));
             }
         }
@@ -680,16 +687,7 @@ impl Queue {
             }
             // SAFETY: linked here, latch held (contract 2).
             let q = unsafe { r.get() };
-            // Acquire: as in `blockers` (the error names the current owner).
-            let in_way = match q.status.load(Ordering::Acquire) {
-                GRANTED => !want.compatible(q.mode()),
-                CONVERTING => !want.compatible(q.mode()) || (new && !want.compatible(q.want())),
-                WAITING => new && i < upto && !want.compatible(q.want()),
-                // Inherited requests block nobody: a conflicting requester
-                // invalidates them (`acquire` did, before it got here).
-                _ => false,
-            };
-            if in_way && q.ts.load(Ordering::Relaxed) < age {
+            if blocks(q, want, new, i < upto) && q.ts.load(Ordering::Relaxed) < age {
                 return Some(Blocker::of(q));
             }
         }

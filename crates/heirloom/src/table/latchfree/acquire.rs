@@ -341,20 +341,8 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             }
             Some((n, _)) if Some(n) == stop => Visit::Stop,
             Some((_, x)) => {
-                if found.is_none() && same_lock(x, words) {
-                    if x.txn.load(Ordering::Relaxed) == me {
-                        note_own(x, &mut own);
-                    } else if !shut_out_by_own(x, own) {
-                        // Acquire: as in `blockers` (a reclaimed request's
-                        // owner and age are its new owner's).
-                        let s = x.status.load(Ordering::Acquire);
-                        if matches!(s, GRANTED | WAITING | ACTIVE)
-                            && !mode.compatible(x.mode())
-                            && x.ts.load(Ordering::Relaxed) < age
-                        {
-                            found = Some(Blocker::of(x));
-                        }
-                    }
+                if found.is_none() && blocks(x, words, me, mode, &mut own) && x.ts.load(Ordering::Relaxed) < age {
+                    found = Some(Blocker::of(x));
                 }
                 Visit::Next
             }

@@ -130,6 +130,26 @@ impl<'g> Ahead<'g> {
     }
 }
 
+/// Is `x`, met by the walk of transaction `txn`'s request for the lock of
+/// `words` in `mode`, in its way (read only: an inherited request counts
+/// as out of the way, as the walker's append invalidated those in it)?
+/// The walker's own requests are noted in `own` (see [`note_own`]). The
+/// edges `blockers` reports, and wait-die judges before a request waits
+/// (`LatchFree::older_ahead`). Acquire: a reclaimed request's owner and
+/// age are its new owner's.
+pub(super) fn blocks(x: &Request, words: (u64, u64), txn: u64, mode: Mode, own: &mut Mode) -> bool {
+    if !same_lock(x, words) {
+        return false;
+    }
+    if x.txn.load(Ordering::Relaxed) == txn {
+        note_own(x, own);
+        return false;
+    }
+    !shut_out_by_own(x, *own)
+        && matches!(x.status.load(Ordering::Acquire), GRANTED | WAITING | ACTIVE)
+        && !mode.compatible(x.mode())
+}
+
 /// Notes the walker's own request `x` in `own` if it is granted.
 #[inline]
 pub(super) fn note_own(x: &Request, own: &mut Mode) {

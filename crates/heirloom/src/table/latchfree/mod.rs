@@ -207,7 +207,7 @@ mod release;
 mod snapshot;
 mod split;
 
-use list::{Ahead, fill, in_way, mark, note_own, same_lock, shut_out_by_own};
+use list::{Ahead, blocks, fill, in_way, mark, note_own, same_lock, shut_out_by_own};
 pub(crate) use reclaim::hand_over_retired;
 use reclaim::{retire, returned};
 use split::{End, FROZEN, List, MAX_DEPTH, Route};
@@ -684,15 +684,8 @@ unsafe impl<const SWAP: bool> LockTable for LatchFree<SWAP> {
             }
             Some((n, _)) if n.as_raw() == target => Visit::Stop,
             Some((_, x)) => {
-                if same_lock(x, words) {
-                    if x.txn.load(Ordering::Relaxed) == txn {
-                        note_own(x, &mut own);
-                    } else if !shut_out_by_own(x, own) {
-                        let s = x.status.load(Ordering::Acquire);
-                        if matches!(s, GRANTED | WAITING | ACTIVE) && !mode.compatible(x.mode()) {
-                            out.push(Blocker::of(x));
-                        }
-                    }
+                if blocks(x, words, txn, mode, &mut own) {
+                    out.push(Blocker::of(x));
                 }
                 Visit::Next
             }
