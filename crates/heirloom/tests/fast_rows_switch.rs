@@ -8,8 +8,9 @@ mod common;
 use common::{Ghost, Rng, within_a_minute};
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::thread;
+use std::time::Duration;
 
 use heirloom::{
     Agent, ConflictPolicy, FastRows, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind, Wait,
@@ -135,23 +136,31 @@ fn an_uncounted_writer_in_progress_keeps_the_switch_from_turning_on() {
     }
 }
 
+/// Transactions each thread runs at most in the test below: ten phases,
+/// where two turns off and one on need four.
+const SWITCH_TXNS: u64 = 30_000;
+
 /// Four threads over 64 rows, in phases that update and phases that only
 /// read, so that the switch turns off and on while they run: no two
-/// incompatible grants, and nothing left behind.
+/// incompatible grants, and nothing left behind. The turns are bounded by
+/// the transactions run, not by time (a loaded machine only slows them);
+/// the minute bounds each thread's exit after the turns (a lost wake-up or
+/// a hang would keep it).
 #[test]
 fn no_incompatible_grants_across_the_switchs_turns() {
     for kind in KINDS {
         let lm = manager(kind);
         let ghost = Arc::new(Ghost::default());
         let stop = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicU32::new(0));
         let threads: Vec<_> = (0..4)
             .map(|i| {
-                let (lm, ghost, stop) = (lm.clone(), Arc::clone(&ghost), Arc::clone(&stop));
+                let (lm, ghost, stop, done) = (lm.clone(), Arc::clone(&ghost), Arc::clone(&stop), Arc::clone(&done));
                 thread::spawn(move || {
                     let mut agent = lm.agent();
                     let mut rng = Rng::new(10 + i);
                     let mut n = 0u64;
-                    while !stop.load(Ordering::Relaxed) {
+                    while n < SWITCH_TXNS && !stop.load(Ordering::Relaxed) {
                         // Phases of 3,000 transactions: updates, then reads.
                         let x_in_16 = if (n / 3_000).is_multiple_of(2) { 8 } else { 0 };
                         n += 1;
@@ -175,23 +184,29 @@ fn no_incompatible_grants_across_the_switchs_turns() {
                             t.abort();
                         }
                     }
+                    done.fetch_add(1, Ordering::Relaxed);
                 })
             })
             .collect();
-        // Until the switch has turned off twice and is on again (or a
-        // minute passed: then the turns are what is missing).
-        let lm2 = lm.clone();
-        let turned = within_a_minute("the switch's turns", move || {
-            while !(lm2.fast_rows_turned_off() >= 2 && lm2.fast_rows_on()) {
-                thread::sleep(std::time::Duration::from_millis(5));
-            }
-            true
-        });
-        stop.store(true, Ordering::Relaxed);
-        for t in threads {
-            t.join().unwrap();
+        // Until the switch has turned off twice and is on again, or every
+        // thread has run its transactions (then the turns are missing).
+        let turned = || lm.fast_rows_turned_off() >= 2 && lm.fast_rows_on();
+        while !turned() && done.load(Ordering::Relaxed) < 4 {
+            thread::sleep(Duration::from_millis(5));
         }
-        assert!(turned, "{kind}");
+        let turned = turned();
+        stop.store(true, Ordering::Relaxed);
+        for (i, t) in threads.into_iter().enumerate() {
+            within_a_minute(&format!("{kind}: thread {i} after the turns"), move || {
+                t.join().unwrap()
+            });
+        }
+        assert!(
+            turned,
+            "{kind}: turned off {} times, on {}",
+            lm.fast_rows_turned_off(),
+            lm.fast_rows_on()
+        );
         ghost.assert_clean();
         assert!(lm.snapshot().locks.is_empty(), "{kind}: {}", lm.snapshot());
     }
