@@ -133,7 +133,9 @@ dbx_one() {
     case $c in
         dbx-*) env=() exe=./rundb-$b-${c#dbx-} ;;
         none) env+=(HEIRLOOM_TABLE=none HEIRLOOM_POLICY=nowait) ;;
-        *-buckets64k) env+=(HEIRLOOM_TABLE=latchfree HEIRLOOM_POLICY=nowait HEIRLOOM_BUCKETS=65536) ;;
+        # The latch-free table, no-wait, with N buckets (the default is
+        # heirloom::default_latchfree_buckets of the cores).
+        *-buckets[0-9]*) env+=(HEIRLOOM_TABLE=latchfree HEIRLOOM_POLICY=nowait HEIRLOOM_BUCKETS=${c##*-buckets}) ;;
         *)
             local _ tb po rest
             IFS=- read -r _ tb po rest <<< "$c"
@@ -391,7 +393,7 @@ run() {
     dbx_rounds "$out/dbx.txt" "tp$TT TPCC -n$TT;tp4 TPCC -n4;y9 YCSB -z0.9" dbx-NO_WAIT dbx-WAIT_DIE dbx-DL_DETECT \
         heirloom-latched-nowait heirloom-latched-waitdie heirloom-latched-detect heirloom-latched-woundwait \
         heirloom-latchfree-nowait heirloom-latchfree-waitdie heirloom-latchfree-detect heirloom-latchfree-woundwait \
-        heirloom-latchfree-detect-lt none
+        heirloom-latchfree-detect-lt none heirloom-latchfree-nowait-buckets4096
     bash "$here/scale.sh" summary "$out/dbx.txt" || true
 
     if [ "$rtm" -gt 0 ]; then

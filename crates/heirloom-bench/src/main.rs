@@ -135,7 +135,7 @@ struct BenchArgs {
     /// (`heirloom::DEFAULT_SPIN_BEFORE_PARK`)
     #[arg(long = "spin", value_name = "US", value_delimiter = ',')]
     spin: Option<Vec<String>>,
-    /// Hash buckets of the latched and latch-free tables, one run each (rounded up to a power of two, 1 to 16777216; default: the lock manager's, `heirloom::DEFAULT_BUCKETS` for the latched table, which grows from there, `heirloom::DEFAULT_LATCHFREE_BUCKETS` for the latch-free tables). A run with a count of its own shows it in its table label (`latched/b4096`).
+    /// Hash buckets of the latched and latch-free tables, one run each (rounded up to a power of two, 1 to 16777216; default: the lock manager's, `heirloom::DEFAULT_BUCKETS` for the latched table, which grows from there, `heirloom::default_latchfree_buckets` of the cores for the latch-free tables, printed above the table). A run with a count of its own shows it in its table label (`latched/b4096`).
     #[arg(long, value_name = "N", value_delimiter = ',')]
     buckets: Option<Vec<String>>,
     /// The benchmark's size (TM1 subscribers, TPC-C warehouses...; see
@@ -458,6 +458,18 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>, reading: Reading) ->
     if spec.tables.iter().any(TableKind::is_elided) {
         println!("# {}", heirloom::rtm::describe());
     }
+    if spec.buckets.contains(&None)
+        && spec
+            .tables
+            .iter()
+            .any(|t| matches!(t, TableKind::LatchFree | TableKind::LatchFreeSwap))
+    {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        println!(
+            "# buckets: the latch-free tables' default on {cores} cores, {} (heirloom::default_latchfree_buckets)",
+            heirloom::default_latchfree_buckets(cores)
+        );
+    }
     if let Some(kernel) = plan.counters_kernel {
         println!(
             "# counters: each worker's thread over the measured interval, per transaction; instructions and cycles in {} mode",
@@ -466,7 +478,8 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>, reading: Reading) ->
     }
     if spec.sharing {
         println!(
-            "# sharing: the lock manager's writes on each worker's thread over the measured interval, per transaction; shared: the line was written last by another thread (heirloom::sharing)"
+            "# sharing: the lock manager's writes on each worker's thread over the measured interval, per transaction; shared: the line was written last by another thread; recent: and that thread wrote fewer than {} lines since (heirloom::sharing)",
+            heirloom::sharing::RECENT_LINES
         );
     }
     if spec.pregen > 0 {

@@ -187,7 +187,10 @@ pub fn table(runs: &[RunResult]) -> String {
         ));
     }
     if sharing {
-        out.push_str(&format!(" {:>8} {:>9} {:>8}", "wr/tx", "shared/tx", "pins/tx"));
+        out.push_str(&format!(
+            " {:>8} {:>9} {:>9} {:>8}",
+            "wr/tx", "shared/tx", "recent/tx", "pins/tx"
+        ));
     }
     if repeated {
         out.push_str(&format!(" {:>19}", "txn/s of all runs"));
@@ -276,10 +279,10 @@ pub fn table(runs: &[RunResult]) -> String {
         if sharing {
             match &r.sharing {
                 Some(s) => out.push_str(&format!(
-                    " {:>8.2} {:>9.3} {:>8.2}",
-                    s.line_writes, s.shared_line_writes, s.pins
+                    " {:>8.2} {:>9.3} {:>9.3} {:>8.2}",
+                    s.line_writes, s.shared_line_writes, s.recent_shared_line_writes, s.pins
                 )),
-                None => out.push_str(&format!(" {:>8} {:>9} {:>8}", "-", "-", "-")),
+                None => out.push_str(&format!(" {:>8} {:>9} {:>9} {:>8}", "-", "-", "-", "-")),
             }
         }
         if repeated {
@@ -423,6 +426,7 @@ struct CsvRow<'a> {
     counters_lost: Option<&'a str>,
     line_writes_per_txn: Option<f64>,
     shared_line_writes_per_txn: Option<f64>,
+    recent_shared_line_writes_per_txn: Option<f64>,
     pins_per_txn: Option<f64>,
     defers_per_txn: Option<f64>,
     lm_allocs_per_txn: Option<f64>,
@@ -513,6 +517,7 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             counters_lost: r.counters_lost.as_deref(),
             line_writes_per_txn: r.sharing.as_ref().map(|s| s.line_writes),
             shared_line_writes_per_txn: r.sharing.as_ref().map(|s| s.shared_line_writes),
+            recent_shared_line_writes_per_txn: r.sharing.as_ref().map(|s| s.recent_shared_line_writes),
             pins_per_txn: r.sharing.as_ref().map(|s| s.pins),
             defers_per_txn: r.sharing.as_ref().map(|s| s.defers),
             lm_allocs_per_txn: r.sharing.as_ref().map(|s| s.allocs),

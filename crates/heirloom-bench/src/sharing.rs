@@ -7,7 +7,8 @@
 //! interval begin and end, as `--counters` does, so the totals divide by
 //! the run's transactions. What counts: a write of a cache line by the lock
 //! manager on a worker's thread that another thread wrote last (on sixteen
-//! cores, a transfer of the line between caches), the lines it writes at
+//! cores, a transfer of the line between caches where that thread wrote
+//! it recently, `heirloom::sharing::RECENT_LINES`), the lines it writes at
 //! all, and the calls into crossbeam-epoch and the allocator that write
 //! lines of theirs (pins, deferred functions, allocations). Work the lock
 //! manager does on threads of its own (the server table's lock servers)
@@ -31,6 +32,10 @@ pub struct PerTxn {
     pub line_writes: f64,
     /// Of those, lines another thread wrote last.
     pub shared_line_writes: f64,
+    /// Of those, lines whose last writer wrote fewer than
+    /// `heirloom::sharing::RECENT_LINES` lines since (the rest are stale:
+    /// on many cores a miss, not a transfer from another core).
+    pub recent_shared_line_writes: f64,
     /// crossbeam-epoch pins.
     pub pins: f64,
     /// Functions deferred to the epoch collector.
@@ -49,6 +54,8 @@ pub struct SitePerTxn {
     pub site: String,
     /// Lines it wrote that another thread wrote last.
     pub shared_line_writes: f64,
+    /// Of those, lines their last writer wrote recently.
+    pub recent_shared_line_writes: f64,
     /// Lines it wrote.
     pub line_writes: f64,
 }
@@ -57,7 +64,8 @@ pub struct SitePerTxn {
 #[derive(Debug, Clone, Default)]
 pub struct Totals {
     counts: Counts,
-    sites: HashMap<(&'static str, u32), (u64, u64)>,
+    /// Per source line: writes, shared writes, recent shared writes.
+    sites: HashMap<(&'static str, u32), (u64, u64, u64)>,
 }
 
 /// A worker's reading at the start of the measured interval.
@@ -76,7 +84,7 @@ impl Meter {
         let counts = sharing::thread_counts().since(&self.0);
         let sites = sharing::take_sites()
             .into_iter()
-            .map(|s| ((s.file, s.line), (s.writes, s.shared_writes)))
+            .map(|s| ((s.file, s.line), (s.writes, s.shared_writes, s.recent_shared_writes)))
             .collect();
         Totals { counts, sites }
     }
@@ -86,10 +94,11 @@ impl Totals {
     /// Adds another worker's counts.
     pub fn add(&mut self, o: Totals) {
         self.counts += o.counts;
-        for (k, (w, s)) in o.sites {
+        for (k, (w, s, r)) in o.sites {
             let e = self.sites.entry(k).or_default();
             e.0 += w;
             e.1 += s;
+            e.2 += r;
         }
     }
 
@@ -102,15 +111,17 @@ impl Totals {
         PerTxn {
             line_writes: per(self.counts.writes),
             shared_line_writes: per(self.counts.shared_writes),
+            recent_shared_line_writes: per(self.counts.recent_shared_writes),
             pins: per(self.counts.pins),
             defers: per(self.counts.defers),
             allocs: per(self.counts.allocs),
             sites: sites
                 .into_iter()
                 .take(TOP_SITES)
-                .map(|(&(file, line), &(w, s))| SitePerTxn {
+                .map(|(&(file, line), &(w, s, r))| SitePerTxn {
                     site: format!("{}:{line}", short(file)),
                     shared_line_writes: per(s),
+                    recent_shared_line_writes: per(r),
                     line_writes: per(w),
                 })
                 .collect(),
@@ -126,13 +137,13 @@ fn short(file: &str) -> &str {
 /// The lines `report` prints under the table: each run's sites.
 pub fn site_lines(config: &str, p: &PerTxn) -> Vec<String> {
     let mut out = vec![format!(
-        "# sharing, {config}: {:.3} shared of {:.2} line writes per transaction; pins {:.2}, defers {:.3}, allocations {:.3}",
-        p.shared_line_writes, p.line_writes, p.pins, p.defers, p.allocs
+        "# sharing, {config}: {:.3} shared ({:.3} recent) of {:.2} line writes per transaction; pins {:.2}, defers {:.3}, allocations {:.3}",
+        p.shared_line_writes, p.recent_shared_line_writes, p.line_writes, p.pins, p.defers, p.allocs
     )];
     for s in &p.sites {
         out.push(format!(
-            "#   {:>8.4} shared of {:>8.3} writes/tx  {}",
-            s.shared_line_writes, s.line_writes, s.site
+            "#   {:>8.4} shared ({:>8.4} recent) of {:>8.3} writes/tx  {}",
+            s.shared_line_writes, s.recent_shared_line_writes, s.line_writes, s.site
         ));
     }
     out
@@ -148,26 +159,31 @@ mod tests {
             counts: Counts {
                 writes: 10,
                 shared_writes: 4,
+                recent_shared_writes: 3,
                 pins: 2,
                 ..Counts::default()
             },
-            sites: [(("x/src/a.rs", 1), (6, 4)), (("x/src/b.rs", 2), (4, 0))].into(),
+            sites: [(("x/src/a.rs", 1), (6, 4, 3)), (("x/src/b.rs", 2), (4, 0, 0))].into(),
         };
         a.add(Totals {
             counts: Counts {
                 writes: 10,
                 shared_writes: 2,
+                recent_shared_writes: 1,
                 ..Counts::default()
             },
-            sites: [(("x/src/b.rs", 2), (10, 2))].into(),
+            sites: [(("x/src/b.rs", 2), (10, 2, 1))].into(),
         });
         let p = a.per_txn(4);
-        assert_eq!((p.line_writes, p.shared_line_writes, p.pins), (5.0, 1.5, 0.5));
+        assert_eq!(
+            (p.line_writes, p.shared_line_writes, p.recent_shared_line_writes, p.pins),
+            (5.0, 1.5, 1.0, 0.5)
+        );
         let sites: Vec<_> = p
             .sites
             .iter()
-            .map(|s| (s.site.as_str(), s.shared_line_writes))
+            .map(|s| (s.site.as_str(), s.shared_line_writes, s.recent_shared_line_writes))
             .collect();
-        assert_eq!(sites, [("a.rs:1", 1.0), ("b.rs:2", 0.5)]);
+        assert_eq!(sites, [("a.rs:1", 1.0, 0.75), ("b.rs:2", 0.5, 0.25)]);
     }
 }

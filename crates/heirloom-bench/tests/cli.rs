@@ -311,6 +311,10 @@ fn sharing_counts_lines_or_refuses_in_one_line() {
         let s = &r["sharing"];
         let n = |k: &str| s[k].as_f64().unwrap_or_else(|| panic!("sharing.{k} in {r}"));
         assert!(n("line_writes") > 0.0, "{s}");
+        assert!(
+            n("recent_shared_line_writes") <= n("shared_line_writes"),
+            "recent writes are a part of the shared ones: {s}"
+        );
         if r["threads"].as_u64() == Some(1) {
             // Each run forgets the lines' last writers before it starts
             // (`heirloom::sharing::forget_writers`): one worker's first

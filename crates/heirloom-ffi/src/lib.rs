@@ -90,8 +90,9 @@ pub struct heirloom_options {
     /// Hash buckets of the latched and latch-free tables, rounded up to a
     /// power of two (1 to 2^24), or 0 (the default) for the table kind's
     /// own: the latched table starts with 256 and grows, the latch-free
-    /// tables (CAS and swap append) have 4,096 and split a long list below
-    /// its bucket.
+    /// tables (CAS and swap append) have 4,096 for every core beyond the
+    /// first (at least 4,096, at most 131,072: 65,536 on sixteen cores)
+    /// and split a long list below its bucket.
     pub buckets: u64,
     /// `HEIRLOOM_POLICY_*` (default detect).
     pub policy: u32,

@@ -73,5 +73,8 @@ pub use mode::{ALL_MODES, COMPATIBLE, MODE_COUNT, Mode, SUPREMUM};
 pub use monitor::{Holder, LockInfo, Snapshot, Waiter};
 pub use policy::{ConflictPolicy, Wait};
 pub use stats::Stats;
-pub use table::{DEFAULT_BUCKETS, DEFAULT_LATCHFREE_BUCKETS, MAX_BUCKETS, TableKind};
+pub use table::{
+    DEFAULT_BUCKETS, LATCHFREE_BUCKETS_DEFAULT_MOST, LATCHFREE_BUCKETS_PER_CORE, MAX_BUCKETS, TableKind,
+    default_latchfree_buckets,
+};
 pub use txn::{LockFuture, Transaction};

@@ -163,8 +163,9 @@ impl Builder {
     /// power of two and kept within 1..=[`MAX_BUCKETS`]: the latched
     /// table's first size (it grows; default
     /// [`DEFAULT_BUCKETS`](crate::DEFAULT_BUCKETS)), the latch-free tables'
-    /// first size (they split long lists; default
-    /// [`DEFAULT_LATCHFREE_BUCKETS`](crate::DEFAULT_LATCHFREE_BUCKETS)).
+    /// size (they split long lists; default by the machine's cores,
+    /// [`default_latchfree_buckets`](crate::default_latchfree_buckets)).
+    /// [`LockManager::buckets`] says what a manager has.
     pub fn buckets(mut self, n: usize) -> Self {
         self.buckets = Some(n.clamp(1, MAX_BUCKETS));
         self
@@ -358,9 +359,11 @@ impl Builder {
         // which needs the hierarchy.
         let escalate_after = if self.intention_locks { self.escalate_after } else { 0 };
         let special = self.table == TableKind::NoLocking || escalate_after > 0 || self.max_locks > 0;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let mut table = Table::new(
             self.table,
             self.buckets,
+            cores,
             self.inheritance != Inheritance::Off,
             self.fast_path,
             self.fast_rows != FastRows::Off,
@@ -399,7 +402,7 @@ impl Builder {
                 ),
                 deadlock_timeout: self.deadlock_timeout,
                 spin_max_ns: u64::try_from(self.spin_before_park.as_nanos()).unwrap_or(u64::MAX),
-                cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+                cores,
                 live_agents: AtomicUsize::new(0),
                 table_threads: match self.table {
                     TableKind::Server { partitions } => usize::from(partitions),
@@ -535,6 +538,16 @@ impl LockManager {
             .fast()
             .and_then(|f| f.row_side())
             .is_some_and(|r| r.is_on())
+    }
+
+    /// The hash buckets of the latched and latch-free tables now
+    /// ([`Builder::buckets`]; the latched table's grow as it fills); `None`
+    /// for the global and server tables and without locking.
+    pub fn buckets(&self) -> Option<usize> {
+        if self.inner.no_locks {
+            return None;
+        }
+        self.inner.table.buckets()
     }
 
     /// `Auto`'s turns of the row side away from on so far

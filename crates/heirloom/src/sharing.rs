@@ -34,12 +34,35 @@
 //! written after another thread wrote them, is what moves between
 //! caches. A slot of the last-writer table that two lines share
 //! forgets the older one (a write then counts as not shared).
+//!
+//! ## Recent and stale
+//!
+//! A line that another thread wrote long ago has most likely left that
+//! thread's cache since; on sixteen cores writing it costs a miss to the
+//! shared cache or memory, as a line nobody else wrote would, not a
+//! transfer from another core. So every shared write is also judged by
+//! how much the last writer wrote since: *recent* if fewer than
+//! [`RECENT_LINES`] of its counted writes (1 MiB of lines, a private L2's
+//! size) came after its write of this line. The last writer's reads, and
+//! everything the engine around the lock manager touches, are not seen,
+//! so it keeps lines in its cache for less long than this assumes: the
+//! recent count is an upper bound of the transfers, the stale rest a lower
+//! bound of the shared writes that are mere misses. What grows a lock
+//! table's recent writes is threads that touch the same lines at about
+//! the same time (a small table, a hot lock); a table large enough that
+//! threads meet its lines only after long intervals has shared writes that
+//! are nearly all stale.
 
 #[cfg(feature = "sharing")]
 use std::panic::Location;
 
 /// Whether this build counts (the cargo feature `sharing`).
 pub const ENABLED: bool = cfg!(feature = "sharing");
+
+/// A shared write is *recent* when the line's last writer made fewer than
+/// this many counted writes after it (see the module docs, "Recent and
+/// stale"): 16,384 lines, 1 MiB.
+pub const RECENT_LINES: u32 = 1 << 14;
 
 /// One thread's counts (see the module docs); [`thread_counts`] reads
 /// them.
@@ -49,6 +72,9 @@ pub struct Counts {
     pub writes: u64,
     /// Of `writes`, those to a line another thread wrote last.
     pub shared_writes: u64,
+    /// Of `shared_writes`, those whose last writer wrote fewer than
+    /// [`RECENT_LINES`] lines since.
+    pub recent_shared_writes: u64,
     /// crossbeam-epoch pins (each writes the thread's own epoch record;
     /// one in 128 also tries to advance the global epoch).
     pub pins: u64,
@@ -67,6 +93,7 @@ impl Counts {
         Counts {
             writes: self.writes - base.writes,
             shared_writes: self.shared_writes - base.shared_writes,
+            recent_shared_writes: self.recent_shared_writes - base.recent_shared_writes,
             pins: self.pins - base.pins,
             defers: self.defers - base.defers,
             flushes: self.flushes - base.flushes,
@@ -79,6 +106,7 @@ impl std::ops::AddAssign for Counts {
     fn add_assign(&mut self, o: Counts) {
         self.writes += o.writes;
         self.shared_writes += o.shared_writes;
+        self.recent_shared_writes += o.recent_shared_writes;
         self.pins += o.pins;
         self.defers += o.defers;
         self.flushes += o.flushes;
@@ -97,6 +125,9 @@ pub struct Site {
     pub writes: u64,
     /// Of those, lines another thread wrote last.
     pub shared_writes: u64,
+    /// Of those, lines whose last writer wrote fewer than
+    /// [`RECENT_LINES`] lines since.
+    pub recent_shared_writes: u64,
 }
 
 /// What the lock manager did that is not a write of its own atomics.
@@ -187,7 +218,9 @@ mod imp {
     use std::sync::OnceLock;
     use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-    use super::{Counts, Op, Site};
+    use crossbeam_utils::CachePadded;
+
+    use super::{Counts, Op, RECENT_LINES, Site};
 
     pub(super) const LINE: usize = 64;
     /// Slots of the last-writer table (32 MiB of `AtomicU64`).
@@ -196,14 +229,26 @@ mod imp {
     /// Bits of a slot that name the thread; the line's number is above.
     const TAG_BITS: u32 = 22;
 
+    /// Threads whose counts of writes [`CLOCKS`] keeps apart (by tag
+    /// modulo this; a process that starts more threads than this may
+    /// judge a line's recency by another thread's count).
+    const CLOCK_SLOTS: usize = 1 << 16;
+
     /// Per slot: the line's number and its last writer's tag (0: empty).
     static TABLE: OnceLock<Box<[AtomicU64]>> = OnceLock::new();
+    /// Per slot: its last writer's count of writes (low 32 bits) when it
+    /// wrote the line, for the recency of the next thread's write.
+    static STAMPS: OnceLock<Box<[AtomicU32]>> = OnceLock::new();
+    /// Per thread tag: the thread's count of writes so far (its own line,
+    /// read by the threads that write a line it wrote).
+    static CLOCKS: OnceLock<Box<[CachePadded<AtomicU64>]>> = OnceLock::new();
     static NEXT_TAG: AtomicU32 = AtomicU32::new(1);
 
     pub(super) struct Thread {
         tag: u64,
         pub(super) counts: Cell<Counts>,
-        sites: RefCell<HashMap<&'static Location<'static>, (u64, u64)>>,
+        /// Per source line: writes, shared writes, recent shared writes.
+        sites: RefCell<HashMap<&'static Location<'static>, (u64, u64, u64)>>,
     }
 
     std::thread_local! {
@@ -218,6 +263,15 @@ mod imp {
         TABLE.get_or_init(|| (0..SLOTS).map(|_| AtomicU64::new(0)).collect())
     }
 
+    fn stamps() -> &'static [AtomicU32] {
+        STAMPS.get_or_init(|| (0..SLOTS).map(|_| AtomicU32::new(0)).collect())
+    }
+
+    fn clock(tag: u64) -> &'static AtomicU64 {
+        let c = CLOCKS.get_or_init(|| (0..CLOCK_SLOTS).map(|_| CachePadded::new(AtomicU64::new(0))).collect());
+        &c[tag as usize % CLOCK_SLOTS]
+    }
+
     pub(super) fn forget() {
         if let Some(t) = TABLE.get() {
             for slot in t.iter() {
@@ -226,22 +280,36 @@ mod imp {
         }
     }
 
+    /// The slot of the line at `addr` in [`TABLE`] and [`STAMPS`].
+    pub(super) fn slot(addr: usize) -> usize {
+        ((addr / LINE) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) as usize >> (64 - SLOT_BITS)
+    }
+
     pub(super) fn note(addr: usize, at: &'static Location<'static>) {
         let line = (addr / LINE) as u64;
-        let slot = &table()[(line.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SLOT_BITS)) as usize];
+        let i = slot(addr);
         // `try_with`: a thread's last writes, made while its thread-locals
         // are torn down (an agent dropped at thread exit), go uncounted.
         let _ = THREAD.try_with(|t| {
-            let old = slot.swap(line << TAG_BITS | t.tag, Ordering::Relaxed);
-            let shared = old >> TAG_BITS == line && old & ((1 << TAG_BITS) - 1) != t.tag;
             let mut c = t.counts.get();
             c.writes += 1;
+            // Relaxed (all): the instrument's own bookkeeping; a write that
+            // races another's on the same line is judged either way.
+            let old = table()[i].swap(line << TAG_BITS | t.tag, Ordering::Relaxed);
+            let stamp = stamps()[i].swap(c.writes as u32, Ordering::Relaxed);
+            clock(t.tag).store(c.writes, Ordering::Relaxed);
+            let last = old & ((1 << TAG_BITS) - 1);
+            let shared = old >> TAG_BITS == line && last != t.tag;
+            // The last writer's writes since its write of this line.
+            let recent = shared && (clock(last).load(Ordering::Relaxed) as u32).wrapping_sub(stamp) < RECENT_LINES;
             c.shared_writes += u64::from(shared);
+            c.recent_shared_writes += u64::from(recent);
             t.counts.set(c);
             if let Ok(mut s) = t.sites.try_borrow_mut() {
                 let e = s.entry(at).or_default();
                 e.0 += 1;
                 e.1 += u64::from(shared);
+                e.2 += u64::from(recent);
             }
         });
     }
@@ -264,11 +332,12 @@ mod imp {
             .try_with(|t| std::mem::take(&mut *t.sites.borrow_mut()))
             .unwrap_or_default()
             .into_iter()
-            .map(|(at, (writes, shared_writes))| Site {
+            .map(|(at, (writes, shared_writes, recent_shared_writes))| Site {
                 file: at.file(),
                 line: at.line(),
                 writes,
                 shared_writes,
+                recent_shared_writes,
             })
             .collect();
         v.sort_by(|a, b| b.shared_writes.cmp(&a.shared_writes).then(b.writes.cmp(&a.writes)));
@@ -378,35 +447,43 @@ pub(crate) mod atomic {
 mod tests {
     use super::*;
 
+    /// A word alone on its cache line (the tests run in parallel).
+    #[repr(align(64))]
+    struct Alone(crate::sync::AtomicU64);
+
     /// Only this test writes it, so its line's history is the test's.
-    static WORD: crate::sync::AtomicU64 = crate::sync::AtomicU64::new(0);
+    static WORD: Alone = Alone(crate::sync::AtomicU64::new(0));
 
     #[test]
     fn a_line_another_thread_wrote_last_counts_shared() {
         use crate::sync::Ordering::Relaxed;
         let before = thread_counts();
-        WORD.store(1, Relaxed);
-        WORD.fetch_add(1, Relaxed);
+        WORD.0.store(1, Relaxed);
+        WORD.0.fetch_add(1, Relaxed);
         let mine = thread_counts().since(&before);
         let theirs = std::thread::spawn(|| {
             let before = thread_counts();
-            WORD.store(3, Relaxed);
-            let _ = WORD.compare_exchange(0, 1, Relaxed, Relaxed); // fails, counts
+            WORD.0.store(3, Relaxed);
+            let _ = WORD.0.compare_exchange(0, 1, Relaxed, Relaxed); // fails, counts
             thread_counts().since(&before)
         })
         .join()
         .unwrap();
         let again = thread_counts();
-        WORD.swap(4, Relaxed);
+        WORD.0.swap(4, Relaxed);
         let back = thread_counts().since(&again);
         if ENABLED {
             assert_eq!((mine.writes, mine.shared_writes), (2, 0), "its own line twice");
             assert_eq!(
-                (theirs.writes, theirs.shared_writes),
-                (2, 1),
-                "taken from the other thread once"
+                (theirs.writes, theirs.shared_writes, theirs.recent_shared_writes),
+                (2, 1, 1),
+                "taken from the other thread once, right after its write"
             );
-            assert_eq!((back.writes, back.shared_writes), (1, 1), "and back");
+            assert_eq!(
+                (back.writes, back.shared_writes, back.recent_shared_writes),
+                (1, 1, 1),
+                "and back"
+            );
             let sites = take_sites();
             assert!(
                 sites
@@ -421,6 +498,61 @@ mod tests {
                 "counts nothing without the feature"
             );
             assert!(take_sites().is_empty());
+        }
+    }
+
+    /// `line`, or the first line after it whose slot is not `own`'s.
+    fn apart(line: usize, own: usize) -> usize {
+        #[cfg(feature = "sharing")]
+        {
+            let mut line = line;
+            while imp::slot(line) == imp::slot(own) {
+                line += 64;
+            }
+            line
+        }
+        #[cfg(not(feature = "sharing"))]
+        {
+            let _ = own;
+            line
+        }
+    }
+
+    /// Only this test writes it.
+    static STALE: Alone = Alone(crate::sync::AtomicU64::new(0));
+
+    /// A line whose last writer wrote `RECENT_LINES` other lines since is
+    /// shared but stale; one fewer, and it is recent.
+    #[test]
+    fn a_line_its_writer_wrote_long_ago_counts_stale() {
+        use crate::sync::Ordering::Relaxed;
+        for (after, recent) in [(RECENT_LINES, 0), (RECENT_LINES - 1, 1)] {
+            std::thread::spawn(move || {
+                STALE.0.store(1, Relaxed);
+                // Lines nobody uses (only their numbers are looked at), none
+                // in the slot of `STALE`'s line.
+                let own = std::ptr::from_ref(&STALE) as usize;
+                let mut line = 1usize << 40;
+                for _ in 0..after {
+                    line = apart(line, own);
+                    note(line);
+                    line += 64;
+                }
+            })
+            .join()
+            .unwrap();
+            let before = thread_counts();
+            STALE.0.store(2, Relaxed);
+            let c = thread_counts().since(&before);
+            if ENABLED {
+                assert_eq!(
+                    (c.writes, c.shared_writes, c.recent_shared_writes),
+                    (1, 1, recent),
+                    "after {after}"
+                );
+            } else {
+                assert_eq!(c, Counts::default());
+            }
         }
     }
 }

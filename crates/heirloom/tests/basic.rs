@@ -454,3 +454,31 @@ fn a_refused_request_counts_only_the_levels_it_reached() {
         assert_eq!(a.stats().lock_requests, 2 + 2 + 2, "{}", lm.table_kind());
     }
 }
+
+/// The latch-free tables' default size follows the cores (4,096 per core
+/// beyond the first, a power of two within 4,096..=131,072); the latched
+/// table starts at 256 and grows; `Builder::buckets` overrides both.
+#[test]
+fn the_tables_are_sized_by_the_cores_unless_told() {
+    use heirloom::{DEFAULT_BUCKETS, LATCHFREE_BUCKETS_DEFAULT_MOST, default_latchfree_buckets};
+    let sizes: Vec<_> = [0, 1, 2, 3, 4, 8, 16, 32, 33, 1 << 20]
+        .into_iter()
+        .map(default_latchfree_buckets)
+        .collect();
+    assert_eq!(
+        sizes,
+        [4096, 4096, 4096, 8192, 16384, 32768, 65536, 131072, 131072, 131072]
+    );
+    assert_eq!(LATCHFREE_BUCKETS_DEFAULT_MOST, 131072);
+    let cores = thread::available_parallelism().map_or(1, |n| n.get());
+    for kind in TableKind::ALL {
+        let lm = LockManager::builder().table(kind).build();
+        let told = LockManager::builder().table(kind).buckets(1000).build();
+        let (default, asked) = match kind {
+            TableKind::Latched | TableKind::LatchedHtm => (Some(DEFAULT_BUCKETS), Some(1024)),
+            TableKind::LatchFree | TableKind::LatchFreeSwap => (Some(default_latchfree_buckets(cores)), Some(1024)),
+            _ => (None, None),
+        };
+        assert_eq!((lm.buckets(), told.buckets()), (default, asked), "{kind}");
+    }
+}

@@ -236,7 +236,6 @@ impl Latched {
     }
 
     /// The number of buckets now.
-    #[cfg(test)]
     pub(crate) fn buckets(&self) -> usize {
         self.dir().buckets.len()
     }

@@ -47,16 +47,39 @@ use crate::stats::AgentCounters;
 /// the first (the crate's MEASUREMENTS.md, "A latched table that grows").
 pub const DEFAULT_BUCKETS: usize = 1 << 8;
 
-/// The latch-free tables' size (their default
-/// [`Builder::buckets`](crate::Builder::buckets)): 4,096 buckets, enough
-/// that short transactions rarely share a list and few enough to stay in
-/// cache (MEASUREMENTS.md, "A latched table that grows; 4,096 latch-free
-/// buckets"). A new lock walks its bucket's list. Both latch-free tables
+/// Buckets the latch-free tables' default size gives every core beyond
+/// the first ([`default_latchfree_buckets`]).
+pub const LATCHFREE_BUCKETS_PER_CORE: usize = 1 << 12;
+
+/// The most buckets the latch-free tables' default size takes (2^17, 16
+/// MiB of buckets; [`default_latchfree_buckets`]).
+pub const LATCHFREE_BUCKETS_DEFAULT_MOST: usize = 1 << 17;
+
+/// The latch-free tables' size by default ([`Builder::buckets`](crate::Builder::buckets)) on a
+/// machine whose threads run on `cores` cores (the manager asks
+/// `std::thread::available_parallelism`):
+/// [`LATCHFREE_BUCKETS_PER_CORE`] for every core beyond the first, rounded
+/// up to a power of two, at least 4,096 and at most
+/// [`LATCHFREE_BUCKETS_DEFAULT_MOST`]: 4,096 on one or two cores, 65,536
+/// on sixteen, 131,072 from 32 on.
+///
+/// A new lock takes its bucket's line with a compare-and-swap, and on many
+/// cores that line costs a transfer between caches when another thread
+/// wrote it shortly before. Each added thread spreads its transactions over
+/// the same buckets, so the table grows with the cores to keep that chance
+/// where two threads have it with 4,096 buckets, which are few enough to
+/// stay in one core's cache (MEASUREMENTS.md, "A latched table that grows;
+/// 4,096 latch-free buckets", and "Recent and stale shared writes; buckets
+/// by the core" for the counts by size). Both latch-free tables
 /// ([`TableKind::LatchFree`], [`TableKind::LatchFreeSwap`]) split a list
 /// that got long into lists below it, so a transaction that holds a
-/// million locks is not quadratic (MEASUREMENTS.md, "Latch-free lists that
-/// split", "The swap table splits its lists").
-pub const DEFAULT_LATCHFREE_BUCKETS: usize = 1 << 12;
+/// million locks is not quadratic at any size (MEASUREMENTS.md,
+/// "Latch-free lists that split", "The swap table splits its lists").
+pub fn default_latchfree_buckets(cores: usize) -> usize {
+    (LATCHFREE_BUCKETS_PER_CORE * cores.saturating_sub(1))
+        .next_power_of_two()
+        .clamp(1 << 12, LATCHFREE_BUCKETS_DEFAULT_MOST)
+}
 
 /// The most buckets [`Builder::buckets`](crate::Builder::buckets) takes (2^24).
 pub const MAX_BUCKETS: usize = 1 << 24;
@@ -532,10 +555,18 @@ impl Table {
     /// take intention locks on their fast path (`table/fast.rs`), and with
     /// `fast_rows` row S locks too (`table/fast/rows.rs`);
     /// `buckets`: of the latched and latch-free tables (`None`: the kind's
-    /// default, [`DEFAULT_BUCKETS`] or [`DEFAULT_LATCHFREE_BUCKETS`]).
-    pub(crate) fn new(kind: TableKind, buckets: Option<usize>, sli: bool, fast_path: bool, fast_rows: bool) -> Self {
+    /// default, [`DEFAULT_BUCKETS`] or [`default_latchfree_buckets`] of
+    /// `cores`).
+    pub(crate) fn new(
+        kind: TableKind,
+        buckets: Option<usize>,
+        cores: usize,
+        sli: bool,
+        fast_path: bool,
+        fast_rows: bool,
+    ) -> Self {
         let first = buckets.unwrap_or(DEFAULT_BUCKETS);
-        let latchfree = buckets.unwrap_or(DEFAULT_LATCHFREE_BUCKETS);
+        let latchfree = buckets.unwrap_or_else(|| default_latchfree_buckets(cores));
         match kind {
             TableKind::Global => Table::Global(global::Global::new(false)),
             TableKind::GlobalHtm => Table::Global(global::Global::new(true)),
@@ -549,6 +580,17 @@ impl Table {
             // Never asked (the transaction takes no lock): the smallest
             // table, so that the interface stays total.
             TableKind::NoLocking => Table::Latched(latched::Latched::new(1, false, false, false, false)),
+        }
+    }
+
+    /// The hash buckets of the latched and latch-free tables now (the
+    /// latched table's grow); `None` for the others.
+    pub(crate) fn buckets(&self) -> Option<usize> {
+        match self {
+            Table::Latched(t) => Some(t.buckets()),
+            Table::LatchFree(t) => Some(t.buckets()),
+            Table::LatchFreeSwap(t) => Some(t.buckets()),
+            Table::Global(_) | Table::Server(_) => None,
         }
     }
 }

@@ -413,6 +413,11 @@ const _: () = assert!(
 );
 
 impl<const SWAP: bool> LatchFree<SWAP> {
+    /// The number of buckets (the lists below a split list not counted).
+    pub(crate) fn buckets(&self) -> usize {
+        self.buckets.len()
+    }
+
     /// A table of `buckets` lists (rounded up to a power of two), with the
     /// intention-lock fast path if `fast_path` (see `fast.rs`; a fast
     /// hold is never passed on by inheritance, which needs a request of
