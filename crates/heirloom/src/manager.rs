@@ -360,10 +360,15 @@ impl Builder {
         let escalate_after = if self.intention_locks { self.escalate_after } else { 0 };
         let special = self.table == TableKind::NoLocking || escalate_after > 0 || self.max_locks > 0;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let buckets = match self.table {
+            TableKind::LatchFree | TableKind::LatchFreeSwap => {
+                Some(self.buckets.unwrap_or_else(|| crate::default_latchfree_buckets(cores)))
+            }
+            _ => self.buckets,
+        };
         let mut table = Table::new(
             self.table,
-            self.buckets,
-            cores,
+            buckets,
             self.inheritance != Inheritance::Off,
             self.fast_path,
             self.fast_rows != FastRows::Off,

@@ -78,8 +78,12 @@ pub const LATCHFREE_BUCKETS_DEFAULT_MOST: usize = 1 << 17;
 pub fn default_latchfree_buckets(cores: usize) -> usize {
     (LATCHFREE_BUCKETS_PER_CORE * cores.saturating_sub(1))
         .next_power_of_two()
-        .clamp(1 << 12, LATCHFREE_BUCKETS_DEFAULT_MOST)
+        .clamp(LATCHFREE_BUCKETS_LEAST, LATCHFREE_BUCKETS_DEFAULT_MOST)
 }
+
+/// The fewest buckets the latch-free tables' default takes (one or two
+/// cores).
+const LATCHFREE_BUCKETS_LEAST: usize = 1 << 12;
 
 /// The most buckets [`Builder::buckets`](crate::Builder::buckets) takes (2^24).
 pub const MAX_BUCKETS: usize = 1 << 24;
@@ -556,17 +560,11 @@ impl Table {
     /// `fast_rows` row S locks too (`table/fast/rows.rs`);
     /// `buckets`: of the latched and latch-free tables (`None`: the kind's
     /// default, [`DEFAULT_BUCKETS`] or [`default_latchfree_buckets`] of
-    /// `cores`).
-    pub(crate) fn new(
-        kind: TableKind,
-        buckets: Option<usize>,
-        cores: usize,
-        sli: bool,
-        fast_path: bool,
-        fast_rows: bool,
-    ) -> Self {
+    /// one core; the manager passes the latch-free tables the count for
+    /// its cores).
+    pub(crate) fn new(kind: TableKind, buckets: Option<usize>, sli: bool, fast_path: bool, fast_rows: bool) -> Self {
         let first = buckets.unwrap_or(DEFAULT_BUCKETS);
-        let latchfree = buckets.unwrap_or_else(|| default_latchfree_buckets(cores));
+        let latchfree = buckets.unwrap_or(LATCHFREE_BUCKETS_LEAST);
         match kind {
             TableKind::Global => Table::Global(global::Global::new(false)),
             TableKind::GlobalHtm => Table::Global(global::Global::new(true)),
