@@ -546,7 +546,7 @@ impl LockManager {
     }
 
     /// The hash buckets of the latched and latch-free tables now
-    /// ([`Builder::buckets`]; the latched table's grow as it fills); `None`
+    /// ([`Builder::buckets`]; the latched table's count grows as it fills); `None`
     /// for the global and server tables and without locking.
     pub fn buckets(&self) -> Option<usize> {
         if self.inner.no_locks {

@@ -461,13 +461,15 @@ fn a_refused_request_counts_only_the_levels_it_reached() {
 #[test]
 fn the_tables_are_sized_by_the_cores_unless_told() {
     use heirloom::{DEFAULT_BUCKETS, LATCHFREE_BUCKETS_DEFAULT_MOST, default_latchfree_buckets};
-    let sizes: Vec<_> = [0, 1, 2, 3, 4, 8, 16, 32, 33, 1 << 20]
+    let sizes: Vec<_> = [0, 1, 2, 3, 4, 8, 16, 32, 33, 1 << 20, usize::MAX]
         .into_iter()
         .map(default_latchfree_buckets)
         .collect();
     assert_eq!(
         sizes,
-        [4096, 4096, 4096, 8192, 16384, 32768, 65536, 131072, 131072, 131072]
+        [
+            4096, 4096, 4096, 8192, 16384, 32768, 65536, 131072, 131072, 131072, 131072
+        ]
     );
     assert_eq!(LATCHFREE_BUCKETS_DEFAULT_MOST, 131072);
     let cores = thread::available_parallelism().map_or(1, |n| n.get());

@@ -76,9 +76,10 @@ pub const LATCHFREE_BUCKETS_DEFAULT_MOST: usize = 1 << 17;
 /// million locks is not quadratic at any size (MEASUREMENTS.md,
 /// "Latch-free lists that split", "The swap table splits its lists").
 pub fn default_latchfree_buckets(cores: usize) -> usize {
-    (LATCHFREE_BUCKETS_PER_CORE * cores.saturating_sub(1))
-        .next_power_of_two()
+    LATCHFREE_BUCKETS_PER_CORE
+        .saturating_mul(cores.saturating_sub(1))
         .clamp(LATCHFREE_BUCKETS_LEAST, LATCHFREE_BUCKETS_DEFAULT_MOST)
+        .next_power_of_two()
 }
 
 /// The fewest buckets the latch-free tables' default takes (one or two
@@ -582,7 +583,7 @@ impl Table {
     }
 
     /// The hash buckets of the latched and latch-free tables now (the
-    /// latched table's grow); `None` for the others.
+    /// latched table grows); `None` for the others.
     pub(crate) fn buckets(&self) -> Option<usize> {
         match self {
             Table::Latched(t) => Some(t.buckets()),
