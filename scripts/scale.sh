@@ -38,7 +38,11 @@
 #      against `none` (the "of none" column);
 #   4. TPC-C, one warehouse a thread, at 1 and the largest of T threads,
 #      row S fast holds on and off, with --breakdown (the lock manager's
-#      share of worker time);
+#      share of worker time); then, with the sharing instrument
+#      (bin/heirloom-sharing), TPC-C and YCSB as DBx1000 runs it at TT
+#      threads, latched and latch-free, 4,096 and 65,536 buckets:
+#      shared and recent line writes a transaction on real cores, beside
+#      the counts of a 2-core machine;
 #   5. waiting at TT threads in the kit: YCSB as DBx1000 runs it
 #      (--profile dbx1000) on the latched and latch-free tables under the
 #      four policies with --breakdown, then detect, wound-wait and
@@ -56,7 +60,7 @@
 #      elided rows and `heirloom figures --only tsx-index`.
 # Files in $OUT: log.txt (everything printed), dbx.txt (scripts/dbx1000.sh
 # summary reads it), and json.tgz: tm1.json, ycsb-ro-0.json,
-# ycsb-ro-0.9.json, tpcc.json, wait.json, wait-spin.json, wait-lt.json,
+# ycsb-ro-0.9.json, tpcc.json, sharing-tpcc.json, sharing-ycsb.json, wait.json, wait-spin.json, wait-lt.json,
 # wait-spin-tpcc.json, and on RTM machines index.json and tsx-index/ (one
 # archive, as the many-core machine returns at most eight files).
 set -euo pipefail
@@ -80,6 +84,10 @@ build() {
     local flags="-C target-feature=+crt-static"
     CARGO_TARGET_DIR=$tgt RUSTFLAGS=$flags cargo build --release --target $t -p heirloom-bench
     cp "$tgt/$t/release/heirloom" "$kit/bin/"
+    # The kit with the sharing instrument (`--sharing`), in a target of its
+    # own so that the plain build's artifacts stay.
+    CARGO_TARGET_DIR=$tgt-sharing RUSTFLAGS=$flags cargo build --release --target $t -p heirloom-bench --features sharing
+    cp "$tgt-sharing/$t/release/heirloom" "$kit/bin/heirloom-sharing"
     # Test and bench binaries: the last executable cargo names.
     exe() { grep -oE '\(([^)]*/deps/[^)]+)\)' | tr -d '()' | tail -1; }
     CARGO_TARGET_DIR=$tgt RUSTFLAGS=$flags cargo bench --no-run -p heirloom-btree --bench index --target $t 2>&1 | exe \
@@ -371,6 +379,16 @@ run() {
     sec "TPC-C, one warehouse a thread, 1 and $top threads, --breakdown"
     timeout 90 $H bench --workload tpcc --scale 1/thread --threads "1,$top" --table latched,latchfree --sli off \
         --fast-rows auto,off --duration "$DUR" --warmup 0.2 --breakdown --json "$out/tpcc.json" | tail -24 || echo "TPC-C: timed out"
+
+    if [ -x bin/heirloom-sharing ]; then
+        sec "shared and recent line writes on real cores at $TT threads: TPC-C and YCSB as DBx1000 runs it, 4096 and 65536 buckets (the default on 16 cores)"
+        timeout 40 bin/heirloom-sharing bench --workload tpcc --scale 1/thread --threads "$TT" --table latched,latchfree \
+            --buckets 4096,65536 --sli off --duration "$DUR" --warmup 0.5 --sharing --json "$out/sharing-tpcc.json" \
+            | grep -E '^# (buckets|sharing|  )' || echo "sharing, TPC-C: timed out"
+        timeout 40 bin/heirloom-sharing bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree \
+            --policy nowait --buckets 4096,65536 --sli off --duration "$DUR" --warmup 0.5 --sharing --json "$out/sharing-ycsb.json" \
+            | grep -E '^# (buckets|sharing|  )' || echo "sharing, YCSB: timed out"
+    fi
 
     sec "waiting at $TT threads in the kit: YCSB as DBx1000 runs it, every policy, --breakdown"
     timeout 60 $H bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
