@@ -260,7 +260,11 @@ wait_rule() {
 # after/before by round and their geometric mean. AB_POLICY=waitdie (or
 # detect, woundwait) compares that policy inside DBx1000 instead, beside
 # DBx1000's WAIT_DIE (DL_DETECT; wound-wait beside NO_WAIT), with TPC-C at
-# 4 warehouses, where transactions conflict. RUN_BUDGET default 300.
+# 4 warehouses, where transactions conflict. AB_BUCKETS=N runs both
+# builds at N buckets (the kit's --buckets, HEIRLOOM_BUCKETS inside
+# DBx1000), so that a change of the default size between the builds (the
+# latch-free tables' default follows the cores since 9f2ad32) does not
+# enter the comparison. RUN_BUDGET default 300.
 ab() {
     local TT=${TT:-16} DUR=${DUR:-0.5} rtm out work r b
     local po=${AB_POLICY:-nowait} peer=dbx-NO_WAIT tp="tp$TT TPCC -n$TT"
@@ -273,6 +277,11 @@ ab() {
     esac
     [ "$po" = nowait ] || tp="tp4 TPCC -n4"
     local B=(--threads "$TT" --duration "$DUR" --warmup 0.2 --sli off)
+    if [ -n "${AB_BUCKETS:-}" ]; then
+        [[ $AB_BUCKETS =~ ^[0-9]+$ ]] || { echo "scale.sh ab: AB_BUCKETS is a number of buckets, not $AB_BUCKETS" >&2; exit 2; }
+        B+=(--buckets "$AB_BUCKETS")
+        export HEIRLOOM_BUCKETS=$AB_BUCKETS
+    fi
     RUN_BUDGET=${RUN_BUDGET:-300}
     begin ab "${1:-kit}" bin/heirloom-before "BEFORE=REV "
     work=$(mktemp -d)
