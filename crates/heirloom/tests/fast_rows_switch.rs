@@ -153,9 +153,20 @@ fn no_incompatible_grants_across_the_switchs_turns() {
         let ghost = Arc::new(Ghost::default());
         let stop = Arc::new(AtomicBool::new(false));
         let done = Arc::new(AtomicU32::new(0));
+        // Set by the first thread that sees the switch on after two turns
+        // off: the workers look after every transaction, since in a
+        // release build the switch may stay on for less than a
+        // millisecond before the next update phase turns it off again.
+        let turned = Arc::new(AtomicBool::new(false));
         let threads: Vec<_> = (0..4)
             .map(|i| {
-                let (lm, ghost, stop, done) = (lm.clone(), Arc::clone(&ghost), Arc::clone(&stop), Arc::clone(&done));
+                let (lm, ghost, stop, done, turned) = (
+                    lm.clone(),
+                    Arc::clone(&ghost),
+                    Arc::clone(&stop),
+                    Arc::clone(&done),
+                    Arc::clone(&turned),
+                );
                 thread::spawn(move || {
                     let mut agent = lm.agent();
                     let mut rng = Rng::new(10 + i);
@@ -183,6 +194,9 @@ fn no_incompatible_grants_across_the_switchs_turns() {
                         } else {
                             t.abort();
                         }
+                        if lm.fast_rows_turned_off() >= 2 && lm.fast_rows_on() {
+                            turned.store(true, Ordering::Relaxed);
+                        }
                     }
                     done.fetch_add(1, Ordering::Relaxed);
                 })
@@ -190,11 +204,9 @@ fn no_incompatible_grants_across_the_switchs_turns() {
             .collect();
         // Until the switch has turned off twice and is on again, or every
         // thread has run its transactions (then the turns are missing).
-        let turned = || lm.fast_rows_turned_off() >= 2 && lm.fast_rows_on();
-        while !turned() && done.load(Ordering::Relaxed) < 4 {
+        while !turned.load(Ordering::Relaxed) && done.load(Ordering::Relaxed) < 4 {
             thread::sleep(Duration::from_millis(5));
         }
-        let turned = turned();
         stop.store(true, Ordering::Relaxed);
         for (i, t) in threads.into_iter().enumerate() {
             within_a_minute(&format!("{kind}: thread {i} after the turns"), move || {
@@ -202,7 +214,7 @@ fn no_incompatible_grants_across_the_switchs_turns() {
             });
         }
         assert!(
-            turned,
+            turned.load(Ordering::Relaxed),
             "{kind}: turned off {} times, on {}",
             lm.fast_rows_turned_off(),
             lm.fast_rows_on()
