@@ -255,17 +255,31 @@ impl LockId {
     }
 
     /// The lock at `depth` on the path to this one (`self.path().as_slice()[depth]`,
-    /// for `depth < self.depth()`), computed from the packed fields. The
-    /// lock path walks the hierarchy with it instead of building a
-    /// [`Path`]: the array's copy cost a store-forwarding stall per call.
-    #[inline]
+    /// for `depth < self.depth()`): the walk's [`LockId::ancestor_above`]
+    /// above the leaf, the lock itself at its own depth.
+    #[cfg(test)]
     pub(crate) fn ancestor(&self, depth: usize) -> LockId {
+        if depth + 1 >= self.depth() {
+            *self
+        } else {
+            self.ancestor_above(depth)
+        }
+    }
+
+    /// The lock at `depth` on the path to this one, for a `depth` above it
+    /// (`depth + 1 < self.depth()`), computed from the packed fields. The
+    /// lock path walks the hierarchy with it instead of building a
+    /// [`Path`] (the array's copy cost a store-forwarding stall per call),
+    /// and knows its leaf's depth, so the level is not decoded again for
+    /// every step.
+    #[inline]
+    pub(crate) fn ancestor_above(&self, depth: usize) -> LockId {
+        debug_assert!(depth + 1 < self.depth());
         let t = TableId {
             db: self.db_no(),
             table: self.table_no(),
         };
         match depth {
-            _ if depth + 1 >= self.depth() => *self,
             0 => LockId::database(t.db),
             1 => LockId::table(t),
             _ => LockId::page(t, (self.key >> 32) as u32),

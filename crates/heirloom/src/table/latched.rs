@@ -368,11 +368,14 @@ impl Latched {
             self.outside_now(&mut q, id);
             return (q, p, contended || held);
         }
-        // At the most buckets the table stops growing and chains lengthen.
-        let grow_at = if d.buckets.len() < self.most {
-            d.buckets.len()
-        } else {
-            usize::MAX
+        // At the most buckets the table stops growing and chains lengthen
+        // (asked only when a head beyond the kept ones would be added).
+        let grow_at = || {
+            if d.buckets.len() < self.most {
+                d.buckets.len()
+            } else {
+                usize::MAX
+            }
         };
         match Self::bind_slow(bucket, id, t, self.outside_of(id), &self.excess, grow_at) {
             Some((q, p)) => (q, p, contended),
@@ -403,7 +406,7 @@ impl Latched {
     /// locks do not steal each other's heads), else an empty one if there
     /// is one (the kept heads first, then the extra ones), else a new one,
     /// unless that would be a head beyond [`KEEP_HEADS`] while such heads
-    /// (`excess`) number `grow_at` (the buckets, below the most the table
+    /// (`excess`) number `grow_at()` (the buckets, below the most the table
     /// takes): then `None`, for the caller to grow the table first. Caller
     /// holds the bucket latch and has found no head bound to `id`. Returns
     /// the head latched.
@@ -414,7 +417,7 @@ impl Latched {
         t: u16,
         outside: Option<Outside>,
         excess: &AtomicUsize,
-        grow_at: usize,
+        grow_at: impl FnOnce() -> usize,
     ) -> Option<(LatchGuard<'a, Queue>, *mut CachePadded<Head>)> {
         let kept = bucket.kept_len();
         if kept == KEEP_HEADS {
@@ -437,7 +440,7 @@ impl Latched {
             }
             // A head beyond KEEP_HEADS: grow first once they number as
             // many as the buckets.
-            if excess.load(Ordering::Relaxed) >= grow_at {
+            if excess.load(Ordering::Relaxed) >= grow_at() {
                 return None;
             }
             excess.fetch_add(1, Ordering::Relaxed);

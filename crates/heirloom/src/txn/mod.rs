@@ -389,7 +389,7 @@ impl<'a> Transaction<'a> {
             hint = self.agent.cache.hint(slot);
             if let Some(p) = self.agent.cache.get(hint as usize)
                 && matches!(p.state, LIVE | RECLAIMED)
-                && p.id == id.ancestor(last - 1)
+                && p.id == id.ancestor_above(last - 1)
             {
                 let held = p.mode;
                 let c = &self.agent.shared.counters;
@@ -409,7 +409,7 @@ impl<'a> Transaction<'a> {
         let mut pure = true;
         let mut parent = if from > 0 { hint } else { NO_HINT };
         for i in from..depth {
-            let lid = id.ancestor(i);
+            let lid = if i == last { id } else { id.ancestor_above(i) };
             let want = if i == last { mode } else { mode.intention() };
             let cached = if i < last {
                 self.lookup_ancestor(lid)
