@@ -2,8 +2,8 @@
 """After over before, round by round, from ab.sh's JSON files (in the
 directory given, default /tmp/ab86): per workload, table and thread count,
 the rounds, the geometric mean, the median and the range of the per-round
-ratios of committed transactions a second. Writes ab-rounds.csv beside
-this script."""
+ratios of committed transactions a second. Writes the rounds beside this
+script, to the file named second (default ab-rounds.csv)."""
 import collections, csv, glob, json, math, os, re, sys
 
 src = sys.argv[1] if len(sys.argv) > 1 else "/tmp/ab86"
@@ -16,7 +16,8 @@ for f in sorted(glob.glob(os.path.join(src, "*.json"))):
         key = (w, run["table"], run["threads"])
         cells[key].setdefault(int(r), {})[build] = run["tps"]
         rows.append([r, w, run["table"], run["threads"], build, f"{run['tps']:.0f}"])
-with open(os.path.join(here, "ab-rounds.csv"), "w", newline="") as out:
+csv_name = sys.argv[2] if len(sys.argv) > 2 else "ab-rounds.csv"
+with open(os.path.join(here, csv_name), "w", newline="") as out:
     wr = csv.writer(out)
     wr.writerow(["round", "workload", "table", "threads", "build", "txn_per_s"])
     wr.writerows(sorted(rows, key=lambda x: (x[1], x[2], int(x[3]), int(x[0]), x[4])))
