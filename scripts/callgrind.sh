@@ -13,7 +13,8 @@
 #
 # A configuration is "TABLE SLI LOOP KEEP" (see examples/txnloop.rs); the
 # `ycsb` loop (16 row locks without intention locks, as DBx1000 asks for
-# them) is not in the table: "latched off ycsb 0" counts it.
+# them) and the `ro` loop (16 S row locks with them, the kit's read-only
+# YCSB) are not in the table: "latched off ycsb 0" counts the first.
 # Needs valgrind (Debian: apt-get install valgrind).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -3,7 +3,7 @@
 //! instructions with callgrind (`scripts/callgrind.sh` counts its
 //! measured transactions alone and prints the count per transaction).
 //!
-//! `cargo run --release --example txnloop -- TABLE SLI TXNS [row|tm1|db|ycsb] [KEEP] [WARMUP]`
+//! `cargo run --release --example txnloop -- TABLE SLI TXNS [row|tm1|db|ycsb|ro] [KEEP] [WARMUP]`
 //!
 //! * `row` (default): `begin; lock(row, S); commit` over 1,024 rows of one
 //!   table (three lock-table acquisitions and three releases);
@@ -13,7 +13,10 @@
 //! * `ycsb`: 16 row locks of one table of 1,048,576 rows, half S and half
 //!   X, uniform, without intention locks (`Builder::intention_locks(false)`):
 //!   the requests DBx1000 makes with heirloom inside it (its YCSB, less the
-//!   skew; `scripts/dbx1000.sh`).
+//!   skew; `scripts/dbx1000.sh`);
+//! * `ro`: 16 S row locks of one table of 1,048,576 rows, uniform, with
+//!   intention locks: the kit's read-only YCSB (`--opt read-share=1`),
+//!   whose share of `none` the scaling issue measures.
 //!
 //! TABLE is a lock table kind (`none` included: begin and commit alone),
 //! SLI `off`, `on` or `always`, KEEP the `keep_inherited` setting (default
@@ -40,11 +43,12 @@ enum Loop {
     Tm1,
     Db,
     Ycsb,
+    Ro,
 }
 
 fn usage(msg: &str) -> ! {
     eprintln!("txnloop: {msg}");
-    eprintln!("usage: txnloop TABLE off|on|always TXNS [row|tm1|db|ycsb] [KEEP] [WARMUP]");
+    eprintln!("usage: txnloop TABLE off|on|always TXNS [row|tm1|db|ycsb|ro] [KEEP] [WARMUP]");
     std::process::exit(2);
 }
 
@@ -65,6 +69,7 @@ fn main() {
         Some("tm1") => Loop::Tm1,
         Some("db") => Loop::Db,
         Some("ycsb") => Loop::Ycsb,
+        Some("ro") => Loop::Ro,
         Some(s) => usage(&format!("unknown loop {s}")),
     };
     let keep: u32 = args
@@ -73,7 +78,7 @@ fn main() {
         .unwrap_or_else(|| usage("KEEP must be a non-negative integer"));
     let default_warm_up = match kind_of_loop {
         Loop::Tm1 => 1_000_000,
-        Loop::Ycsb => 100_000,
+        Loop::Ycsb | Loop::Ro => 100_000,
         Loop::Row | Loop::Db => 10_000,
     };
     let warm: u64 = args
@@ -153,6 +158,14 @@ fn run(agent: &mut Agent, state: &mut State, n: u64) {
                     let x = next(&mut rng);
                     let mode = if x & 1 == 0 { Mode::X } else { Mode::S };
                     r = r.and_then(|()| t.lock(LockId::row(T, (x >> 20) & ((1 << 20) - 1)), mode));
+                }
+                r
+            }
+            Loop::Ro => {
+                let mut r = Ok(());
+                for _ in 0..16 {
+                    let x = next(&mut rng);
+                    r = r.and_then(|()| t.lock(LockId::row(T, (x >> 20) & ((1 << 20) - 1)), Mode::S));
                 }
                 r
             }

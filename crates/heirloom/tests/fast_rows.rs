@@ -203,6 +203,52 @@ fn a_fast_reader_converts_past_its_own_hold() {
     }
 }
 
+/// A transaction that ends with several fast row holds gives them up
+/// together (their entries cleared at once, one fence for all) and still
+/// owes every writer that saw one its wake-up: writers wait on one of its
+/// rows and on one it converted to X, and are woken by its commit, or by
+/// its abort.
+#[test]
+fn writers_are_woken_when_a_reader_of_many_rows_ends() {
+    for lm in managers(|b| b.conflicts(ConflictPolicy::Detect)) {
+        let kind = lm.table_kind();
+        for (k, end) in [(0, "commit"), (1, "abort")] {
+            // Fresh rows each time: the first round's writers shut stripes.
+            let rows: Vec<LockId> = (0..8).map(|i| LockId::row(T, 1000 * (k + 1) + i)).collect();
+            let mut a = lm.agent();
+            let mut ta = a.begin();
+            for &r in &rows {
+                ta.lock(r, Mode::S).unwrap();
+            }
+            ta.lock(rows[7], Mode::X).unwrap();
+            let writer = |row: LockId| {
+                let lm = lm.clone();
+                thread::spawn(move || {
+                    let mut b = lm.agent();
+                    let mut tb = b.begin();
+                    tb.lock(row, Mode::X).unwrap();
+                    tb.commit().unwrap();
+                })
+            };
+            let w1 = writer(rows[2]);
+            common::until_waiting(&lm, rows[2], &format!("{kind}: a writer waits for a reader"));
+            let w2 = writer(rows[7]);
+            common::until_waiting(&lm, rows[7], &format!("{kind}: a writer waits for a converted reader"));
+            if end == "commit" {
+                ta.commit().unwrap();
+            } else {
+                ta.abort();
+            }
+            within_a_minute("the writers", move || {
+                w1.join().unwrap();
+                w2.join().unwrap();
+            });
+            drop(a);
+            assert!(lm.snapshot().locks.is_empty(), "{kind}, {end}: {}", lm.snapshot());
+        }
+    }
+}
+
 /// More rows than an agent's record holds: the rest go to the table, and
 /// every one is released, by commit or by unlock.
 #[test]

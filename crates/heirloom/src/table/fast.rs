@@ -482,8 +482,16 @@ impl Fast {
     /// module docs).
     #[inline(always)]
     pub(crate) fn release(&self, slot: usize, words: (u64, u64), agent: u32, mode: Mode) -> bool {
+        self.release_as(slot, words, agent, mode, false)
+    }
+
+    /// [`Fast::release`]; `ending`: the transaction gives up every lock
+    /// it has (its row holds' entries are then cleared all at once,
+    /// `Rows::release`).
+    #[inline(always)]
+    pub(crate) fn release_as(&self, slot: usize, words: (u64, u64), agent: u32, mode: Mode, ending: bool) -> bool {
         if slot >= SLOTS {
-            return self.rows().release(slot - SLOTS, words, agent);
+            return self.rows().release(slot - SLOTS, words, agent, ending);
         }
         let Some(r) = self.record(agent) else {
             unreachable!("a fast hold of an agent without a record")

@@ -683,8 +683,8 @@ unsafe impl LockTable for Latched {
     }
 
     #[inline(always)]
-    fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: At, mode: Mode, wake: &mut Vec<ReqPtr>) {
-        holds::release_hold(self, a, id, h, mode, wake);
+    fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: At, mode: Mode, ending: bool, wake: &mut Vec<ReqPtr>) {
+        holds::release_hold(self, a, id, h, mode, ending, wake);
     }
 
     #[inline]

@@ -354,7 +354,18 @@ pub(crate) unsafe trait LockTable {
 
     /// Releases agent `a`'s fast hold `h` of `id` in `mode` without reading
     /// its node (which it may not have, see [`LockTable::try_fast_hold`]).
-    fn release_fast_hold(&self, _a: Caller<'_>, _id: LockId, _h: Self::Handle, _mode: Mode, _wake: &mut Vec<ReqPtr>) {
+    /// `ending`: its transaction is ending and gives up every lock it has
+    /// (commit or abort), so that a row hold's release may clear all of
+    /// the transaction's row holds at once (`Rows::release`).
+    fn release_fast_hold(
+        &self,
+        _a: Caller<'_>,
+        _id: LockId,
+        _h: Self::Handle,
+        _mode: Mode,
+        _ending: bool,
+        _wake: &mut Vec<ReqPtr>,
+    ) {
         unreachable!("a fast hold of a table without a fast path")
     }
 
@@ -675,8 +686,16 @@ unsafe impl LockTable for Table {
     }
 
     #[inline(always)]
-    fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: Handle, mode: Mode, wake: &mut Vec<ReqPtr>) {
-        each!(self, t => t.release_fast_hold(a, id, h.into(), mode, wake))
+    fn release_fast_hold(
+        &self,
+        a: Caller<'_>,
+        id: LockId,
+        h: Handle,
+        mode: Mode,
+        ending: bool,
+        wake: &mut Vec<ReqPtr>,
+    ) {
+        each!(self, t => t.release_fast_hold(a, id, h.into(), mode, ending, wake))
     }
 
     #[inline]

@@ -60,7 +60,7 @@ impl Agent {
     #[inline(never)]
     fn release_all_fast(&mut self, committed: bool) {
         while let Some(f) = self.cache.pop_ending_fast() {
-            release_fast(&self.lm, &self.shared, &mut self.nodes, &mut self.scratch.wake, f);
+            release_fast(&self.lm, &self.shared, &mut self.nodes, &mut self.scratch.wake, f, true);
             fault::hit(Point::Finish);
         }
         if self.cache.is_empty() && self.releases.superseded.is_empty() && self.inheritance.list.is_empty() {
@@ -86,7 +86,7 @@ impl Agent {
             // `Builder::fast_path`) is released from its entry's fields
             // (it may have no node).
             if let Some(f) = a.cache.pop_ending_fast() {
-                release_fast(lm, &a.shared, &mut a.nodes, &mut a.scratch.wake, f);
+                release_fast(lm, &a.shared, &mut a.nodes, &mut a.scratch.wake, f, true);
                 fault::hit(Point::Finish);
                 continue;
             }
@@ -288,6 +288,7 @@ impl Agent {
                 &mut self.nodes,
                 &mut self.scratch.wake,
                 h.into(),
+                false,
             );
             return;
         }
@@ -388,7 +389,9 @@ fn reuse_heat(recent: &mut Vec<LockId>, id: LockId, hot: Heat) -> Heat {
 /// Releases cache entry `h`, a fast hold (already out of the cache), from
 /// the entry itself: it may have no node (`Nodes::none`), and it is never
 /// passed on by inheritance. Every fast hold leaves through here, at
-/// commit, abort, unlock or escalation.
+/// commit, abort, unlock or escalation. `ending`: from the loops of
+/// [`Agent::release_all`], which give up every lock of the transaction
+/// (its row S holds' entries are then cleared at once, `Rows::release`).
 #[inline(always)]
 pub(crate) fn release_fast(
     lm: &ManagerState,
@@ -396,11 +399,13 @@ pub(crate) fn release_fast(
     nodes: &mut Nodes,
     wake: &mut Vec<ReqPtr>,
     h: FastHeld,
+    ending: bool,
 ) {
     let c = &shared.counters;
     c.table_op(h.id.level());
     c.fast_ops.bump();
-    lm.table.release_fast_hold(shared.caller(), h.id, h.head, h.mode, wake);
+    lm.table
+        .release_fast_hold(shared.caller(), h.id, h.head, h.mode, ending, wake);
     wake_granted(wake);
     if h.req != nodes.none() {
         nodes.give_back(h.req);

@@ -102,12 +102,13 @@ pub(crate) fn release_hold<T: FastTable>(
     id: LockId,
     h: T::Handle,
     mode: Mode,
+    ending: bool,
     wake: &mut Vec<ReqPtr>,
 ) {
     let (Some(s), Some(f)) = (T::fast_slot(h), t.fast()) else {
         unreachable!("a fast hold without its slot")
     };
-    if f.release(s, id.words(), a.agent, mode) {
+    if f.release_as(s, id.words(), a.agent, mode, ending) {
         t.after_fast_release(a.counters, id, mode, wake);
     }
 }
@@ -121,7 +122,7 @@ pub(crate) fn release_node<T: FastTable>(t: &T, c: &AgentCounters, h: T::Handle,
         counters: c,
         agent: q.agent,
     };
-    release_hold(t, a, id, h, q.mode(), wake);
+    release_hold(t, a, id, h, q.mode(), false, wake);
 }
 
 /// [`LockTable::upgrade_fast_hold`] of a table with the fast path.

@@ -33,6 +33,8 @@
 //! * **Fast release**: clear the entry, SeqCst fence, load the word; if it
 //!   counts a strong request and is not drained, a strong request may have
 //!   seen the entry and be waiting for it: the wake-up duty of `fast.rs`.
+//!   A transaction that ends clears all of its entries at once with one
+//!   fence, then loads each hold's word (`Rows::release`'s `ending`).
 //! * **Strong release**: the count drops (`Rows::sub_strong`), or the
 //!   registration (below) does.
 //!
@@ -455,14 +457,58 @@ impl Rows {
     }
 
     /// Gives up `agent`'s fast S hold of the row with `words`; `true` if
-    /// the caller has the wake-up duty (see the module docs).
-    #[inline]
-    pub(crate) fn release(&self, stripe: usize, words: (u64, u64), agent: u32) -> bool {
+    /// the caller has the wake-up duty (see the module docs). `ending`:
+    /// the agent's transaction is ending and gives up every hold it has
+    /// (commit or abort), so the first of them to come here clears every
+    /// entry at once ([`Rows::clear_all`]); a hold whose entry was cleared
+    /// so (its record is empty) is given up by the look at the word alone,
+    /// after that clear's fence.
+    #[inline(always)]
+    pub(crate) fn release(&self, stripe: usize, words: (u64, u64), agent: u32, ending: bool) -> bool {
         let r = &self.records[agent as usize];
+        // Relaxed: the agent's own count.
+        let live = r.live.load(Ordering::Relaxed);
+        if live == 0 || ending && live > 1 {
+            if live != 0 {
+                Self::clear_all(r, live);
+            }
+            return self.owes_wake(stripe);
+        }
         let Some(i) = r.entry_of(words) else {
             unreachable!("a fast row hold without its entry")
         };
         self.release_entry(r, stripe, i)
+    }
+
+    /// The first half of [`Rows::release`] for every fast S hold of an
+    /// ending transaction at once: the `live` entries of its agent's
+    /// record `r` are cleared in one change of the record, then one SeqCst
+    /// fence stands for the fence each release would have taken. Each
+    /// hold is then given up by [`Rows::release`], which finds the record
+    /// empty and only looks at its stripe's word (the Dekker handshake of
+    /// the module docs, entry by entry: every entry is cleared before the
+    /// fence, every word loaded after it). A transaction with one hold
+    /// releases it as any release does, which costs no more.
+    #[cold]
+    #[inline(never)]
+    fn clear_all(r: &Record, live: u32) {
+        r.change(|r| {
+            // Entries fill from the front: the walk ends at the last live
+            // one, usually entry `live - 1` (an early unlock leaves holes).
+            let mut left = live;
+            for i in 0..ROWS {
+                if r.his[i].load(Ordering::Relaxed) != 0 {
+                    r.his[i].store(0, Ordering::Relaxed);
+                    left -= 1;
+                    if left == 0 {
+                        break;
+                    }
+                }
+            }
+            r.summary.store(0, Ordering::Release);
+        });
+        r.live.store(0, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
     }
 
     #[inline]
@@ -477,6 +523,15 @@ impl Rows {
         });
         r.live.store(live, Ordering::Relaxed);
         fence(Ordering::SeqCst);
+        self.owes_wake(stripe)
+    }
+
+    /// After a fast hold's entry was cleared and fenced: does `stripe`'s
+    /// word count a strong request that may have seen the entry and wait
+    /// for it (the wake-up duty)? A drained word's requests found no
+    /// entry in their stripe.
+    #[inline(always)]
+    fn owes_wake(&self, stripe: usize) -> bool {
         let w = self.stripes[stripe].load(Ordering::Relaxed);
         w & COUNT != 0 && w & DRAINED == 0
     }

@@ -593,8 +593,8 @@ unsafe impl<const SWAP: bool> LockTable for LatchFree<SWAP> {
     }
 
     #[inline(always)]
-    fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: At, mode: Mode, wake: &mut Vec<ReqPtr>) {
-        holds::release_hold(self, a, id, h, mode, wake);
+    fn release_fast_hold(&self, a: Caller<'_>, id: LockId, h: At, mode: Mode, ending: bool, wake: &mut Vec<ReqPtr>) {
+        holds::release_hold(self, a, id, h, mode, ending, wake);
     }
 
     #[inline]

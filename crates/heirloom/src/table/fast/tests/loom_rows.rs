@@ -3,7 +3,8 @@
 //! request that saw the S is owed a wake-up, a stripe marked drained has
 //! no fast hold left, a torn read of an agent's entries never makes a hold
 //! up, and a strong request registered in its agent's record (a drained
-//! stripe) and a fast S that opens the stripe again never both go ahead.
+//! stripe) and a fast S that opens the stripe again never both go ahead,
+//! and a transaction's holds cleared at once owe what their releases owe.
 //! Under loom a table has two stripes, agents two entries, and a shut
 //! stripe opens at the first fast attempt it turns away.
 //!
@@ -76,6 +77,48 @@ fn writer_against_fast_reader(drained_first: bool) {
 #[test]
 fn a_writer_and_a_fast_reader_never_overlap() {
     writer_against_fast_reader(false);
+}
+
+/// An agent ends a transaction that holds rows `a` and `b` fast (one
+/// stripe): both entries cleared at once with one fence by the first
+/// release (`Rows::clear_all`), then each hold given up by its release's
+/// look at the word, while X (agent 0) comes for `a`. Never both in their
+/// sections, and an X that saw the S is owed a wake-up by `a`'s release,
+/// as with a release of its own (the first model).
+#[test]
+fn a_writer_and_a_batch_release_never_overlap() {
+    loom::model(|| {
+        let f = Arc::new(Fast::with_rows(true));
+        let (a, b, s) = two_rows(&f);
+        let cell = Arc::new(UnsafeCell::new(0u32));
+        assert!(f.acquire(s, a.words(), 1, 2, 2, Mode::S) == FastTry::Held);
+        assert!(f.acquire(s, b.words(), 1, 2, 2, Mode::S) == FastTry::Held);
+        let writer = {
+            let (f, cell) = (f.clone(), cell.clone());
+            loom::thread::spawn(move || {
+                let how = f.add_strong(s, 0);
+                let clear = clear_of_fast_holds(&f, s, a.words(), how);
+                if clear {
+                    // SAFETY: the X's section (the model's claim).
+                    cell.with_mut(|p| unsafe { *p += 1 });
+                }
+                (clear, how)
+            })
+        };
+        // SAFETY: the S's section on `a` (the model's claim).
+        cell.with_mut(|p| unsafe { *p += 1 });
+        // Ending: the first release clears both entries, the second finds
+        // its own cleared.
+        let duty = f.release_as(s, a.words(), 1, Mode::S, true);
+        f.release_as(s, b.words(), 1, Mode::S, true);
+        let (clear, how) = writer.join().unwrap();
+        f.sub_strong(s, 0, how);
+        assert!(clear || duty, "the X saw an entry whose owner owes no wake-up");
+        assert!(
+            f.row_side().expect("rows on").holds_none(),
+            "a batch release left an entry behind"
+        );
+    });
 }
 
 /// A fast S on row `a` and, in the same stripe, a writer of row `b`

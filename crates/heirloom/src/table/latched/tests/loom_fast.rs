@@ -280,7 +280,7 @@ fn a_head_bound_while_the_switch_was_off_counts_a_later_x() {
             s_held.store(true, Ordering::SeqCst);
             assert!(!x_held.load(Ordering::SeqCst), "a fast S granted while X is held");
             s_held.store(false, Ordering::SeqCst);
-            t.release_fast_hold(reader, row, h, Mode::S, &mut wake);
+            t.release_fast_hold(reader, row, h, Mode::S, false, &mut wake);
         }
         txn.join().unwrap();
         drop(t);

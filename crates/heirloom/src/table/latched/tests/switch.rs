@@ -66,7 +66,7 @@ fn fast_s(t: &Latched, agent: u32, txn: u64, id: LockId) -> bool {
     let Some(h) = t.try_fast_hold(Caller { counters: &c, agent }, id, Mode::S, txn, txn, &mut wake) else {
         return false;
     };
-    t.release_fast_hold(Caller { counters: &c, agent }, id, h, Mode::S, &mut wake);
+    t.release_fast_hold(Caller { counters: &c, agent }, id, h, Mode::S, false, &mut wake);
     true
 }
 
@@ -194,7 +194,7 @@ fn a_fast_holds_conversion_on_a_head_bound_while_off_sees_the_other_fast_holds()
     );
     assert_eq!(status(conv.req), CONVERTING);
     // Agent 5 lets go: the X is granted.
-    t.release_fast_hold(Caller { counters: &c, agent: 5 }, row, h5, Mode::S, &mut wake);
+    t.release_fast_hold(Caller { counters: &c, agent: 5 }, row, h5, Mode::S, false, &mut wake);
     assert_eq!(wake, vec![conv.req]);
     assert_eq!(status(conv.req), GRANTED);
     assert!(release(&t, 4, At::from(conv.head), conv.req).is_empty());
