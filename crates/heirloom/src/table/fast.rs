@@ -912,5 +912,7 @@ mod tests {
     #[cfg(heirloom_loom)]
     mod loom_switch;
     #[cfg(not(heirloom_loom))]
+    mod owed;
+    #[cfg(not(heirloom_loom))]
     mod registered;
 }

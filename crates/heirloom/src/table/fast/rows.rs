@@ -31,8 +31,10 @@
 //!   strong request then counts the fast holds of its row (other agents')
 //!   as granted requests ahead of it, which only go away.
 //! * **Fast release**: clear the entry, SeqCst fence, load the word; if it
-//!   counts a strong request and is not drained, a strong request may have
-//!   seen the entry and be waiting for it: the wake-up duty of `fast.rs`.
+//!   counts a strong request, that request may have seen the entry and be
+//!   waiting for it: the wake-up duty of `fast.rs` (drained or not: a scan
+//!   for another row of the stripe may have marked it drained after the
+//!   clear, while the request that saw the entry still waits).
 //!   A transaction that ends clears all of its entries at once with one
 //!   fence, then loads each hold's word (`Rows::release`'s `ending`).
 //! * **Strong release**: the count drops (`Rows::sub_strong`), or the
@@ -528,12 +530,16 @@ impl Rows {
 
     /// After a fast hold's entry was cleared and fenced: does `stripe`'s
     /// word count a strong request that may have seen the entry and wait
-    /// for it (the wake-up duty)? A drained word's requests found no
-    /// entry in their stripe.
+    /// for it (the wake-up duty)? The count alone decides. A drained flag
+    /// does not clear the duty: a strong request on another row of the
+    /// stripe may have scanned after our clear and marked the word drained
+    /// while a request that saw our entry before the clear still waits
+    /// (loom: `a_stripe_drained_after_the_clear_still_owes_the_wake_up`).
+    /// A release finds its word drained only so, since no fast hold is
+    /// taken on a shut word: the extra duty is that rare.
     #[inline(always)]
     fn owes_wake(&self, stripe: usize) -> bool {
-        let w = self.stripes[stripe].load(Ordering::Relaxed);
-        w & COUNT != 0 && w & DRAINED == 0
+        self.stripes[stripe].load(Ordering::Relaxed) & COUNT != 0
     }
 
     /// A strong request of `agent` on a row of `stripe` is about to decide

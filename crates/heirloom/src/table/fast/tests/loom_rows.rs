@@ -2,9 +2,11 @@
 //! and a strong request on the same row never both go ahead, a strong
 //! request that saw the S is owed a wake-up, a stripe marked drained has
 //! no fast hold left, a torn read of an agent's entries never makes a hold
-//! up, and a strong request registered in its agent's record (a drained
+//! up, a strong request registered in its agent's record (a drained
 //! stripe) and a fast S that opens the stripe again never both go ahead,
-//! and a transaction's holds cleared at once owe what their releases owe.
+//! a transaction's holds cleared at once owe what their releases owe,
+//! and a stripe marked drained after a release cleared its entry does not
+//! cancel the wake-up that release owes.
 //! Under loom a table has two stripes, agents two entries, and a shut
 //! stripe opens at the first fast attempt it turns away.
 //!
@@ -118,6 +120,37 @@ fn a_writer_and_a_batch_release_never_overlap() {
             f.row_side().expect("rows on").holds_none(),
             "a batch release left an entry behind"
         );
+    });
+}
+
+/// Agent 1 holds row `a` fast; an X of agent 0 on `a` has seen the hold
+/// and waits (still counted). Agent 1 gives `a` up while agent 2's strong
+/// request comes and goes on row `b` of the same stripe: its scan may run
+/// after the release cleared `a`'s entry and before the release looks at
+/// the word, find no entry and mark the stripe drained. The release owes
+/// the waiting X its wake-up all the same: the count decides the duty, and
+/// a drained flag set since the clear must not cancel it (it did: the X
+/// waited for ever, first seen on sixteen cores).
+#[test]
+fn a_stripe_drained_after_the_clear_still_owes_the_wake_up() {
+    loom::model(|| {
+        let f = Arc::new(Fast::with_rows(true));
+        let (a, b, s) = two_rows(&f);
+        assert!(f.acquire(s, a.words(), 1, 2, 2, Mode::S) == FastTry::Held);
+        let x = f.add_strong(s, 0);
+        assert!(f.in_way(s, a.words(), Mode::X, 0), "the X sees the hold: it waits");
+        let other = {
+            let f = f.clone();
+            loom::thread::spawn(move || {
+                let how = f.add_strong(s, 2);
+                assert!(!f.in_way(s, b.words(), Mode::X, 2), "nobody holds b");
+                f.sub_strong(s, 2, how);
+            })
+        };
+        let duty = f.release(s, a.words(), 1, Mode::S);
+        other.join().unwrap();
+        assert!(duty, "the X saw an entry whose owner owes no wake-up");
+        f.sub_strong(s, 0, x);
     });
 }
 
