@@ -144,6 +144,35 @@ pub enum RunError {
     Counters(#[from] crate::counters::Unavailable),
 }
 
+/// How long after a run's end its workers may take to finish the
+/// transactions they were running before the run counts as stuck.
+pub const STUCK_AFTER: Duration = Duration::from_secs(30);
+
+/// Lines of the lock table a stuck run's report shows at most.
+const STUCK_LINES: usize = 200;
+
+/// What a stuck run reports before the process ends: how many workers
+/// did not finish, the lock table's requests (the first
+/// [`STUCK_LINES`] lines) and every agent's wait.
+pub fn stuck_report(lm: &LockManager, stuck: usize, after: Duration) -> String {
+    let table = lm.snapshot().to_string();
+    let lines = table.lines().count();
+    let mut out = format!(
+        "heirloom bench: {stuck} worker(s) still running {} s after the run's end: a wait nothing ends \
+         (a lost wake-up or a deadlock no policy breaks); the lock table and the agents follow\n",
+        after.as_secs()
+    );
+    for l in table.lines().take(STUCK_LINES) {
+        out.push_str(l);
+        out.push('\n');
+    }
+    if lines > STUCK_LINES {
+        out.push_str(&format!("... {} more lines\n", lines - STUCK_LINES));
+    }
+    out.push_str(&lm.agents_report());
+    out
+}
+
 const WARMUP: u8 = 0;
 const MEASURE: u8 = 1;
 const STOP: u8 = 2;
@@ -277,6 +306,18 @@ pub fn run<W: Workload>(
         step(cfg.duration, tick);
         phase.store(STOP, Ordering::Relaxed);
         measured = start.elapsed();
+        let stopped_at = Instant::now();
+        while !handles.iter().all(|h| h.is_finished()) {
+            if stopped_at.elapsed() >= STUCK_AFTER {
+                // A wait that nothing will end (a lost wake-up, a deadlock
+                // no policy breaks): say where, and end the process rather
+                // than hang (the scoped workers cannot be cancelled).
+                let stuck = handles.iter().filter(|h| !h.is_finished()).count();
+                eprint!("{}", stuck_report(&lm, stuck, STUCK_AFTER));
+                std::process::exit(1);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         handles
             .into_iter()
             .map(|h| h.join().expect("worker thread panicked"))
@@ -721,4 +762,42 @@ fn run_until<'d, W: Workload>(
         undo.committed();
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use heirloom::{LockId, Mode, TableId};
+
+    /// A stuck run's report names the waiting request and its agent's
+    /// wait, and the count it was given.
+    #[test]
+    fn a_stuck_report_shows_the_wait() {
+        let lm = LockManager::builder().table(TableKind::Latched).build();
+        let row = LockId::row(TableId::new(0, 1), 7);
+        let mut holder = lm.agent();
+        let mut t = holder.begin();
+        t.lock(row, Mode::X).unwrap();
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let mut a = lm.agent();
+                let mut t = a.begin();
+                t.lock(row, Mode::X).unwrap();
+                t.commit().unwrap();
+            });
+            while !lm.agents_report().contains("waiting=Some") {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let r = stuck_report(&lm, 1, STUCK_AFTER);
+            assert!(
+                r.starts_with("heirloom bench: 1 worker(s) still running 30 s after the run's end"),
+                "{r}"
+            );
+            assert!(r.contains("wait"), "the waiting request: {r}");
+            assert!(r.contains(&format!("{row}")), "the lock: {r}");
+            assert!(r.contains("waiting=Some"), "the agent's wait: {r}");
+            t.commit().unwrap();
+            waiter.join().unwrap();
+        });
+    }
 }
