@@ -13,7 +13,7 @@ use crate::monitor::Snapshot;
 use crate::policy::ConflictPolicy;
 use crate::shared::{LockMemory, ManagerState, Registry, Route, RowSwitch};
 use crate::stats::Stats;
-use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{Arc, AtomicUsize, Ordering};
 use crate::table::{LockTable, MAX_BUCKETS, Table, TableKind};
 use heirloom_rtm::ElisionStats;
 
@@ -418,7 +418,6 @@ impl Builder {
                 registry: parking_lot::RwLock::new(Registry::default()),
                 victims: CachePadded::new(parking_lot::Mutex::new(())),
                 gate: Gate::new(),
-                clock: CachePadded::new(AtomicU64::new(1)),
                 base: Instant::now(),
                 escalate_after,
                 lock_memory: (self.max_locks > 0).then(|| LockMemory::new(self.max_locks)),

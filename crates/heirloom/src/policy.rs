@@ -42,6 +42,23 @@ pub enum ConflictPolicy {
     /// waits. A wounded holder fails at its next lock call while the
     /// agents' threads fit the machine's cores, and otherwise only at its
     /// next wait (granted at once, it goes on and may commit).
+    ///
+    /// Ages (both policies): a transaction's age is the time it began,
+    /// in nanoseconds since the manager was built (at least one more than
+    /// its agent's previous age), read from the monotonic clock, which no
+    /// agent writes: taking an age writes no shared line. Ties between
+    /// agents are broken by the agents' registry indexes
+    /// ([`Agent::index`](crate::Agent::index)), the lower older
+    /// (`queue::older`); an agent runs one transaction at a time, so no
+    /// two live transactions are equally old. A transaction that began
+    /// after another one's begin returned is younger, as the clock is
+    /// monotonic across threads and advances between the two reads (on
+    /// Linux it counts nanoseconds, and a begin takes longer than one; on
+    /// a clock with coarser ticks two begins within one tick are ordered by
+    /// their agents). A retry ([`Agent::retry`](crate::Agent::retry),
+    /// [`Agent::run`](crate::Agent::run)) keeps its age while every new
+    /// transaction's is later, so each transaction eventually becomes the
+    /// oldest.
     WoundWait,
 }
 

@@ -67,6 +67,15 @@ impl Blocker {
     }
 }
 
+/// Is the transaction of age `a` and agent index `a_agent` older than the
+/// one of age `b` and agent `b_agent`? The order of both age-based
+/// policies (`ConflictPolicy::WoundWait`, "Ages"): by age, then by agent
+/// index.
+#[inline]
+pub(crate) fn older(a: u64, a_agent: u32, b: u64, b_agent: u32) -> bool {
+    (a, a_agent) < (b, b_agent)
+}
+
 /// Is the linked request `o` in the way of a waiting request for `want`
 /// (`new`: a new request, not a conversion; `ahead`: `o` is queued ahead
 /// of it)? The edges `Queue::blockers` reports, and wait-die judges
@@ -687,7 +696,7 @@ impl Queue {
             }
             // SAFETY: linked here, latch held (contract 2).
             let q = unsafe { r.get() };
-            if blocks(q, want, new, i < upto) && q.ts.load(Ordering::Relaxed) < age {
+            if blocks(q, want, new, i < upto) && older(q.ts.load(Ordering::Relaxed), q.agent, age, me.agent) {
                 return Some(Blocker::of(q));
             }
         }

@@ -1,7 +1,7 @@
 //! What one lock manager's agents share: the lock table, the
 //! configuration, the registry of agents (each agent's part that other
 //! threads read: counters, the wound mailbox, what it waits for), the
-//! exclusive-mode gate and the age clock. Agents hold it in an `Arc`; the
+//! exclusive-mode gate and the instant its times count from. Agents hold it in an `Arc`; the
 //! public [`LockManager`](crate::LockManager) is a handle on it.
 
 use std::time::{Duration, Instant};
@@ -225,8 +225,8 @@ pub(crate) struct ManagerState {
     /// Never taken on a path without a deadlock.
     pub(crate) victims: CachePadded<Mutex<()>>,
     pub(crate) gate: Gate,
-    /// Ages for wait-die and wound-wait; touched only under those policies.
-    pub(crate) clock: CachePadded<AtomicU64>,
+    /// What `now_ns` counts from: waits' start times and ages
+    /// (`ConflictPolicy::WoundWait`, "Ages").
     pub(crate) base: Instant,
     /// `Builder::escalate_after` (0: never).
     pub(crate) escalate_after: u32,

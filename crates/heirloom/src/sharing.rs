@@ -501,6 +501,56 @@ mod tests {
         }
     }
 
+    /// Under wait-die and wound-wait a transaction takes an age as it
+    /// begins; taking one writes no line another agent's begin wrote (the
+    /// ages come from the clock, `ConflictPolicy::WoundWait`, "Ages").
+    /// Two agents on two threads begin and end transactions in turn.
+    #[test]
+    fn ages_taken_in_turn_write_no_shared_line() {
+        use std::sync::{Arc, Barrier};
+
+        use crate::{ConflictPolicy, LockManager};
+        for policy in [ConflictPolicy::WaitDie, ConflictPolicy::WoundWait] {
+            let lm = LockManager::builder().conflicts(policy).build();
+            let turn = Arc::new(Barrier::new(2));
+            let run = |first: bool| {
+                let (lm, turn) = (lm.clone(), turn.clone());
+                std::thread::spawn(move || {
+                    let mut a = lm.agent();
+                    let mut ages = Vec::new();
+                    let mut take = |counted: bool| {
+                        let before = thread_counts();
+                        let t = a.begin();
+                        ages.push(t.age());
+                        t.commit().unwrap();
+                        let c = thread_counts().since(&before);
+                        if counted { c.shared_writes } else { 0 }
+                    };
+                    let mut shared = 0;
+                    for round in 0..20 {
+                        // Rounds 0 and 1 warm up (the agent's first
+                        // transaction binds it to its thread).
+                        if first {
+                            shared += take(round >= 2);
+                        }
+                        turn.wait();
+                        if !first {
+                            shared += take(round >= 2);
+                        }
+                        turn.wait();
+                    }
+                    (shared, ages)
+                })
+            };
+            let (x, y) = (run(true), run(false));
+            let ((sx, ax), (sy, ay)) = (x.join().unwrap(), y.join().unwrap());
+            assert_eq!((sx, sy), (0, 0), "{policy:?}: shared-line writes over 18 begins each");
+            // Taken in turn, so in the order begun.
+            let all: Vec<u64> = ax.iter().zip(&ay).flat_map(|(&p, &q)| [p, q]).collect();
+            assert!(all.windows(2).all(|w| w[0] < w[1]), "{policy:?}: {all:?}");
+        }
+    }
+
     /// `line`, or the first line after it whose slot is not `own`'s.
     fn apart(line: usize, own: usize) -> usize {
         #[cfg(feature = "sharing")]

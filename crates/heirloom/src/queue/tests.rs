@@ -313,3 +313,12 @@ proptest::proptest! {
         drain_and_free(&mut q, &all);
     }
 }
+
+#[test]
+fn ages_order_by_age_then_by_agent() {
+    assert!(older(4, 9, 5, 0), "the smaller age first, whatever the agents");
+    assert!(!older(5, 0, 4, 9));
+    assert!(older(5, 1, 5, 2), "equal ages: the lower agent index is older");
+    assert!(!older(5, 2, 5, 1));
+    assert!(!older(5, 1, 5, 1), "a transaction is not older than itself");
+}

@@ -699,7 +699,9 @@ impl Fast {
     /// `LockTable::judge_wait_die`).
     #[cold]
     pub(crate) fn older(&self, slot: usize, words: (u64, u64), mode: Mode, agent: u32, age: u64) -> Option<Blocker> {
-        self.holder_where(slot, words, mode, agent, |b| b.ts < age)
+        self.holder_where(slot, words, mode, agent, |b| {
+            crate::queue::older(b.ts, b.agent, age, agent)
+        })
     }
 
     /// The first transaction (not `agent`'s) holding `slot`'s lock fast in a

@@ -69,8 +69,8 @@ impl Agent {
     /// the agent's first transaction gets a new age.
     #[inline]
     pub fn retry(&mut self) -> Transaction<'_> {
-        // 0: no transaction yet, or a policy without ages (the clock
-        // starts at 1).
+        // 0: no transaction yet, or a policy without ages (ages start at
+        // 1).
         let age = Some(self.txn.age).filter(|&a| a != 0);
         self.shared.counters.restarts.bump();
         Transaction::begin(self, false, age)
@@ -210,8 +210,9 @@ impl<'a> Transaction<'a> {
         let id = agent.next_txn_id();
         let age = match age {
             Some(a) => a,
-            // Relaxed: the clock only has to hand out distinct numbers.
-            None if agent.lm.policy.uses_age() => agent.lm.clock.fetch_add(1, Ordering::Relaxed),
+            // The time it begins, after the agent's previous age (ages:
+            // `ConflictPolicy::WoundWait`); no shared line is written.
+            None if agent.lm.policy.uses_age() => (agent.lm.now_ns() + 1).max(agent.txn.age + 1),
             None => 0,
         };
         agent.open = Some(id);

@@ -127,7 +127,8 @@ impl Transaction<'_> {
                 b.clear();
                 // SAFETY: our own request in flight, with its table's handle.
                 unsafe { lm.table.blockers(self.agent.shared.caller(), info.head, info.req, b) };
-                if let Some(older) = b.iter().find(|b| b.ts < self.agent.txn.age) {
+                let (age, me) = (self.agent.txn.age, self.agent.shared.index);
+                if let Some(older) = b.iter().find(|b| crate::queue::older(b.ts, b.agent, age, me)) {
                     c.died.bump();
                     return Err(LockError::Died {
                         txn: self.agent.txn.id,
@@ -142,7 +143,8 @@ impl Transaction<'_> {
                 b.clear();
                 // SAFETY: our own request in flight, with its table's handle.
                 unsafe { lm.table.blockers(self.agent.shared.caller(), info.head, info.req, b) };
-                for y in b.iter().filter(|b| b.ts > self.agent.txn.age) {
+                let (age, me) = (self.agent.txn.age, self.agent.shared.index);
+                for y in b.iter().filter(|b| crate::queue::older(age, me, b.ts, b.agent)) {
                     lm.wound(y.agent, y.txn, self.agent.txn.id);
                 }
             }

@@ -341,7 +341,10 @@ impl<const SWAP: bool> LatchFree<SWAP> {
             }
             Some((n, _)) if Some(n) == stop => Visit::Stop,
             Some((_, x)) => {
-                if found.is_none() && blocks(x, words, me, mode, &mut own) && x.ts.load(Ordering::Relaxed) < age {
+                if found.is_none()
+                    && blocks(x, words, me, mode, &mut own)
+                    && crate::queue::older(x.ts.load(Ordering::Relaxed), x.agent, age, q.agent)
+                {
                     found = Some(Blocker::of(x));
                 }
                 Visit::Next
