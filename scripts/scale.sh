@@ -63,6 +63,11 @@
 # ycsb-ro-0.9.json, tpcc.json, sharing-tpcc.json, sharing-ycsb.json, wait.json, wait-spin.json, wait-lt.json,
 # wait-spin-tpcc.json, and on RTM machines index.json and tsx-index/ (one
 # archive, as the many-core machine returns at most eight files).
+# Every `heirloom bench` run of the kit's own build is told `--stuck-after 5`:
+# a run whose workers have not finished 5 s after its measured interval
+# prints the lock table's requests and every agent's wait into log.txt and
+# exits 1, well inside its section's bound (`timeout`), which would cut the
+# report off.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 usage() {
@@ -234,11 +239,11 @@ wait_rule() {
     RUN_BUDGET=${RUN_BUDGET:-250}
     begin wait "${1:-kit}" bin/heirloom
     sec "the spin before a park at $TT threads, YCSB as DBx1000 runs it: spin $SPINS us, two rounds"
-    timeout 90 $H bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
+    timeout 90 $H bench --stuck-after 5 --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
         --policy nowait,waitdie,woundwait,detect --spin "$SPINS" --repeat 2 --duration "$DUR" --warmup 0.2 \
         --json "$out/wait-rule-ycsb.json" | grep -v '^lock classes' | tail -60 || echo "spin, YCSB: timed out"
     sec "the spin before a park at $TT threads, TPC-C with 4 warehouses: spin $SPINS us"
-    timeout 60 $H bench --workload tpcc --profile dbx1000 --scale 4 --threads "$TT" --table latched,latchfree --sli off \
+    timeout 60 $H bench --stuck-after 5 --workload tpcc --profile dbx1000 --scale 4 --threads "$TT" --table latched,latchfree --sli off \
         --policy nowait,waitdie,woundwait,detect --spin "$SPINS" --duration "$DUR" --warmup 0.2 \
         --json "$out/wait-rule-tpcc.json" | grep -v '^lock classes' | tail -40 || echo "spin, TPC-C: timed out"
     sec "inside DBx1000 at $TT threads: the latch-free table's policies at spin $SPINS us"
@@ -353,13 +358,13 @@ rows() {
     RUN_BUDGET=${RUN_BUDGET:-250}
     begin rows "${1:-kit}" bin/heirloom
     sec "row S fast holds auto, on and off at $TT threads, YCSB as DBx1000 runs it, no-wait and detect, 3 rounds"
-    timeout 60 $H bench --workload ycsb --profile dbx1000 --policy nowait,detect --repeat 3 "${B[@]}" \
+    timeout 60 $H bench --stuck-after 5 --workload ycsb --profile dbx1000 --policy nowait,detect --repeat 3 "${B[@]}" \
         --json "$out/rows-ycsb-dbx.json" | grep -v '^lock classes' | tail -17 || echo "rows, YCSB: timed out"
     sec "row S fast holds auto, on and off at $TT threads, read-only YCSB theta 0.9, 2 rounds"
-    timeout 60 $H bench --workload ycsb --scale 1000000 --opt read-share=1 --opt theta=0.9 --repeat 2 "${B[@]}" \
+    timeout 60 $H bench --stuck-after 5 --workload ycsb --scale 1000000 --opt read-share=1 --opt theta=0.9 --repeat 2 "${B[@]}" \
         --json "$out/rows-ycsb-ro.json" | tail -11 || echo "rows, read-only YCSB: timed out"
     sec "row S fast holds auto, on and off at $TT threads, TPC-C one warehouse a thread, --breakdown, 2 rounds"
-    timeout 60 $H bench --workload tpcc --scale 1/thread --breakdown --repeat 2 "${B[@]}" \
+    timeout 60 $H bench --stuck-after 5 --workload tpcc --scale 1/thread --breakdown --repeat 2 "${B[@]}" \
         --json "$out/rows-tpcc.json" | grep -v '^lock classes' | tail -11 || echo "rows, TPC-C: timed out"
     sec "inside DBx1000 at $TT threads, no-wait, row S fast holds auto, on and off"
     dbx_rounds "$out/rows-dbx.txt" "tp$TT TPCC -n$TT;tp4 TPCC -n4;y9 YCSB -z0.9" dbx-NO_WAIT \
@@ -375,44 +380,44 @@ run() {
     begin run "${1:-kit}" bin/heirloom
 
     sec "TM1 over $T threads: Shore-MT (latched, no fast path, no SLI), SLI, the fast path"
-    timeout 120 $H bench --workload tm1 --threads "$T" --table latched,latchfree-swap --sli off,on --fast-path off,on \
+    timeout 120 $H bench --stuck-after 5 --workload tm1 --threads "$T" --table latched,latchfree-swap --sli off,on --fast-path off,on \
         --duration "$DUR" --warmup 0.2 --json "$out/tm1.json" | grep -vE '^\s*$' | tail -40 || echo "TM1: timed out"
 
     for theta in 0 0.9; do
         sec "read-only YCSB theta $theta over $T threads against none"
-        timeout 90 $H bench --workload ycsb --scale 1000000 --opt read-share=1 --opt theta=$theta --threads "$T" \
+        timeout 90 $H bench --stuck-after 5 --workload ycsb --scale 1000000 --opt read-share=1 --opt theta=$theta --threads "$T" \
             --table none,latched,latchfree,latchfree-swap --sli off --fast-rows auto,off --duration "$DUR" \
             --warmup 0.2 --json "$out/ycsb-ro-$theta.json" | tail -44 || echo "YCSB: timed out"
     done
 
     sec "TPC-C, one warehouse a thread, 1 and $top threads, --breakdown"
-    timeout 90 $H bench --workload tpcc --scale 1/thread --threads "1,$top" --table latched,latchfree --sli off \
+    timeout 90 $H bench --stuck-after 5 --workload tpcc --scale 1/thread --threads "1,$top" --table latched,latchfree --sli off \
         --fast-rows auto,off --duration "$DUR" --warmup 0.2 --breakdown --json "$out/tpcc.json" | tail -24 || echo "TPC-C: timed out"
 
     if [ -x bin/heirloom-sharing ]; then
         sec "shared and recent line writes on real cores at $TT threads: TPC-C and YCSB as DBx1000 runs it, 4096 and 65536 buckets (the default on 16 cores)"
-        timeout 40 bin/heirloom-sharing bench --workload tpcc --scale 1/thread --threads "$TT" --table latched,latchfree \
+        timeout 40 bin/heirloom-sharing bench --stuck-after 5 --workload tpcc --scale 1/thread --threads "$TT" --table latched,latchfree \
             --buckets 4096,65536 --sli off --duration "$DUR" --warmup 0.5 --sharing --json "$out/sharing-tpcc.json" \
             | grep -E '^# (buckets|sharing|  )' || echo "sharing, TPC-C: timed out"
-        timeout 40 bin/heirloom-sharing bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree \
+        timeout 40 bin/heirloom-sharing bench --stuck-after 5 --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree \
             --policy nowait --buckets 4096,65536 --sli off --duration "$DUR" --warmup 0.5 --sharing --json "$out/sharing-ycsb.json" \
             | grep -E '^# (buckets|sharing|  )' || echo "sharing, YCSB: timed out"
     fi
 
     sec "waiting at $TT threads in the kit: YCSB as DBx1000 runs it, every policy, --breakdown"
-    timeout 60 $H bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
+    timeout 60 $H bench --stuck-after 5 --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
         --policy nowait,waitdie,woundwait,detect --duration "$DUR" --warmup 0.2 --breakdown \
         --json "$out/wait.json" | grep -v '^lock classes' | tail -14 || echo "waiting: timed out"
     sec "the spin before parking at $TT threads: detect, wound-wait and wait-die, spin 0 and 500 us (the default, 200, above)"
-    timeout 60 $H bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
+    timeout 60 $H bench --stuck-after 5 --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
         --policy woundwait,detect,waitdie --spin 0,500 --duration "$DUR" --warmup 0.2 \
         --json "$out/wait-spin.json" | grep -v '^lock classes' | tail -20 || echo "spin: timed out"
     sec "detect with DL_DETECT's wait bound (1 ms) at $TT threads"
-    timeout 30 $H bench --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
+    timeout 30 $H bench --stuck-after 5 --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
         --policy detect --lock-timeout 1 --duration "$DUR" --warmup 0.2 \
         --json "$out/wait-lt.json" | grep -v '^lock classes' | tail -4 || echo "lock timeout: timed out"
     sec "the spin before parking on TPC-C with 4 warehouses at $TT threads: 0, 200 (the default) and 500 us"
-    timeout 60 $H bench --workload tpcc --profile dbx1000 --scale 4 --threads "$TT" --table latched,latchfree --sli off \
+    timeout 60 $H bench --stuck-after 5 --workload tpcc --profile dbx1000 --scale 4 --threads "$TT" --table latched,latchfree --sli off \
         --policy woundwait,detect,waitdie --spin 0,200,500 --duration "$DUR" --warmup 0.2 \
         --json "$out/wait-spin-tpcc.json" | grep -v '^lock classes' | tail -30 || echo "spin, TPC-C: timed out"
 

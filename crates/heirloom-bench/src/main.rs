@@ -160,6 +160,11 @@ struct BenchArgs {
     /// Warm-up seconds per run.
     #[arg(long, default_value_t = 0.5)]
     warmup: f64,
+    /// Seconds after a run's measured interval its workers may take to
+    /// finish before the run counts as stuck: the command then prints the
+    /// lock table's requests and every agent's wait, and exits 1.
+    #[arg(long = "stuck-after", value_name = "SECS", default_value_t = 30.0)]
+    stuck_after: f64,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -372,6 +377,7 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
         scale: scale.or_else(|| profile.and_then(|p| p.scale)),
         duration: seconds("--duration", a.duration, false)?,
         warmup: seconds("--warmup", a.warmup, true)?,
+        stuck_after: seconds("--stuck-after", a.stuck_after, false)?,
         seed: a.seed,
         breakdown: a.breakdown,
         counters: a.counters,

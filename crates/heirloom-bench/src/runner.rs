@@ -108,6 +108,10 @@ pub struct RunConfig {
     pub duration: Duration,
     /// Warm-up before it (not measured).
     pub warmup: Duration,
+    /// How long after the measured interval the workers may take to
+    /// finish before the run counts as stuck ([`STUCK_AFTER`] by default;
+    /// see [`stuck_report`]).
+    pub stuck_after: Duration,
     /// Seed of the workers' random streams.
     pub seed: u64,
     /// Split each worker's time into lock manager work, latch contention,
@@ -145,7 +149,8 @@ pub enum RunError {
 }
 
 /// How long after a run's end its workers may take to finish the
-/// transactions they were running before the run counts as stuck.
+/// transactions they were running before the run counts as stuck, unless
+/// the run says otherwise (`RunConfig::stuck_after`, `--stuck-after`).
 pub const STUCK_AFTER: Duration = Duration::from_secs(30);
 
 /// Lines of the lock table a stuck run's report shows at most.
@@ -308,12 +313,12 @@ pub fn run<W: Workload>(
         measured = start.elapsed();
         let stopped_at = Instant::now();
         while !handles.iter().all(|h| h.is_finished()) {
-            if stopped_at.elapsed() >= STUCK_AFTER {
+            if stopped_at.elapsed() >= cfg.stuck_after {
                 // A wait that nothing will end (a lost wake-up, a deadlock
                 // no policy breaks): say where, and end the process rather
                 // than hang (the scoped workers cannot be cancelled).
                 let stuck = handles.iter().filter(|h| !h.is_finished()).count();
-                eprint!("{}", stuck_report(&lm, stuck, STUCK_AFTER));
+                eprint!("{}", stuck_report(&lm, stuck, cfg.stuck_after));
                 std::process::exit(1);
             }
             std::thread::sleep(Duration::from_millis(10));

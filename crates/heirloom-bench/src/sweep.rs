@@ -195,6 +195,9 @@ pub struct Spec {
     pub duration: Duration,
     /// Warm-up per run.
     pub warmup: Duration,
+    /// How long after a run's end its workers may take to finish before
+    /// the run counts as stuck (`RunConfig::stuck_after`).
+    pub stuck_after: Duration,
     /// Random seed.
     pub seed: u64,
     /// Time breakdown.
@@ -238,6 +241,7 @@ impl Default for Spec {
             scale: None,
             duration: Duration::from_secs(2),
             warmup: Duration::from_millis(500),
+            stuck_after: crate::runner::STUCK_AFTER,
             seed: 1,
             breakdown: false,
             counters: false,
@@ -440,6 +444,7 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
                                 scale: scale.at(threads),
                                 duration: spec.duration,
                                 warmup: spec.warmup,
+                                stuck_after: spec.stuck_after,
                                 seed: spec.seed,
                                 breakdown: spec.breakdown,
                                 counters: spec.counters,

@@ -32,6 +32,8 @@ fn bad_arguments_exit_2_with_one_line() {
         &["bench", "--duration", "0"],
         &["bench", "--duration", "nan"],
         &["bench", "--warmup", "-1"],
+        &["bench", "--stuck-after", "0"],
+        &["bench", "--stuck-after", "never"],
         &["bench", "--scale", "0"],
         &["bench", "--workload", "ycsb", "--scale", "999999999999"],
         &["bench", "--table", "hashed"],
