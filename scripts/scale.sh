@@ -38,7 +38,8 @@
 #      against `none` (the "of none" column);
 #   4. TPC-C, one warehouse a thread, at 1 and the largest of T threads,
 #      row S fast holds on and off, with --breakdown (the lock manager's
-#      share of worker time); then, with the sharing instrument
+#      share of worker time) and, where the machine lets a process count
+#      its threads, --counters (instructions and cycles a transaction); then, with the sharing instrument
 #      (bin/heirloom-sharing), TPC-C and YCSB as DBx1000 runs it at TT
 #      threads, latched and latch-free, 4,096 and 65,536 buckets:
 #      shared and recent line writes a transaction on real cores, beside
@@ -378,6 +379,16 @@ run() {
     local T=${T:-1,2,4,8,16} TT=${TT:-16} DUR=${DUR:-0.5} H=bin/heirloom rtm out
     local top=${T##*,}
     begin run "${1:-kit}" bin/heirloom
+    # Hardware counters where the machine lets a process count its own
+    # threads (instructions and cycles a transaction: what 16 threads cost
+    # in cycles beyond one thread's, and whether in instructions).
+    local cnt=()
+    if $H bench --workload tm1 --threads 1 --duration 0.05 --warmup 0 --counters > /dev/null 2>&1; then
+        cnt=(--counters)
+        echo "# hardware counters: available, TPC-C below counts them"
+    else
+        echo "# hardware counters: unavailable ($($H bench --workload tm1 --threads 1 --duration 0.05 --warmup 0 --counters 2>&1 > /dev/null | head -1))"
+    fi
 
     sec "TM1 over $T threads: Shore-MT (latched, no fast path, no SLI), SLI, the fast path"
     timeout 120 $H bench --stuck-after 5 --workload tm1 --threads "$T" --table latched,latchfree-swap --sli off,on --fast-path off,on \
@@ -392,7 +403,7 @@ run() {
 
     sec "TPC-C, one warehouse a thread, 1 and $top threads, --breakdown"
     timeout 90 $H bench --stuck-after 5 --workload tpcc --scale 1/thread --threads "1,$top" --table latched,latchfree --sli off \
-        --fast-rows auto,off --duration "$DUR" --warmup 0.2 --breakdown --json "$out/tpcc.json" | tail -24 || echo "TPC-C: timed out"
+        --fast-rows auto,off --duration "$DUR" --warmup 0.2 --breakdown "${cnt[@]}" --json "$out/tpcc.json" | tail -26 || echo "TPC-C: timed out"
 
     if [ -x bin/heirloom-sharing ]; then
         sec "shared and recent line writes on real cores at $TT threads: TPC-C and YCSB as DBx1000 runs it, 4096 and 65536 buckets (the default on 16 cores)"
