@@ -90,8 +90,12 @@ pub(crate) struct Nodes {
 unsafe impl Send for Nodes {}
 
 /// Nodes per owner batch (one under loom, so that the models see batches
-/// come back).
-const BATCH: usize = if cfg!(heirloom_loom) { 1 } else { 32 };
+/// come back). A batch costs a pin, a deferred function, and two writes
+/// of its state by two threads (the collector's, then the owner's: shared
+/// lines); 128 spread that over a few TPC-C transactions' row locks or
+/// eight of YCSB's (32 did over one: MEASUREMENTS.md, "An owner's batch of
+/// 128 nodes").
+const BATCH: usize = if cfg!(heirloom_loom) { 1 } else { 128 };
 
 /// Up to [`BATCH`] nodes their owner unlinked, handed to the epoch
 /// collector together: one deferred function sets `state` to RETURNED
