@@ -595,10 +595,10 @@ int32_t heirloom_txn_id(struct heirloom_agent *a, uint64_t *out);
 
 /**
  * The open transaction's age into `*out`: the order wait-die and
- * wound-wait decide by (smaller is older, equal ages by a fixed
- * order of the agents; 0 under the other policies):
- * the nanoseconds from the manager's creation to the transaction's
- * begin. A transaction begun by `heirloom_retry` has its predecessor's.
+ * wound-wait decide by (smaller is older, equal ages by a fixed order of
+ * the agents; 0 under the other policies): the nanoseconds from the
+ * manager's creation to the transaction's begin. A transaction begun by
+ * `heirloom_retry` has its predecessor's.
  *
  * # Safety
  * `a` is null or an agent handle; `out` points to a writable `uint64_t`.

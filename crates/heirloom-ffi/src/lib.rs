@@ -851,10 +851,10 @@ pub unsafe extern "C" fn heirloom_txn_id(a: *mut heirloom_agent, out: *mut u64) 
 }
 
 /// The open transaction's age into `*out`: the order wait-die and
-/// wound-wait decide by (smaller is older, equal ages by a fixed
-/// order of the agents; 0 under the other policies):
-/// the nanoseconds from the manager's creation to the transaction's
-/// begin. A transaction begun by `heirloom_retry` has its predecessor's.
+/// wound-wait decide by (smaller is older, equal ages by a fixed order of
+/// the agents; 0 under the other policies): the nanoseconds from the
+/// manager's creation to the transaction's begin. A transaction begun by
+/// `heirloom_retry` has its predecessor's.
 ///
 /// # Safety
 /// `a` is null or an agent handle; `out` points to a writable `uint64_t`.

@@ -1,8 +1,9 @@
 //! What one lock manager's agents share: the lock table, the
 //! configuration, the registry of agents (each agent's part that other
 //! threads read: counters, the wound mailbox, what it waits for), the
-//! exclusive-mode gate and the instant its times count from. Agents hold it in an `Arc`; the
-//! public [`LockManager`](crate::LockManager) is a handle on it.
+//! exclusive-mode gate and the instant its times count from. Agents hold
+//! it in an `Arc`; the public [`LockManager`](crate::LockManager) is a
+//! handle on it.
 
 use std::time::{Duration, Instant};
 
