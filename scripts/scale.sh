@@ -37,11 +37,14 @@
 #      latch-free and latch-free swap tables, row S fast holds on and off,
 #      against `none` (the "of none" column);
 #   4. TPC-C, one warehouse a thread, at 1 and the largest of T threads,
+#      on the latched table, the latched table with spare heads
+#      (latched-spares) and the latch-free table,
 #      row S fast holds on and off, with --breakdown (the lock manager's
 #      share of worker time) and, where the machine lets a process count
 #      its threads, --counters (instructions and cycles a transaction); then, with the sharing instrument
 #      (bin/heirloom-sharing), TPC-C and YCSB as DBx1000 runs it at TT
-#      threads, latched and latch-free, 4,096 and 65,536 buckets:
+#      threads, latched (TPC-C: and latched-spares) and latch-free, 4,096
+#      and 65,536 buckets:
 #      shared and recent line writes a transaction on real cores, beside
 #      the counts of a 2-core machine;
 #   5. waiting at TT threads in the kit: YCSB as DBx1000 runs it
@@ -402,12 +405,12 @@ run() {
     done
 
     sec "TPC-C, one warehouse a thread, 1 and $top threads, --breakdown"
-    timeout 90 $H bench --stuck-after 5 --workload tpcc --scale 1/thread --threads "1,$top" --table latched,latchfree --sli off \
+    timeout 90 $H bench --stuck-after 5 --workload tpcc --scale 1/thread --threads "1,$top" --table latched,latched-spares,latchfree --sli off \
         --fast-rows auto,off --duration "$DUR" --warmup 0.2 --breakdown "${cnt[@]}" --json "$out/tpcc.json" | tail -26 || echo "TPC-C: timed out"
 
     if [ -x bin/heirloom-sharing ]; then
         sec "shared and recent line writes on real cores at $TT threads: TPC-C and YCSB as DBx1000 runs it, 4096 and 65536 buckets (the default on 16 cores)"
-        timeout 40 bin/heirloom-sharing bench --stuck-after 5 --workload tpcc --scale 1/thread --threads "$TT" --table latched,latchfree \
+        timeout 40 bin/heirloom-sharing bench --stuck-after 5 --workload tpcc --scale 1/thread --threads "$TT" --table latched,latched-spares,latchfree \
             --buckets 4096,65536 --sli off --duration "$DUR" --warmup 0.5 --sharing --json "$out/sharing-tpcc.json" \
             | grep -E '^# (buckets|sharing|  )' || echo "sharing, TPC-C: timed out"
         timeout 40 bin/heirloom-sharing bench --stuck-after 5 --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree \

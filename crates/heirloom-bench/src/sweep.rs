@@ -469,7 +469,11 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
 fn buckets_of(spec: &Spec, table: TableKind) -> Vec<Option<usize>> {
     if matches!(
         table,
-        TableKind::Latched | TableKind::LatchedHtm | TableKind::LatchFree | TableKind::LatchFreeSwap
+        TableKind::Latched
+            | TableKind::LatchedSpares
+            | TableKind::LatchedHtm
+            | TableKind::LatchFree
+            | TableKind::LatchFreeSwap
     ) {
         spec.buckets.clone()
     } else {

@@ -185,6 +185,12 @@
 #define HEIRLOOM_TABLE_NONE 7
 
 /**
+ * The latched table whose heads follow the agents that use them (a
+ * release that empties a head takes it into the agent's spares).
+ */
+#define HEIRLOOM_TABLE_LATCHED_SPARES 8
+
+/**
  * Conflict policies (`heirloom_options.policy`): deadlock detection.
  */
 #define HEIRLOOM_POLICY_DETECT 0

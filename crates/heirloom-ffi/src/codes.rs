@@ -61,6 +61,9 @@ pub const HEIRLOOM_TABLE_LATCHED_HTM: u32 = 6;
 /// isolation). The ceiling a lock manager is measured against: an
 /// engine's throughput with it is what the engine does without locking.
 pub const HEIRLOOM_TABLE_NONE: u32 = 7;
+/// The latched table whose heads follow the agents that use them (a
+/// release that empties a head takes it into the agent's spares).
+pub const HEIRLOOM_TABLE_LATCHED_SPARES: u32 = 8;
 
 /// Conflict policies (`heirloom_options.policy`): deadlock detection.
 pub const HEIRLOOM_POLICY_DETECT: u32 = 0;

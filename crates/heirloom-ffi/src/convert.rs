@@ -88,6 +88,7 @@ pub(crate) fn builder_of(o: &heirloom_options) -> Result<heirloom::Builder, Stri
         HEIRLOOM_TABLE_GLOBAL_HTM => TableKind::GlobalHtm,
         HEIRLOOM_TABLE_LATCHED_HTM => TableKind::LatchedHtm,
         HEIRLOOM_TABLE_NONE => TableKind::NoLocking,
+        HEIRLOOM_TABLE_LATCHED_SPARES => TableKind::LatchedSpares,
         t => return Err(format!("unknown table kind {t}")),
     };
     let policy = match o.policy {

@@ -477,7 +477,9 @@ fn the_tables_are_sized_by_the_cores_unless_told() {
         let lm = LockManager::builder().table(kind).build();
         let told = LockManager::builder().table(kind).buckets(1000).build();
         let (default, asked) = match kind {
-            TableKind::Latched | TableKind::LatchedHtm => (Some(DEFAULT_BUCKETS), Some(1024)),
+            TableKind::Latched | TableKind::LatchedSpares | TableKind::LatchedHtm => {
+                (Some(DEFAULT_BUCKETS), Some(1024))
+            }
             TableKind::LatchFree | TableKind::LatchFreeSwap => (Some(default_latchfree_buckets(cores)), Some(1024)),
             _ => (None, None),
         };

@@ -3,12 +3,12 @@
 //! ## Structure and latches
 //!
 //! * An array of buckets that grows ([`Latched::grow`], below). Each bucket
-//!   has a latch and a singly linked chain of heads (push-front; a head
-//!   leaves a chain only to move to another in a growth, and is freed only
-//!   when the table drops), and on the same cache line an index of its
-//!   first [`KEEP_HEADS`] heads, the *kept* ones, each with 16 bits of the
-//!   hash of the lock it is bound to (its *tag*; `buckets.rs`, `Bucket`).
-//!   The heads added after those, the *extra* ones, are the chain's first.
+//!   has a latch and, on the same cache line, [`KEEP_HEADS`] *lanes*, each
+//!   empty or keeping a head (a *kept* head) with 16 bits of the hash of
+//!   the lock it is bound to (its *tag*; `buckets.rs`, `Bucket`), and a
+//!   singly linked chain of the *extra* heads, bound while every lane was
+//!   taken (push-front; an extra head leaves the chain only to move to
+//!   another in a growth). A head is freed only when the table drops.
 //! * A head is a latch over one [`Queue`] plus a copy of the queue's lock id
 //!   in two atomic words, for latch-free lookup.
 //! * A head is *bound* to a lock id. Rebinding an empty head to another id
@@ -31,13 +31,14 @@
 //!   a miss (most row locks of a workload over many rows, whose heads were
 //!   rebound since) reads no head.
 //! * Acquire (slow, the lock has no head): bucket latch, look again (exact
-//!   now: tags and chain change only under it), else rebind an empty head
-//!   of the bucket, a kept one first (try-latched, so the order is never
-//!   inverted; a head whose latch notes requests, `IN_USE`, is passed over
-//!   without a write to its line) and retag it, else allocate a head and
-//!   add it to the index and the chain (Release stores of its pointer,
-//!   paired with the lookups' Acquire loads, so a lookup sees the head
-//!   initialised).
+//!   now: tags and chain change only under it), else bind a head into an
+//!   empty lane: one of the caller's spares (below), or a new one. With
+//!   every lane taken, rebind an empty head of the bucket, a kept one
+//!   first (try-latched, so the order is never inverted; a head whose
+//!   latch notes requests, `IN_USE`, is passed over without a write to its
+//!   line) and retag it, else allocate an extra head and add it to the
+//!   chain (Release stores of a head's pointer, paired with the lookups'
+//!   Acquire loads, so a lookup sees the head initialised).
 //! * Release, convert, cancel: the transaction remembers the head of each
 //!   request, so only the head latch is taken. A head with a linked request
 //!   cannot be rebound.
@@ -70,21 +71,50 @@
 //!   off under the head latch gives the head its stripe before it decides
 //!   ([`Latched::outside_now`]).
 //!
-//! Heads are freed only when the table drops; an emptied head stays bound (a
-//! hot lock finds it again at once) until an acquisition of another id in
-//! the same bucket rebinds it. Memory is bounded by the peak number of
-//! simultaneously live locks per bucket, not by the number of ids ever used.
+//! ## Spares (`Latched<true>`, `TableKind::LatchedSpares`)
+//!
+//! A head's two lines are written by every operation on its lock. A miss
+//! that rebinds whatever empty head its bucket has writes lines that
+//! another agent wrote last, for locks that have nothing to do with each
+//! other: on TPC-C at sixteen threads, two of the three shared-line
+//! writes of a miss (the bucket's, and the rebound head's two). With
+//! spares, the release that empties a kept head's queue takes the head
+//! out of the table ([`Latched::detach`]: the bucket latch tried while the
+//! head latch is held, the lane emptied, the id words set to no lock's)
+//! into the releasing agent's *spares*, and that agent's next miss binds
+//! it again: a head's lines are written by the agents that use its lock,
+//! and then by the one that used it last. A bucket then keeps only the
+//! heads of live locks. Spares are per agent index (`fast::AGENTS` of
+//! them, at most `bind::MOST_SPARES` heads each), under a latch only that
+//! agent takes; an agent whose spares fill (it released locks others
+//! took) hands the older half to the table's common spares, from which
+//! an agent that runs out takes a batch. A head stays bound, empty, for a
+//! miss to rebind when the bucket latch is held, the agent has no spares,
+//! or the head is an extra one. A lookup that read a lane before its head
+//! left may still latch the head: under the latch it finds the head bound
+//! to another lock, or to none, and looks again (`loom_grow.rs`, the
+//! fourth model). The price is the detach, a bucket latch tried at each
+//! release that empties a head: on one thread 2,243 -> 2,601 instructions
+//! a `tm1` transaction and 10,723 -> 13,841 a `ycsb` one
+//! (`scripts/callgrind.sh`), which is why it is a kind of its own until
+//! sixteen cores judge it (MEASUREMENTS.md, "Spare heads"). `Latched<false>`
+//! compiles the spares away.
+//!
+//! Heads are freed only when the table drops. Memory is bounded by the
+//! peak number of simultaneously live locks (per bucket, for the heads
+//! left bound) plus the spares, not by the number of ids ever used.
 //!
 //! ## Growth
 //!
-//! A bucket keeps [`KEEP_HEADS`] heads before it rebinds empty ones, and
-//! adds a head whenever all of its heads are in use. Heads beyond
-//! `KEEP_HEADS` are counted table-wide (`Latched::excess`, written only
+//! A bucket keeps [`KEEP_HEADS`] heads in its lanes before it rebinds empty
+//! ones, and adds an extra head whenever all of its heads are in use.
+//! Heads beyond `KEEP_HEADS` are counted table-wide (`Latched::excess`, written only
 //! when such a head is added); once there are as many as buckets (the
 //! chains average more than `KEEP_HEADS + 1`), the next acquisition that
 //! would add one doubles the buckets first ([`Latched::grow`]): under every
-//! bucket latch it moves each head to its chain in the new array (the
-//! first [`KEEP_HEADS`] a bucket gets there are its kept ones) and
+//! bucket latch it moves each head to its bucket in the new array (the
+//! first [`KEEP_HEADS`] a bucket gets there fill its lanes, the others its
+//! chain) and
 //! publishes that, keeping the old array (smaller than the new one) until
 //! the table drops, since walks and latch waiters may still be on it. A
 //! head never moves in memory, so the handles transactions keep stay good.
@@ -103,8 +133,6 @@
 //! release (`FastTable::after_fast_release`), walks again under it
 //! ([`Latched::find_exact`]). A snapshot holds off growths while it walks.
 
-use std::ptr;
-
 use crossbeam_utils::CachePadded;
 
 use super::fast::{self, Fast, FastTable, holds};
@@ -119,12 +147,16 @@ use crate::nodes::Nodes;
 use crate::queue::{Blocker, Cancel, Handoff, Outcome, Outside, Queue};
 use crate::request::{INHERITED, ReqPtr};
 use crate::stats::AgentCounters;
-use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence};
+use crate::sync::{AtomicPtr, AtomicUsize, Ordering, fence};
 use heirloom_rtm::Elision;
 
+mod bind;
 mod buckets;
 mod head;
 
+#[cfg(all(test, not(heirloom_loom)))]
+use bind::MOST_SPARES;
+use bind::{Spare, Spares};
 use buckets::{Bucket, Dir, Retired};
 use head::{Head, IN_USE};
 
@@ -132,7 +164,9 @@ use head::{Head, IN_USE};
 /// under loom, so that the models see the table grow after three locks).
 const KEEP_HEADS: usize = if cfg!(heirloom_loom) { 1 } else { 4 };
 
-pub(crate) struct Latched {
+/// `SPARES`: releases take the heads they empty into the releasing
+/// agent's spares (`TableKind::LatchedSpares`; the module docs, "Spares").
+pub(crate) struct Latched<const SPARES: bool = false> {
     /// The buckets now (`Dir`); replaced only by [`Latched::grow`], under
     /// every bucket latch of the one it replaces.
     dir: AtomicPtr<Dir>,
@@ -157,6 +191,15 @@ pub(crate) struct Latched {
     /// Wait-die judges a request that would wait before it is linked
     /// ([`LockTable::judge_wait_die`]).
     wait_die: bool,
+    /// Each agent's spare heads, by its index (agents from `fast::AGENTS`
+    /// on have none): heads that left the table when a release by the
+    /// agent emptied their queues ([`Latched::detach`]), bound again by
+    /// its next misses. Only the agent itself takes its latch (a write to
+    /// its own line).
+    spares: Box<[CachePadded<Spares>]>,
+    /// Spares that agents handed on ([`Latched::detach`]), for agents that
+    /// run out.
+    common: CachePadded<Spares>,
 }
 
 /// This table's handle ([`LockTable::Handle`]): the address of the lock's
@@ -197,7 +240,7 @@ impl From<At> for Handle {
     }
 }
 
-impl Latched {
+impl<const SPARES: bool> Latched<SPARES> {
     /// `sli`: speculative lock inheritance is on (requests may be passed on
     /// by [`Latched::reinherit`]); `fast_path`: intention locks take the
     /// fast path (a fast hold is no request to pass on: the transaction
@@ -215,6 +258,14 @@ impl Latched {
             fast: fast_path.then(|| Box::new(Fast::with_rows(rows))),
             elision: elide.then(Elision::default),
             wait_die: false,
+            spares: if SPARES {
+                (0..fast::AGENTS)
+                    .map(|_| CachePadded::new(Latch::new(Vec::new())))
+                    .collect()
+            } else {
+                Box::new([])
+            },
+            common: CachePadded::new(Latch::new(Vec::new())),
         }
     }
 
@@ -315,14 +366,15 @@ impl Latched {
     /// `id`'s head, latched (bound first if the lock has none), its
     /// address, and whether a latch on the way was found held.
     #[inline]
-    fn latched_head(&self, c: &AgentCounters, id: LockId) -> (LatchGuard<'_, Queue>, *mut CachePadded<Head>, bool) {
+    fn latched_head(&self, a: Caller<'_>, id: LockId) -> (LatchGuard<'_, Queue>, *mut CachePadded<Head>, bool) {
+        let c = a.counters;
         let words = id.words();
         let d = self.dir();
         let (bucket, t) = d.slot(id);
         loop {
             let p = self.find(d, bucket, words, t);
             if p.is_null() {
-                return self.latched_head_slow(c, id, d, bucket, t);
+                return self.latched_head_slow(a, id, d, bucket, t);
             }
             // SAFETY: heads live as long as the table.
             let head = unsafe { &*p };
@@ -333,165 +385,6 @@ impl Latched {
             }
             // Rebound between the walk and the latch: walk again.
         }
-    }
-
-    /// The lock has no head (or looked so in `bucket`, `id`'s in `d`, where
-    /// its tag is `t`): bind one under the bucket latch, growing the table
-    /// first when its chains have grown long. Not cold: wherever rows
-    /// outnumber the heads a bucket keeps (TM1, YCSB, TPC-C) most row locks
-    /// come here, and inlined it saves them a call's register saves.
-    #[inline]
-    fn latched_head_slow<'a>(
-        &'a self,
-        c: &AgentCounters,
-        id: LockId,
-        d: &'a Dir,
-        bucket: &'a Bucket,
-        t: u16,
-    ) -> (LatchGuard<'a, Queue>, *mut CachePadded<Head>, bool) {
-        let words = id.words();
-        let (b, contended) = latch_heat(&bucket.latch, c);
-        if !ptr::eq(self.dir(), d) {
-            // Grown while we waited for the latch (or before): a head
-            // bound in the old array would not be found in the new one.
-            drop(b);
-            return self.latched_head_again(c, id);
-        }
-        // Exact under the bucket latch: somebody may have bound it
-        // meanwhile.
-        let p = self.find(d, bucket, words, t);
-        if !p.is_null() {
-            // SAFETY: heads live as long as the table.
-            let head = unsafe { &*p };
-            let (mut q, held) = latch_heat(&head.queue, c);
-            debug_assert!(head.bound_to(words));
-            self.outside_now(&mut q, id);
-            return (q, p, contended || held);
-        }
-        // At the most buckets the table stops growing and chains lengthen
-        // (asked only when a head beyond the kept ones would be added).
-        let grow_at = || {
-            if d.buckets.len() < self.most {
-                d.buckets.len()
-            } else {
-                usize::MAX
-            }
-        };
-        match Self::bind_slow(bucket, id, t, self.outside_of(id), &self.excess, grow_at) {
-            Some((q, p)) => (q, p, contended),
-            None => {
-                drop(b);
-                self.grow(d);
-                self.latched_head_again(c, id)
-            }
-        }
-    }
-
-    /// [`Latched::latched_head_slow`] again in the buckets now, after a
-    /// growth.
-    #[cold]
-    #[inline(never)]
-    fn latched_head_again(
-        &self,
-        c: &AgentCounters,
-        id: LockId,
-    ) -> (LatchGuard<'_, Queue>, *mut CachePadded<Head>, bool) {
-        let d = self.dir();
-        let (bucket, t) = d.slot(id);
-        self.latched_head_slow(c, id, d, bucket, t)
-    }
-
-    /// Binds a head of `bucket` to `id` (tagged `t` there): a new one while
-    /// the bucket has fewer than [`KEEP_HEADS`] (so that a few colliding hot
-    /// locks do not steal each other's heads), else an empty one if there
-    /// is one (the kept heads first, then the extra ones), else a new one,
-    /// unless that would be a head beyond [`KEEP_HEADS`] while such heads
-    /// (`excess`) number `grow_at()` (the buckets, below the most the table
-    /// takes): then `None`, for the caller to grow the table first. Caller
-    /// holds the bucket latch and has found no head bound to `id`. Returns
-    /// the head latched.
-    #[inline]
-    fn bind_slow<'a>(
-        bucket: &'a Bucket,
-        id: LockId,
-        t: u16,
-        outside: Option<Outside>,
-        excess: &AtomicUsize,
-        grow_at: impl FnOnce() -> usize,
-    ) -> Option<(LatchGuard<'a, Queue>, *mut CachePadded<Head>)> {
-        let kept = bucket.kept_len();
-        if kept == KEEP_HEADS {
-            for i in 0..KEEP_HEADS {
-                let p = bucket.kept(i);
-                if let Some(q) = Self::rebind(p, id, outside) {
-                    bucket.retag(i, t);
-                    return Some((q, p));
-                }
-            }
-            let mut n = bucket.extra();
-            let mut p = bucket.first.load(Ordering::Acquire);
-            while n > 0 && !p.is_null() {
-                if let Some(q) = Self::rebind(p, id, outside) {
-                    return Some((q, p));
-                }
-                // SAFETY: heads live as long as the table.
-                p = unsafe { &*p }.next.load(Ordering::Acquire);
-                n -= 1;
-            }
-            // A head beyond KEEP_HEADS: grow first once they number as
-            // many as the buckets.
-            if excess.load(Ordering::Relaxed) >= grow_at() {
-                return None;
-            }
-            excess.fetch_add(1, Ordering::Relaxed);
-        }
-        let (key, hi) = id.words();
-        let mut queue = Queue::new();
-        queue.set_outside(outside);
-        crate::sharing::op(crate::sharing::Op::Alloc);
-        let node = Box::into_raw(Box::new(CachePadded::new(Head {
-            queue: Latch::new(queue),
-            key: AtomicU64::new(key),
-            hi: AtomicU64::new(hi),
-            next: AtomicPtr::new(bucket.first.load(Ordering::Relaxed)),
-            waiters: AtomicBool::new(false),
-        })));
-        // A head's address is its handle, which must not look like a fast
-        // hold's (user-space addresses are far below that bit; a platform
-        // that tags pointers in the top byte would set it).
-        assert!(
-            node as usize & Handle::FAST == 0,
-            "heirloom: a lock head's address has its top bit set (tagged pointers are not supported)"
-        );
-        // Release (both): publishes the initialised head to latch-free
-        // lookups, in the index and in the chain.
-        bucket.keep(kept, node, t);
-        bucket.first.store(node, Ordering::Release);
-        // SAFETY: just allocated; freed only when the table drops.
-        let q = unsafe { &*node }.queue.lock();
-        Some((q, node))
-    }
-
-    /// Binds head `p` of a bucket whose latch the caller holds to `id` if
-    /// its queue is empty, and returns it latched. `try_lock`:
-    /// bucket-then-head is the legal order, but a head that is latched
-    /// right now is in use, so it is not worth waiting for (nor worth a
-    /// failed CAS that takes the line from its holder); nor is one whose
-    /// latch notes requests (`IN_USE`).
-    #[inline]
-    fn rebind<'a>(p: *mut CachePadded<Head>, id: LockId, outside: Option<Outside>) -> Option<LatchGuard<'a, Queue>> {
-        // SAFETY: heads live as long as the table, which outlives 'a (the
-        // bucket's borrow).
-        let h: &'a Head = unsafe { &*p };
-        if h.queue.looks_free()
-            && h.queue.note() != IN_USE
-            && let Some(mut q) = h.queue.try_lock()
-            && q.is_empty()
-        {
-            h.bind(&mut q, id, outside);
-            return Some(q);
-        }
-        None
     }
 
     /// Runs `f` on the queue of `h` under its head latch (read-only uses).
@@ -515,7 +408,7 @@ impl Latched {
     #[inline(always)]
     unsafe fn update<R>(
         &self,
-        c: &AgentCounters,
+        a: Caller<'_>,
         h: At,
         wake: &mut Vec<ReqPtr>,
         mut f: impl FnMut(&mut Queue, &mut Vec<ReqPtr>) -> R,
@@ -523,11 +416,14 @@ impl Latched {
         // SAFETY: a handle of this table (the contract).
         let head = unsafe { self.head(h) };
         if let Some(e) = &self.elision {
-            return self.elided(e, c, head, wake, |q, w, _| f(q, w));
+            return self.elided(e, a.counters, head, wake, |q, w, _| f(q, w));
         }
-        let mut q = latch(&head.queue, c);
+        let mut q = latch(&head.queue, a.counters);
         let out = f(&mut q, wake);
         head.publish_waiters(&mut q, wake, self.sli, true);
+        if SPARES && q.is_empty() {
+            self.detach(a, h.0 as *mut CachePadded<Head>, &q);
+        }
         out
     }
 }
@@ -538,7 +434,7 @@ impl Latched {
 // grants to `wake` and publishes `waiters` before the latch is given
 // back; a head lives as long as the table, so its address finds it while
 // its request is linked; nodes are not kept past their unlinking.
-unsafe impl LockTable for Latched {
+unsafe impl<const SPARES: bool> LockTable for Latched<SPARES> {
     type Handle = At;
 
     fn judge_wait_die(&mut self) {
@@ -591,7 +487,7 @@ unsafe impl LockTable for Latched {
                 }
             }
         }
-        let (mut q, p, contended) = self.latched_head(c, id);
+        let (mut q, p, contended) = self.latched_head(a, id);
         // SAFETY: the caller's own live request (the contract).
         let out = unsafe { q.acquire(r, mode, may_wait, self.wait_die, contended) };
         // SAFETY: chain heads live as long as the table.
@@ -619,7 +515,7 @@ unsafe impl LockTable for Latched {
         let (Some(s), Some(f)) = (h.fast_slot(), self.fast.as_deref()) else {
             // SAFETY: a handle of this table and its request (the contract).
             let outcome = unsafe {
-                self.update(c, h, wake, |q, w| {
+                self.update(a, h, wake, |q, w| {
                     self.outside_now(q, id);
                     q.convert(r, to, may_wait, self.wait_die, wake_behind, w)
                 })
@@ -644,7 +540,7 @@ unsafe impl LockTable for Latched {
                 head: fh.into(),
             };
         }
-        let (mut q, p, _) = self.latched_head(c, id);
+        let (mut q, p, _) = self.latched_head(a, id);
         // SAFETY: `n` is the caller's own node, linked nowhere.
         let outcome = unsafe { q.convert_outside(n, to, may_wait, self.wait_die, wake_behind, wake) };
         // SAFETY: chain heads live as long as the table.
@@ -709,7 +605,7 @@ unsafe impl LockTable for Latched {
             return;
         }
         // SAFETY: a handle of this table and its request (the contract).
-        unsafe { self.update(a.counters, h, wake, |q, w| q.release(r, w)) }
+        unsafe { self.update(a, h, wake, |q, w| q.release(r, w)) }
     }
 
     #[inline]
@@ -722,7 +618,7 @@ unsafe impl LockTable for Latched {
         wake: &mut Vec<ReqPtr>,
     ) -> Handoff {
         // SAFETY: a handle of this table and its request (the contract).
-        unsafe { self.update(a.counters, h, wake, |q, w| q.release_or_inherit(r, heat, w)) }
+        unsafe { self.update(a, h, wake, |q, w| q.release_or_inherit(r, heat, w)) }
     }
 
     /// Passes a reclaimed request `r` on to the agent's next transaction
@@ -766,7 +662,7 @@ unsafe impl LockTable for Latched {
             // SAFETY: a handle of this table (the contract).
             if unsafe { self.head(h) }.waiters.load(Ordering::Relaxed) {
                 // SAFETY: as above.
-                unsafe { self.update(a.counters, h, wake, |_, _| ()) };
+                unsafe { self.update(a, h, wake, |_, _| ()) };
             }
         }
     }
@@ -777,7 +673,7 @@ unsafe impl LockTable for Latched {
             return Cancel::WasGranted;
         }
         // SAFETY: a handle of this table and its request (the contract).
-        unsafe { self.update(a.counters, h, wake, |q, w| q.cancel(r, w)) }
+        unsafe { self.update(a, h, wake, |q, w| q.cancel(r, w)) }
     }
 
     unsafe fn blockers(&self, a: Caller<'_>, h: At, r: ReqPtr, out: &mut Vec<Blocker>) -> bool {
@@ -812,9 +708,11 @@ unsafe impl LockTable for Latched {
         // No growth meanwhile: it would relink the chains under the walk.
         let _grown = self.grown.lock();
         for b in self.dir().buckets.iter() {
-            let mut p = b.first.load(Ordering::Acquire);
-            while !p.is_null() {
-                // SAFETY: chain heads live as long as the table.
+            // Each bucket under its latch: no head leaves it or joins it
+            // meanwhile, so each lock is seen once, at its one head.
+            let _b = b.latch.lock();
+            b.heads(|p| {
+                // SAFETY: heads live as long as the table.
                 let h = unsafe { &*p };
                 let q = h.queue.lock();
                 if !q.is_empty() {
@@ -826,9 +724,7 @@ unsafe impl LockTable for Latched {
                     }
                     out.push(info);
                 }
-                drop(q);
-                p = h.next.load(Ordering::Acquire);
-            }
+            });
         }
         crate::fault::snapshot_between();
         // The fast holds of locks with no queued request: IS and IX, and S
@@ -844,7 +740,7 @@ unsafe impl LockTable for Latched {
     }
 }
 
-impl FastTable for Latched {
+impl<const SPARES: bool> FastTable for Latched<SPARES> {
     #[inline]
     fn fast_hold(&self, s: usize) -> At {
         At::fast(s)
@@ -876,17 +772,19 @@ impl FastTable for Latched {
     }
 }
 
-impl Drop for Latched {
+impl<const SPARES: bool> Drop for Latched<SPARES> {
     fn drop(&mut self) {
-        // Every head is on a chain of the array now.
+        // Every head is in a bucket of the array now, or an agent's spare.
+        let free = |p: *mut CachePadded<Head>| {
+            // SAFETY: allocated with `Box` in `bind_slow`; the table is
+            // being dropped, so nothing refers to the head any more.
+            drop(unsafe { Box::from_raw(p) });
+        };
         for b in self.dir().buckets.iter() {
-            let mut p = b.first.load(Ordering::Relaxed);
-            while !p.is_null() {
-                // SAFETY: allocated with `Box` in `bind_slow`; the table is
-                // being dropped, so nothing refers to the head any more.
-                let h = unsafe { Box::from_raw(p) };
-                p = h.next.load(Ordering::Relaxed);
-            }
+            b.heads(free);
+        }
+        for s in self.spares.iter().chain([&self.common]) {
+            s.lock().drain(..).for_each(|Spare(p)| free(p));
         }
         let now = self.dir.load(Ordering::Relaxed);
         let mut grown = self.grown.lock();

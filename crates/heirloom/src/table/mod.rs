@@ -559,6 +559,7 @@ macro_rules! registry {
 registry! { $
     Global(global::Global),
     Latched(latched::Latched),
+    LatchedSpares(latched::Latched<true>),
     LatchFree(latchfree::LatchFree),
     LatchFreeSwap(latchfree::LatchFree<true>),
     Server(server::Server),
@@ -581,6 +582,9 @@ impl Table {
             TableKind::Global => Table::Global(global::Global::new(false)),
             TableKind::GlobalHtm => Table::Global(global::Global::new(true)),
             TableKind::Latched => Table::Latched(latched::Latched::new(first, sli, fast_path, fast_rows, false)),
+            TableKind::LatchedSpares => {
+                Table::LatchedSpares(latched::Latched::new(first, sli, fast_path, fast_rows, false))
+            }
             TableKind::LatchedHtm => Table::Latched(latched::Latched::new(first, sli, fast_path, fast_rows, true)),
             TableKind::LatchFree => Table::LatchFree(latchfree::LatchFree::new(latchfree, fast_path, fast_rows)),
             TableKind::LatchFreeSwap => {
@@ -598,6 +602,7 @@ impl Table {
     pub(crate) fn buckets(&self) -> Option<usize> {
         match self {
             Table::Latched(t) => Some(t.buckets()),
+            Table::LatchedSpares(t) => Some(t.buckets()),
             Table::LatchFree(t) => Some(t.buckets()),
             Table::LatchFreeSwap(t) => Some(t.buckets()),
             Table::Global(_) | Table::Server(_) => None,

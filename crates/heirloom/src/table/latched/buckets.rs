@@ -14,26 +14,30 @@ use crate::stats::AgentCounters;
 use crate::sync::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 /// A bucket: its latch, its chain, and on the same cache line an index
-/// of its first [`KEEP_HEADS`] heads (the *kept* heads, in the order they
-/// were added) with a tag of the lock each is bound to, so that a lookup
-/// reads this one line and a head's only where its tag matches (a miss,
-/// most locks of a workload of many rows, reads no head at all).
+/// of up to [`KEEP_HEADS`] heads (the *kept* heads, one a *lane*) with a
+/// tag of the lock each is bound to, so that a lookup reads this one line
+/// and a head's only where its tag matches (a miss, most locks of a
+/// workload of many rows, reads no head at all).
 ///
-/// The chain holds every head of the bucket: the kept ones, and in front
-/// of them the `extra` heads added once all were in use. Written under the
-/// bucket latch (and a growth's); read without it as hints, exact under it.
+/// A lane is empty (tag zero) until a head is bound in it, and empty again
+/// once its head leaves for an agent's spares (`Latched::detach`): lanes
+/// fill and empty in any order. The chain holds the `extra` heads only,
+/// those bound while every lane was taken; they stay until a growth. Written
+/// under the bucket latch (and a growth's); read without it as hints,
+/// exact under it.
 pub(super) struct Bucket {
     /// Guards binding and the chain's growth.
     pub(super) latch: Latch<()>,
-    /// The chain, newest first.
+    /// The chain of extra heads, newest first.
     pub(super) first: AtomicPtr<CachePadded<Head>>,
-    /// The kept heads; slot `i` is set (once, Release) when the bucket's
-    /// `i`-th head is added.
+    /// The kept heads, a lane each (Release stores when a head is put in a
+    /// lane, so that a lookup sees it initialised; null, or a stale
+    /// pointer, while the lane's tag is zero).
     kept: [AtomicPtr<CachePadded<Head>>; KEEP_HEADS],
-    /// Sixteen bits a kept head: the [`tag`] of the lock it is bound to,
-    /// zero while the slot is empty (a tag is never zero).
+    /// Sixteen bits a lane: the [`tag`] of the lock its head is bound to,
+    /// zero while the lane is empty (a tag is never zero).
     tags: AtomicU64,
-    /// Heads beyond the kept ones: the first `extra` of the chain.
+    /// The chain's heads.
     extra: AtomicU32,
 }
 
@@ -42,6 +46,9 @@ pub(super) struct Bucket {
 #[cfg(all(target_pointer_width = "64", not(heirloom_loom)))]
 const _: () = assert!(std::mem::size_of::<Bucket>() <= 64);
 const _: () = assert!(KEEP_HEADS <= 4);
+
+/// The low bits of the lanes in use (all four, but one under loom).
+const LANES: u64 = 0x0001_0001_0001_0001 >> (16 * (4 - KEEP_HEADS));
 
 /// A lock's tag in its bucket's index: sixteen bits of its hash that pick
 /// no bucket (those are the low bits), never zero.
@@ -74,18 +81,46 @@ impl Bucket {
         }
     }
 
-    /// Kept heads so far (caller holds the latch): the slots fill in
-    /// order and a tag is never zero, so the count is the lanes up to the
-    /// highest set bit.
+    /// An empty lane, the first, if there is one (caller holds the latch).
     #[inline]
-    pub(super) fn kept_len(&self) -> usize {
+    pub(super) fn free_lane(&self) -> Option<usize> {
+        // A tag has its low bit set (`tag`), an empty lane is zero.
+        let empty = !self.tags.load(Ordering::Relaxed) & LANES;
+        (empty != 0).then(|| (empty.trailing_zeros() / 16) as usize)
+    }
+
+    /// The lane that keeps head `p`, bound to a lock tagged `t`, if one
+    /// does (caller holds the latch): `None` for an extra head.
+    #[inline]
+    pub(super) fn lane_of(&self, p: *mut CachePadded<Head>, t: u16) -> Option<usize> {
+        let mut hits = lanes_equal(self.tags.load(Ordering::Relaxed), t);
+        while hits != 0 {
+            let i = (hits.trailing_zeros() / 16) as usize;
+            if self.kept[i].load(Ordering::Relaxed) == p {
+                return Some(i);
+            }
+            hits &= hits - 1;
+        }
+        None
+    }
+
+    /// The heads of the bucket: the kept ones, then the chain's (caller
+    /// holds the latch, or every bucket latch, or the table alone).
+    pub(super) fn heads(&self, mut f: impl FnMut(*mut CachePadded<Head>)) {
         let tags = self.tags.load(Ordering::Relaxed);
-        let n = (u64::BITS - tags.leading_zeros()).div_ceil(16) as usize;
-        debug_assert_eq!(
-            n,
-            (0..KEEP_HEADS).take_while(|&i| (tags >> (16 * i)) as u16 != 0).count()
-        );
-        n
+        for i in 0..KEEP_HEADS {
+            if (tags >> (16 * i)) as u16 != 0 {
+                f(self.kept(i));
+            }
+        }
+        let mut p = self.first.load(Ordering::Acquire);
+        while !p.is_null() {
+            // SAFETY: heads live as long as the table. (The link is read
+            // first: `f` may relink the head, as a growth does.)
+            let next = unsafe { &*p }.next.load(Ordering::Acquire);
+            f(p);
+            p = next;
+        }
     }
 
     /// The kept head in slot `i`, or null (caller holds the latch, or
@@ -97,21 +132,31 @@ impl Bucket {
         self.kept[i].load(Ordering::Acquire)
     }
 
-    /// Adds head `p`, bound to a lock tagged `t`, to the index: as kept
-    /// head `i` if `i` is a slot, else as an extra. Caller holds the latch
-    /// (or builds an array nobody sees yet) and links `p` at the chain's
-    /// front itself, after this.
+    /// Adds head `p`, bound to a lock tagged `t`, to the index: in lane
+    /// `i` if `i` is a lane (an empty one), else as an extra. Caller holds
+    /// the latch (or builds an array nobody sees yet) and links an extra
+    /// at the chain's front itself, after this.
     pub(super) fn keep(&self, i: usize, p: *mut CachePadded<Head>, t: u16) {
         if i < KEEP_HEADS {
-            self.retag(i, t);
+            debug_assert_eq!(self.tags.load(Ordering::Relaxed) >> (16 * i) & 0xffff, 0);
             self.kept[i].store(p, Ordering::Release);
+            self.retag(i, t);
         } else {
             self.extra
                 .store(self.extra.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         }
     }
 
-    /// Kept head `i` is bound to a lock tagged `t` now (caller holds the
+    /// Empties lane `i` (caller holds the latch, and its head's, and takes
+    /// the head out of the table).
+    pub(super) fn unkeep(&self, i: usize) {
+        let shift = 16 * i;
+        let tags = self.tags.load(Ordering::Relaxed);
+        self.tags.store(tags & !(0xffff << shift), Ordering::Relaxed);
+        self.kept[i].store(ptr::null_mut(), Ordering::Relaxed);
+    }
+
+    /// Lane `i`'s head is bound to a lock tagged `t` now (caller holds the
     /// latch and the head's).
     pub(super) fn retag(&self, i: usize, t: u16) {
         let shift = 16 * i;
@@ -170,7 +215,7 @@ unsafe impl Send for Retired {}
 /// go round in circles until it ends).
 const RECHECK_AFTER: u32 = if cfg!(heirloom_loom) { 1 } else { 64 };
 
-impl Latched {
+impl<const SPARES: bool> Latched<SPARES> {
     /// Looks in `bucket` (`id`'s in `d`, where its tag is `t`) for a head
     /// bound to `words` (`id`'s): the kept heads whose tag is `t`, then
     /// the extra ones. Exact under the bucket latch (while no growth runs:
@@ -266,22 +311,22 @@ impl Latched {
         let to = Dir::new(from.buckets.len() * 2);
         let mut lens = vec![0u32; to.buckets.len()];
         for b in from.buckets.iter() {
-            let mut p = b.first.load(Ordering::Relaxed);
-            while !p.is_null() {
+            b.heads(|p| {
                 // SAFETY: heads live as long as the table.
                 let h = unsafe { &*p };
-                let next = h.next.load(Ordering::Relaxed);
                 let hash = h.id().hash64();
                 let i = (hash & to.mask) as usize;
-                // The first heads a bucket gets are its kept ones; the
-                // extra ones go in front of them.
-                to.buckets[i].keep(lens[i] as usize, p, tag(hash));
-                h.next
-                    .store(to.buckets[i].first.load(Ordering::Relaxed), Ordering::Relaxed);
-                to.buckets[i].first.store(p, Ordering::Relaxed);
+                // The first heads a bucket gets fill its lanes; the others
+                // go on its chain.
+                let lane = lens[i] as usize;
+                to.buckets[i].keep(lane, p, tag(hash));
+                if lane >= KEEP_HEADS {
+                    h.next
+                        .store(to.buckets[i].first.load(Ordering::Relaxed), Ordering::Relaxed);
+                    to.buckets[i].first.store(p, Ordering::Relaxed);
+                }
                 lens[i] += 1;
-                p = next;
-            }
+            });
         }
         let excess = lens.iter().map(|&n| (n as usize).saturating_sub(KEEP_HEADS)).sum();
         self.excess.store(excess, Ordering::Relaxed);

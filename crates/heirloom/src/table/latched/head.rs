@@ -18,6 +18,11 @@ use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Ordering, fence};
 /// queue under the latch decides.
 pub(super) const IN_USE: u8 = 1;
 
+/// The id words of a head bound to no lock (an agent's spare): bit 15
+/// of the packed word, which no `LockId` sets (its level takes bits 8
+/// and 9, and bits 10 to 15 are zero).
+pub(super) const UNBOUND: (u64, u64) = (0, 1 << 15);
+
 /// A lock head: 128 bytes, `repr(C)`, laid out so that the first cache
 /// line holds what a bucket walk reads and what changes rarely (the id
 /// words, the chain link, `waiters`, and the queue's read-mostly fields)
@@ -102,6 +107,16 @@ impl Head {
         // Relaxed: a racy hint unless the caller holds the head latch or
         // the bucket latch, which make these exact (writers hold both).
         self.key.load(Ordering::Relaxed) == key && self.hi.load(Ordering::Relaxed) == hi
+    }
+
+    /// Binds no lock any more: the head leaves the table for an agent's
+    /// spares (`Latched::detach`). Caller holds the bucket latch and the
+    /// head latch, and the queue is empty. [`UNBOUND`] is no lock's id, so
+    /// a lookup that still reaches the head finds it bound to nothing.
+    pub(super) fn unbind(&self) {
+        let (key, hi) = UNBOUND;
+        self.key.store(key, Ordering::Relaxed);
+        self.hi.store(hi, Ordering::Relaxed);
     }
 
     /// Rebinds to `id` (whose fast holds are counted in `outside`); caller

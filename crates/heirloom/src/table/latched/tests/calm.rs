@@ -44,7 +44,7 @@ fn queued_until_open(t: &Latched, r: ReqPtr) -> u32 {
 
 #[test]
 fn the_word_opens_again_after_a_calm_stretch_and_a_strong_request_restarts_it() {
-    let t = Latched::new(16, false, true, false, false);
+    let t = Latched::<false>::new(16, false, true, false, false);
     let r = ReqPtr::alloc(0);
     assert!(
         take(&t, r, LockId::table(T), Mode::IS),

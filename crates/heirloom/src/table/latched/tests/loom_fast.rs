@@ -63,7 +63,7 @@ fn assert_open(t: &Latched, id: LockId) -> ReqPtr {
 #[test]
 fn a_fast_release_never_loses_the_strong_waiters_wake_up() {
     loom::model(|| {
-        let t = Arc::new(Latched::new(1, false, true, false, false));
+        let t = Arc::new(Latched::<false>::new(1, false, true, false, false));
         let id = LockId::table(T);
         let (is, x) = (request(0), request(1));
         let is_held = Arc::new(AtomicBool::new(false));
@@ -107,7 +107,7 @@ fn a_fast_release_never_loses_the_strong_waiters_wake_up() {
 #[test]
 fn a_conversion_of_a_fast_hold_waits_for_the_others_only() {
     loom::model(|| {
-        let t = Arc::new(Latched::new(1, false, true, false, false));
+        let t = Arc::new(Latched::<false>::new(1, false, true, false, false));
         let id = LockId::table(T);
         let (mine, other) = (request(0), request(1));
         let mut wake = Vec::new();
@@ -123,7 +123,7 @@ fn a_conversion_of_a_fast_hold_waits_for_the_others_only() {
             })
         };
         let conv = request(0);
-        let (mut q, p, _) = t.latched_head(&AgentCounters::default(), id);
+        let (mut q, p, _) = t.latched_head(Caller::of(&AgentCounters::default()), id);
         // SAFETY: the model's own node, linked nowhere yet.
         let out = unsafe { q.convert_outside(conv, Mode::X, true, false, false, &mut wake) };
         // SAFETY: the table's own head.
@@ -156,7 +156,7 @@ fn a_conversion_of_a_fast_hold_waits_for_the_others_only() {
 #[test]
 fn a_fast_upgrade_never_overlaps_a_strong_request() {
     loom::model(|| {
-        let t = Arc::new(Latched::new(1, false, true, false, false));
+        let t = Arc::new(Latched::<false>::new(1, false, true, false, false));
         let id = LockId::table(T);
         let (is, s) = (request(0), request(1));
         let (ix_held, s_held) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
@@ -227,7 +227,7 @@ fn a_head_bound_while_the_switch_was_off_counts_a_later_x() {
     use crate::sync::AtomicU64;
     use crate::table::fast::rows::{ARMING, DRAINING, OFF, ON};
     loom::model(|| {
-        let t = Arc::new(Latched::new(1, false, true, true, false));
+        let t = Arc::new(Latched::<false>::new(1, false, true, true, false));
         let rows = t.fast().and_then(|f| f.row_side()).unwrap();
         let on = rows.state();
         assert!(rows.turn(on, DRAINING));

@@ -19,7 +19,7 @@ use crate::table::{Caller, LockTable};
 const T: TableId = TableId::new(0, 1);
 
 fn table() -> Latched {
-    Latched::new(16, false, true, true, false)
+    Latched::<false>::new(16, false, true, true, false)
 }
 
 fn rows(t: &Latched) -> &Rows {
