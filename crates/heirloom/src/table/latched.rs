@@ -94,8 +94,8 @@
 //! left may still latch the head: under the latch it finds the head bound
 //! to another lock, or to none, and looks again (`loom_grow.rs`, the
 //! fourth model). The price is the detach, a bucket latch tried at each
-//! release that empties a head: on one thread 2,243 -> 2,601 instructions
-//! a `tm1` transaction and 10,723 -> 13,841 a `ycsb` one
+//! release that empties a head: on one thread 2,239 -> 2,545 instructions
+//! a `tm1` transaction and 10,707 -> 13,281 a `ycsb` one
 //! (`scripts/callgrind.sh`), which is why it is a kind of its own until
 //! sixteen cores judge it (MEASUREMENTS.md, "Spare heads"). `Latched<false>`
 //! compiles the spares away.

@@ -215,7 +215,7 @@ impl<const SPARES: bool> Latched<SPARES> {
 
     /// Binds spare `p` to `id` in lane `i` of `bucket` (tagged `t` there),
     /// whose latch the caller holds; returns it latched.
-    #[inline(never)]
+    #[inline]
     fn bind_spare<'a>(
         bucket: &'a Bucket,
         i: usize,
@@ -250,7 +250,7 @@ impl<const SPARES: bool> Latched<SPARES> {
 
     /// A spare from `own` (the caller's), or if it has none a batch from
     /// `common` first; `None` if both are empty.
-    #[inline(never)]
+    #[inline]
     fn take_spare(own: &Spares, common: &Spares) -> Option<Spare> {
         let mut own = own.lock();
         if let Some(s) = own.pop() {
@@ -293,7 +293,7 @@ impl<const SPARES: bool> Latched<SPARES> {
     /// which comes after it), and the table's buckets now must be the
     /// ones whose latch it got (a growth holds every bucket latch and
     /// publishes the new array before it lets them go).
-    #[inline(never)]
+    #[inline]
     pub(super) fn detach(&self, a: Caller<'_>, p: *mut CachePadded<Head>, _q: &Queue) {
         let Some(spares) = self.spares(a) else {
             return;
