@@ -57,7 +57,9 @@
 #      0.9: its NO_WAIT, WAIT_DIE and DL_DETECT, heirloom inside it with its
 #      defaults under its four policies on the latched and latch-free tables
 #      (no intention locks, as DBx1000 locks), the latch-free detect with
-#      DL_DETECT's 1 ms bound on a wait (detect-lt), and `none`; two rounds, the
+#      DL_DETECT's 1 ms bound on a wait (detect-lt), the latch-free no-wait
+#      with 4,096 buckets, the latched table with spare heads
+#      (latchedspares-nowait, HEIRLOOM_TABLE=latched-spares), and `none`; two rounds, the
 #      order reversed in the second (one line a run: round, cell, threads,
 #      configuration, txn/s, aborted attempts per commit);
 #   7. where the CPU has RTM: the RTM and B+tree tests, the index bench's
@@ -156,6 +158,8 @@ dbx_one() {
         *)
             local _ tb po rest
             IFS=- read -r _ tb po rest <<< "$c"
+            # (A dash in a table's name would split it: latchedspares.)
+            [ "$tb" = latchedspares ] && tb=latched-spares
             env+=(HEIRLOOM_TABLE=$tb HEIRLOOM_POLICY=$po)
             [ "$rest" = intention ] && env+=(HEIRLOOM_INTENTION=1)
             # DL_DETECT's bound on a wait (its TIMEOUT, 1 ms).
@@ -439,7 +443,7 @@ run() {
     dbx_rounds "$out/dbx.txt" "tp$TT TPCC -n$TT;tp4 TPCC -n4;y9 YCSB -z0.9" dbx-NO_WAIT dbx-WAIT_DIE dbx-DL_DETECT \
         heirloom-latched-nowait heirloom-latched-waitdie heirloom-latched-detect heirloom-latched-woundwait \
         heirloom-latchfree-nowait heirloom-latchfree-waitdie heirloom-latchfree-detect heirloom-latchfree-woundwait \
-        heirloom-latchfree-detect-lt none heirloom-latchfree-nowait-buckets4096
+        heirloom-latchfree-detect-lt none heirloom-latchfree-nowait-buckets4096 heirloom-latchedspares-nowait
     bash "$here/scale.sh" summary "$out/dbx.txt" || true
 
     if [ "$rtm" -gt 0 ]; then
