@@ -302,6 +302,11 @@ proptest! {
     }
 
     #[test]
+    fn latched_table_with_spares_matches_the_model(ops in prop::collection::vec(op(), 1..60)) {
+        check(TableKind::LatchedSpares, &ops)?;
+    }
+
+    #[test]
     fn latchfree_table_matches_the_model(ops in prop::collection::vec(op(), 1..60)) {
         check(TableKind::LatchFree, &ops)?;
     }

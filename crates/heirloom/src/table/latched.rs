@@ -192,10 +192,10 @@ pub(crate) struct Latched<const SPARES: bool = false> {
     /// ([`LockTable::judge_wait_die`]).
     wait_die: bool,
     /// Each agent's spare heads, by its index (agents from `fast::AGENTS`
-    /// on have none): heads that left the table when a release by the
-    /// agent emptied their queues ([`Latched::detach`]), bound again by
-    /// its next misses. Only the agent itself takes its latch (a write to
-    /// its own line).
+    /// on have none, and nobody has any in `Latched<false>`): heads that
+    /// left the table when a release by the agent emptied their queues
+    /// ([`Latched::detach`]), bound again by its next misses. Only the
+    /// agent itself takes its latch (a write to its own line).
     spares: Box<[CachePadded<Spares>]>,
     /// Spares that agents handed on ([`Latched::detach`]), for agents that
     /// run out.

@@ -106,6 +106,7 @@ fn fast_hold_after_the_requests(kind: TableKind) {
 fn a_fast_hold_taken_after_the_requests_were_read_is_not_listed_beside_a_released_x() {
     for kind in [
         TableKind::Latched,
+        TableKind::LatchedSpares,
         TableKind::LatchFree,
         TableKind::LatchFreeSwap,
         TableKind::LatchedHtm,
