@@ -51,7 +51,8 @@ const _: () = assert!(KEEP_HEADS <= 4);
 const LANES: u64 = 0x0001_0001_0001_0001 >> (16 * (4 - KEEP_HEADS));
 
 /// A lock's tag in its bucket's index: sixteen bits of its hash that pick
-/// no bucket (those are the low bits), never zero.
+/// no bucket (those are the low bits), with the lowest set, so never zero
+/// (an empty lane is, `Bucket::free_lane`).
 #[inline]
 pub(super) fn tag(hash: u64) -> u16 {
     (hash >> 48) as u16 | 1
