@@ -79,16 +79,7 @@ impl TableKind {
     /// [`Builder::fast_path`](crate::Builder::fast_path) is on (the default):
     /// the latched and the latch-free tables.
     pub fn has_fast_path(&self) -> bool {
-        self.is_latched() || self.is_latch_free()
-    }
-
-    /// The latched table, in any of its forms (`Latched`, `LatchedSpares`,
-    /// `LatchedHtm`).
-    pub fn is_latched(&self) -> bool {
-        matches!(
-            self,
-            TableKind::Latched | TableKind::LatchedSpares | TableKind::LatchedHtm
-        )
+        self.base() == TableKind::Latched || self.is_latch_free()
     }
 
     /// Elides its latches with Intel RTM where the CPU has it (`GlobalHtm`,

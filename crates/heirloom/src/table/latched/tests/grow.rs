@@ -49,11 +49,6 @@ fn release_as<const S: bool>(agent: u32, t: &Latched<S>, r: ReqPtr, h: At) {
 /// the empty heads of a bucket, as every agent's do on `Latched`.
 const NO_SPARES: u32 = crate::table::fast::AGENTS as u32;
 
-/// X on rows `0..n` for one transaction of `agent`, each granted.
-fn take_rows_as<const S: bool>(agent: u32, t: &Latched<S>, n: u64) -> Vec<(ReqPtr, At)> {
-    take_rows_from(agent, t, 0..n)
-}
-
 /// X on `rows` for one transaction of `agent`, each granted.
 fn take_rows_from<const S: bool>(agent: u32, t: &Latched<S>, rows: std::ops::Range<u64>) -> Vec<(ReqPtr, At)> {
     rows.map(|i| {
@@ -68,14 +63,7 @@ fn take_rows_from<const S: bool>(agent: u32, t: &Latched<S>, rows: std::ops::Ran
 /// X on rows `0..n` for one transaction, each granted: the nodes and
 /// handles.
 fn take_rows(t: &Latched, n: u64) -> Vec<(ReqPtr, At)> {
-    (0..n)
-        .map(|i| {
-            let r = request(0, 1);
-            let (out, h) = acquire(t, r, LockId::row(T, i), Mode::X);
-            assert!(matches!(out, Outcome::Granted));
-            (r, h)
-        })
-        .collect()
+    take_rows_from(0, t, 0..n)
 }
 
 #[test]
@@ -119,7 +107,7 @@ fn a_miss_rebinds_only_heads_whose_latch_notes_no_requests() {
     // An agent without spares: its releases leave the heads in the lanes.
     let a = NO_SPARES;
     let t = Latched::<false>::new(1, false, false, false, false);
-    let held = take_rows_as(a, &t, KEEP_HEADS as u64);
+    let held = take_rows_from(a, &t, 0..KEEP_HEADS as u64);
     for &(_, h) in &held {
         assert_eq!(note(&t, h), IN_USE);
     }
@@ -161,7 +149,7 @@ fn a_lookup_finds_kept_and_extra_heads_and_a_rebound_head_by_its_new_tag() {
     let t = Latched::<false>::new(1, false, false, false, false);
     // KEEP_HEADS kept heads and one extra; one bucket lets one extra be
     // added before it grows.
-    let held = take_rows_as(a, &t, KEEP_HEADS as u64 + 1);
+    let held = take_rows_from(a, &t, 0..KEEP_HEADS as u64 + 1);
     assert_eq!(t.buckets(), 1);
     let d = t.dir();
     let b = &d.buckets[0];
