@@ -375,6 +375,8 @@ unsafe fn with_agent(a: *const heirloom_agent, f: impl FnOnce(&mut AgentState) -
 }
 
 /// Runs `f` on the open transaction, or refuses if there is none.
+/// Inlined, as `panics::catch` is: every call goes through both.
+#[inline(always)]
 fn with_txn(st: &mut AgentState, f: impl FnOnce(&mut Transaction<'static>) -> Result<(), LockError>) -> i32 {
     let r = match st.txn.as_mut() {
         Some(t) => f(t),
@@ -385,6 +387,7 @@ fn with_txn(st: &mut AgentState, f: impl FnOnce(&mut Transaction<'static>) -> Re
 
 /// Refuses a call that needs an open transaction (or one whose transaction
 /// has a lock request pending).
+#[cold]
 fn no_txn(st: &mut AgentState) -> i32 {
     let text = if st.pending.is_some() {
         "heirloom: a lock request is pending on this agent (heirloom_lock_poll until it is decided, or heirloom_lock_cancel)"
@@ -397,6 +400,7 @@ fn no_txn(st: &mut AgentState) -> i32 {
 
 /// Ends the open transaction with `f` (commit or abort), or refuses if
 /// there is none.
+#[inline(always)]
 fn end_txn(st: &mut AgentState, f: impl FnOnce(Transaction<'static>) -> Result<(), LockError>) -> i32 {
     match st.txn.take() {
         Some(t) => {
