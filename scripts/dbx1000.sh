@@ -9,6 +9,7 @@
 #   scripts/dbx1000.sh tpcc OUT THREADS WAREHOUSES
 #   scripts/dbx1000.sh rounds OUT N [OUT8]  # N interleaved rounds of everything, then medians
 #   scripts/dbx1000.sh summary FILE...      # the same medians of saved `rounds` output, pooled
+#   scripts/dbx1000.sh callgrind OUT        # instructions a transaction, one thread (TXNS=20000 builds)
 #
 # Besides DBx1000's own NO_WAIT, WAIT_DIE and DL_DETECT, `build` makes
 # DBx1000 with heirloom as its lock manager (CC_ALG HEIRLOOM: the patch
@@ -37,6 +38,15 @@
 # Throughput is committed transactions over the wall time of the run
 # (DBx1000's `SimTime`); aborts/s counts aborted attempts the same way.
 # Without jemalloc on the machine the build links glibc's malloc.
+#
+# `callgrind` counts, with valgrind's callgrind, the instructions a
+# committed transaction costs inside `thread_t::run()` (the load and the
+# queries' generation not counted) at one thread, TPC-C with one
+# warehouse and YCSB as `ycsb` runs it: DBx1000's NO_WAIT beside heirloom
+# inside it, no-wait without intention locks on every table of
+# HEIRLOOM_TABLES (default "latchfree latched"), and `none` (the
+# interface alone). Deterministic, so two builds compare on any machine;
+# callgrind runs some fifty times slower, so build OUT with TXNS=20000.
 #
 # `rounds` runs every cell (YCSB theta 0.9 and 0.6, TPC-C; 1, 2 and 8
 # threads; CELLS="y9 2;tp 1" picks some, W = threads, 2 at 8 threads) in
@@ -260,6 +270,32 @@ rounds)
     done
     summary "$raw"
     rm -f "$raw"
+    ;;
+callgrind)
+    [ $# -ge 2 ] || { echo "dbx1000.sh: callgrind needs OUT" >&2; exit 2; }
+    command -v valgrind >/dev/null || { echo "dbx1000.sh: valgrind is missing (apt-get install valgrind)" >&2; exit 2; }
+    cd "$2"
+    printf '%-5s %-20s %14s %10s %9s\n' bench config instructions instr/txn /NO_WAIT
+    for bin in TPCC YCSB; do
+        if [ "$bin" = YCSB ]; then args=(-t1 -s1048576 -R16 -z0.9 -r0.5 -w0.5); else args=(-t1 -n1); fi
+        base=
+        for config in NO_WAIT ${HEIRLOOM_TABLES:-latchfree latched} none; do
+            env=(HEIRLOOM_INTENTION=0 HEIRLOOM_POLICY=nowait HEIRLOOM_TABLE=$config) exe=./rundb-$bin-HEIRLOOM
+            [ "$config" = NO_WAIT ] && env=() exe=./rundb-$bin-NO_WAIT
+            [ -x "$exe" ] || continue
+            log=$(env "${env[@]}" valgrind --tool=callgrind --callgrind-out-file=/dev/null --collect-atstart=no \
+                --toggle-collect='thread_t::run()' "$exe" "${args[@]}" 2>&1) || true
+            n=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' <<<"$log")
+            txn=$(sed -n 's/^\[summary\] txn_cnt=\([0-9]*\),.*/\1/p' <<<"$log")
+            if [ -z "$n" ] || [ -z "$txn" ] || [ "$txn" -eq 0 ]; then
+                echo "dbx1000.sh: no count for $bin $config" >&2
+                exit 1
+            fi
+            [ "$config" = NO_WAIT ] && base=$n
+            awk -v b="$bin" -v c="$config" -v n="$n" -v t="$txn" -v base="$base" \
+                'BEGIN { printf "%-5s %-20s %14d %10.0f %9s\n", b, c, n, n / t, base ? sprintf("%.3f", n / base) : "-" }'
+        done
+    done
     ;;
 summary)
     shift
