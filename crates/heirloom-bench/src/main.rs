@@ -138,6 +138,9 @@ struct BenchArgs {
     /// Hash buckets of the latched and latch-free tables, one run each (rounded up to a power of two, 1 to 16777216; default: the lock manager's, `heirloom::DEFAULT_BUCKETS` for the latched table, which grows from there, `heirloom::default_latchfree_buckets` of the cores for the latch-free tables, printed above the table). A run with a count of its own shows it in its table label (`latched/b4096`).
     #[arg(long, value_name = "N", value_delimiter = ',')]
     buckets: Option<Vec<String>>,
+    /// The cores the lock manager counts its threads against (`heirloom::Builder::cores`, 1 to 4096; default: the machine's): a blocked request spins before it parks only while the workers fit them, and the latch-free tables' default size follows them. On a small machine `--cores 16` runs the waits of a sixteen-core one (spins, wounds that doom at once) with its threads time-sliced: a soak of those paths, not a measure of their speed.
+    #[arg(long, value_name = "N")]
+    cores: Option<String>,
     /// The benchmark's size (TM1 subscribers, TPC-C warehouses...; see
     /// `heirloom list`): N for every run, or N/thread (a run with 8 threads
     /// gets 8N).
@@ -199,6 +202,10 @@ struct Outputs {
     csv: Option<PathBuf>,
     plot: Option<PathBuf>,
 }
+
+/// `--cores` bound: more than any machine these runs are for, and few
+/// enough that a typo is caught.
+const MAX_CORES: usize = 4096;
 
 /// `--pregen` bound on the inputs of all workers of a run together (a
 /// TPC-C NewOrder input is a few hundred bytes: under a gigabyte).
@@ -360,6 +367,17 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
                 })
                 .collect::<Result<Vec<_>, _>>()?,
         },
+        cores: match &a.cores {
+            None => None,
+            Some(n) => match n.trim().parse::<usize>() {
+                Ok(c) if (1..=MAX_CORES).contains(&c) => Some(c),
+                _ => {
+                    return Err(usage(format!(
+                        "--cores {n:?}: must be a number of cores from 1 to {MAX_CORES}"
+                    )));
+                }
+            },
+        },
         exclusive_after: match &a.exclusive_after {
             None => vec![runner::EXCLUSIVE_AFTER],
             Some(v) => v
@@ -464,13 +482,21 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>, reading: Reading) ->
     if spec.tables.iter().any(TableKind::is_elided) {
         println!("# {}", heirloom::rtm::describe());
     }
+    if let Some(cores) = spec.cores {
+        println!(
+            "# cores: the lock manager counts its threads against {cores} cores (--cores; the machine has {})",
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        );
+    }
     if spec.buckets.contains(&None)
         && spec
             .tables
             .iter()
             .any(|t| matches!(t, TableKind::LatchFree | TableKind::LatchFreeSwap))
     {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = spec
+            .cores
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         println!(
             "# buckets: the latch-free tables' default on {cores} cores, {} (heirloom::default_latchfree_buckets)",
             heirloom::default_latchfree_buckets(cores)

@@ -97,6 +97,9 @@ pub struct RunConfig {
     /// Hash buckets of the latched and latch-free tables (`None`: the
     /// lock manager's default).
     pub buckets: Option<usize>,
+    /// The cores the lock manager counts its threads against
+    /// (`heirloom::Builder::cores`; `None`: the machine's).
+    pub cores: Option<usize>,
     /// Restarts after which `Agent::run` runs a transaction in exclusive
     /// mode (`u32::MAX`: never).
     pub exclusive_after: u32,
@@ -225,6 +228,11 @@ pub fn lock_manager(cfg: &RunConfig) -> LockManager {
     // Unset: the table kind's own default.
     let b = match cfg.buckets {
         Some(n) => b.buckets(n),
+        None => b,
+    };
+    // Unset: the machine's.
+    let b = match cfg.cores {
+        Some(n) => b.cores(n),
         None => b,
     };
     b.table(cfg.table)
@@ -404,6 +412,9 @@ pub fn run<W: Workload>(
                 FastRows::Off => t.push_str("/rows-off"),
                 FastRows::On => t.push_str("/rows-on"),
                 _ => {}
+            }
+            if let Some(c) = cfg.cores {
+                t.push_str(&format!("/cores{c}"));
             }
             t
         },

@@ -186,6 +186,9 @@ pub struct Spec {
     /// Hash buckets of the latched and latch-free tables, one run each
     /// (`None`: the lock manager's default).
     pub buckets: Vec<Option<usize>>,
+    /// The cores the lock manager counts its threads against
+    /// (`heirloom::Builder::cores`; `None`: the machine's).
+    pub cores: Option<usize>,
     /// Restarts before exclusive mode, one sweep dimension (`u32::MAX`:
     /// never).
     pub exclusive_after: Vec<u32>,
@@ -237,6 +240,7 @@ impl Default for Spec {
             lock_timeout: None,
             spin: vec![heirloom::DEFAULT_SPIN_BEFORE_PARK],
             buckets: vec![None],
+            cores: None,
             exclusive_after: vec![crate::runner::EXCLUSIVE_AFTER],
             scale: None,
             duration: Duration::from_secs(2),
@@ -431,6 +435,7 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
                             let c = RunConfig {
                                 table,
                                 buckets,
+                                cores: spec.cores,
                                 sli,
                                 sli_keep,
                                 fast_path,

@@ -42,6 +42,9 @@ fn bad_arguments_exit_2_with_one_line() {
         &["bench", "--buckets", "0"],
         &["bench", "--buckets", "16777217"],
         &["bench", "--buckets", "many"],
+        &["bench", "--cores", "0"],
+        &["bench", "--cores", "4097"],
+        &["bench", "--cores", "all"],
         &["bench", "--policy", "wait-forever"],
         &[
             "bench",
@@ -707,6 +710,58 @@ fn a_lock_timeout_ends_waits_under_detection() {
         }
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--cores 16` on any machine: the header says so, the latch-free
+/// default is sixteen cores' (65,536 buckets), each run's label carries
+/// it, and wound-wait's waits (which spin and doom at once while the
+/// workers fit the cores told) run verified.
+#[test]
+fn cores_told_reach_the_lock_manager() {
+    let json = std::env::temp_dir().join(format!("heirloom-cores-{}.json", std::process::id()));
+    let out = heirloom(&[
+        "bench",
+        "--workload",
+        "ycsb",
+        "--profile",
+        "dbx1000",
+        "--scale",
+        "2000",
+        "--threads",
+        "4",
+        "--table",
+        "latched,latchfree",
+        "--policy",
+        "woundwait",
+        "--cores",
+        "16",
+        "--duration",
+        "0.1",
+        "--warmup",
+        "0",
+        "--verify",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("# cores: the lock manager counts its threads against 16 cores"),
+        "{text}"
+    );
+    assert!(
+        text.contains("# buckets: the latch-free tables' default on 16 cores, 65536"),
+        "{text}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let tables: Vec<_> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["table"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(tables, ["latched/cores16", "latchfree/cores16"]);
+    std::fs::remove_file(&json).ok();
 }
 
 /// `heirloom figures --quick`, two figures: each drawn as PNG and SVG, its

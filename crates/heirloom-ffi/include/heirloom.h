@@ -398,9 +398,17 @@ typedef struct heirloom_options {
    * (default: the library's, as Rust's `Builder::spin_before_park`; 0:
    * park at once; at most 1,000,000). The spin adapts per agent below
    * this bound, and no request spins while agents outnumber the
-   * machine's cores.
+   * cores (`cores`).
    */
   uint64_t spin_before_park_us;
+  /**
+   * The cores the engine's threads run on (0, the default: the
+   * machine's, as the process's affinity and CPU quota allow). Whether
+   * a blocked request spins (not while agents outnumber them) and the
+   * latch-free tables' default size are read from it (Rust's
+   * `Builder::cores`).
+   */
+  uint32_t cores;
 } heirloom_options;
 
 /**

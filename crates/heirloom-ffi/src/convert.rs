@@ -139,6 +139,10 @@ pub(crate) fn builder_of(o: &heirloom_options) -> Result<heirloom::Builder, Stri
     if buckets > 0 {
         b = b.buckets(buckets);
     }
+    // 0: the machine's.
+    if o.cores > 0 {
+        b = b.cores(usize::try_from(o.cores).unwrap_or(usize::MAX));
+    }
     Ok(b.conflicts(policy)
         .inheritance(inheritance)
         .keep_inherited(o.keep_inherited)

@@ -137,8 +137,14 @@ pub struct heirloom_options {
     /// (default: the library's, as Rust's `Builder::spin_before_park`; 0:
     /// park at once; at most 1,000,000). The spin adapts per agent below
     /// this bound, and no request spins while agents outnumber the
-    /// machine's cores.
+    /// cores (`cores`).
     pub spin_before_park_us: u64,
+    /// The cores the engine's threads run on (0, the default: the
+    /// machine's, as the process's affinity and CPU quota allow). Whether
+    /// a blocked request spins (not while agents outnumber them) and the
+    /// latch-free tables' default size are read from it (Rust's
+    /// `Builder::cores`).
+    pub cores: u32,
 }
 
 const MAGIC_LIVE: u32 = 0x4845_4952; // "HEIR"
@@ -441,6 +447,7 @@ pub unsafe extern "C" fn heirloom_options_init(opts: *mut heirloom_options) {
         max_restarts: heirloom::DEFAULT_MAX_RESTARTS,
         restart_backoff: 1,
         spin_before_park_us: heirloom::DEFAULT_SPIN_BEFORE_PARK.as_micros() as u64,
+        cores: 0,
     };
     // SAFETY: the caller's promise.
     unsafe { opts.write(d) };
@@ -977,5 +984,24 @@ mod tests {
             assert_eq!(heirloom_agent_free(a), HEIRLOOM_OK);
             heirloom_manager_free(m);
         }
+    }
+
+    /// `cores`: 0 takes the machine's, any other count is the manager's;
+    /// the latch-free table's default size follows it.
+    #[test]
+    fn the_cores_option_reaches_the_manager() {
+        let mut o = std::mem::MaybeUninit::<heirloom_options>::uninit();
+        // SAFETY: `o` is writable memory for one `heirloom_options`.
+        let mut o = unsafe {
+            heirloom_options_init(o.as_mut_ptr());
+            o.assume_init()
+        };
+        assert_eq!(o.cores, 0);
+        let machine = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(convert::builder_of(&o).unwrap().build().cores(), machine);
+        o.table = HEIRLOOM_TABLE_LATCHFREE;
+        o.cores = 16;
+        let lm = convert::builder_of(&o).unwrap().build();
+        assert_eq!((lm.cores(), lm.buckets()), (16, Some(65536)));
     }
 }

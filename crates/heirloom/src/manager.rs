@@ -38,6 +38,8 @@ pub struct Builder {
     fast_path: bool,
     fast_rows: FastRows,
     intention_locks: bool,
+    /// `None`: the machine's (`available_parallelism`).
+    cores: Option<usize>,
 }
 
 /// Whether row S locks take the fast path ([`Builder::fast_rows`]).
@@ -142,6 +144,7 @@ impl Default for Builder {
             fast_path: true,
             fast_rows: FastRows::Auto,
             intention_locks: true,
+            cores: None,
         }
     }
 }
@@ -235,8 +238,8 @@ impl Builder {
     /// its thread parks (default [`DEFAULT_SPIN_BEFORE_PARK`]; zero: park at
     /// once). The budget adapts per agent: about twice its recent waits,
     /// down to a fiftieth of this bound when they are longer than it. No
-    /// request spins while the manager has more agents than the machine
-    /// has cores (threads outnumber cores, so the holder it would wait for
+    /// request spins while the manager has more agents than cores
+    /// ([`Builder::cores`]: threads outnumber cores, so the holder it would wait for
     /// may not be running; its sleep frees the core for it). Spinning
     /// comes after the policy's first look: wait-die's and wound-wait's
     /// at their edges, and `Detect`'s first search unless
@@ -353,13 +356,34 @@ impl Builder {
         self
     }
 
+    /// The cores the engine's threads (and a server table's lock servers)
+    /// run on (default: `std::thread::available_parallelism`, which
+    /// follows the process's affinity mask and CPU quota; at least 1).
+    /// Two choices read it: whether a blocked request spins before it
+    /// parks (not while the manager's agents and lock servers outnumber
+    /// the cores, [`Builder::spin_before_park`]; by the same test a wound
+    /// dooms its victim at its next lock call, or, while threads
+    /// outnumber cores, only at a call that would wait,
+    /// [`ConflictPolicy::WoundWait`]) and the latch-free tables' default
+    /// size ([`default_latchfree_buckets`](crate::default_latchfree_buckets)).
+    /// An engine that runs its workers on part of the machine (pinned to
+    /// one socket, or beside other services) says how many; a test or
+    /// soak on a small machine sets it to run the paths of a larger one.
+    /// [`LockManager::cores`] says what a manager took.
+    pub fn cores(mut self, n: usize) -> Self {
+        self.cores = Some(n.max(1));
+        self
+    }
+
     /// Builds the lock manager.
     pub fn build(self) -> LockManager {
         // Escalation trades row locks for a table lock that covers them,
         // which needs the hierarchy.
         let escalate_after = if self.intention_locks { self.escalate_after } else { 0 };
         let special = self.table == TableKind::NoLocking || escalate_after > 0 || self.max_locks > 0;
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = self
+            .cores
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         let buckets = match self.table {
             TableKind::LatchFree | TableKind::LatchFreeSwap => {
                 Some(self.buckets.unwrap_or_else(|| crate::default_latchfree_buckets(cores)))
@@ -552,6 +576,12 @@ impl LockManager {
             return None;
         }
         self.inner.table.buckets()
+    }
+
+    /// The cores this manager counts its threads against
+    /// ([`Builder::cores`]: the machine's unless told).
+    pub fn cores(&self) -> usize {
+        self.inner.cores
     }
 
     /// `Auto`'s turns of the row side away from on so far

@@ -195,7 +195,8 @@ pub(crate) struct ManagerState {
     pub(crate) deadlock_timeout: Duration,
     /// `Builder::spin_before_park`, in nanoseconds (0: never spin).
     pub(crate) spin_max_ns: u64,
-    /// The cores this process may run on (`available_parallelism`).
+    /// The cores the threads run on (`Builder::cores`; by default
+    /// `available_parallelism`).
     pub(crate) cores: usize,
     /// Registered agents (whether waiters may spin: `Transaction::wait`).
     pub(crate) live_agents: AtomicUsize,

@@ -456,8 +456,9 @@ fn a_refused_request_counts_only_the_levels_it_reached() {
 }
 
 /// The latch-free tables' default size follows the cores (4,096 per core
-/// beyond the first, a power of two within 4,096..=131,072); the latched
-/// table starts at 256 and grows; `Builder::buckets` overrides both.
+/// beyond the first, a power of two within 4,096..=131,072; the machine's
+/// cores unless `Builder::cores` says); the latched table starts at 256
+/// and grows; `Builder::buckets` overrides both.
 #[test]
 fn the_tables_are_sized_by_the_cores_unless_told() {
     use heirloom::{DEFAULT_BUCKETS, LATCHFREE_BUCKETS_DEFAULT_MOST, default_latchfree_buckets};
@@ -484,5 +485,18 @@ fn the_tables_are_sized_by_the_cores_unless_told() {
             _ => (None, None),
         };
         assert_eq!((lm.buckets(), told.buckets()), (default, asked), "{kind}");
+        assert_eq!(lm.cores(), cores, "{kind}: the machine's unless told");
+        // Told of sixteen cores: the latch-free tables take sixteen cores'
+        // default on any machine; a size asked for still wins.
+        let sixteen = LockManager::builder().table(kind).cores(16).build();
+        let sixteen_told = LockManager::builder().table(kind).cores(16).buckets(1000).build();
+        assert_eq!(sixteen.cores(), 16);
+        let want = match kind {
+            TableKind::LatchFree | TableKind::LatchFreeSwap => Some(65536),
+            _ => default,
+        };
+        assert_eq!((sixteen.buckets(), sixteen_told.buckets()), (want, asked), "{kind}");
     }
+    // No fewer than one core.
+    assert_eq!(LockManager::builder().cores(0).build().cores(), 1);
 }

@@ -705,6 +705,31 @@ static void the_spin_before_a_park(void) {
     CHECK(heirloom_manager_new(&o, &bad) == HEIRLOOM_EINVAL && bad == NULL, "a spin over a second refused");
 }
 
+/* The cores the threads run on: 0 (the machine's) by default; a manager
+ * told of one core (its two agents outnumber it: the waiter parks at once)
+ * and of 64 (they fit: it may spin) each sees a wait end when the holder
+ * commits on another thread. */
+static void the_cores_told(void) {
+    heirloom_options o;
+    heirloom_options_init(&o);
+    CHECK(o.cores == 0, "the machine's cores by default: %u", o.cores);
+    const uint32_t cores[2] = {1, 64};
+    for (int i = 0; i < 2; i++) {
+        o.table = HEIRLOOM_TABLE_LATCHFREE;
+        o.cores = cores[i];
+        heirloom_manager *m = NULL;
+        OK(heirloom_manager_new(&o, &m));
+        heirloom_agent *a = new_agent(m), *b = new_agent(m);
+        heirloom_lock_id r = row(9, 2);
+        char what[48];
+        snprintf(what, sizeof what, "cores %u", cores[i]);
+        wait_for_a_commit_elsewhere(m, a, b, &r, what);
+        OK(heirloom_agent_free(a));
+        OK(heirloom_agent_free(b));
+        heirloom_manager_free(m);
+    }
+}
+
 static double seconds_since(const struct timespec *t0) {
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -1115,6 +1140,7 @@ int main(void) {
     a_retry_keeps_its_age();
     a_restart_goes_exclusive();
     the_spin_before_a_park();
+    the_cores_told();
     many_locks_in_one_transaction();
     no_lock_table();
     without_intention_locks(HEIRLOOM_TABLE_LATCHED);

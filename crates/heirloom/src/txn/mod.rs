@@ -983,5 +983,6 @@ pub(crate) mod tests {
     mod panic_safety;
     mod reclaimed_ahead;
     mod server_failure;
+    mod spin_by_cores;
     mod wound_dooms_a_wait;
 }
