@@ -89,14 +89,24 @@ fn stress(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, threads: us
 /// `stress` with the intention-lock fast path on or off
 /// (`Builder::fast_path`).
 fn stress_with(kind: TableKind, policy: ConflictPolicy, sli: Inheritance, fast: bool, threads: usize, txns: usize) {
-    stress_shaped(kind, policy, sli, fast, threads, txns, Shape { buckets: 64, rows: 8 });
+    stress_shaped(kind, policy, sli, fast, threads, txns, Shape::DEFAULT);
 }
 
-/// The table's buckets and the rows of each table the workers pick from.
+/// The table's buckets and the rows of each table the workers pick from;
+/// the cores the manager is told of (`None`: the machine's).
 #[derive(Clone, Copy)]
 struct Shape {
     buckets: usize,
     rows: u64,
+    cores: Option<usize>,
+}
+
+impl Shape {
+    const DEFAULT: Shape = Shape {
+        buckets: 64,
+        rows: 8,
+        cores: None,
+    };
 }
 
 /// `stress_with` on a table of `shape.buckets`, over `shape.rows` rows a
@@ -110,13 +120,16 @@ fn stress_shaped(
     txns: usize,
     shape: Shape,
 ) {
-    let lm = LockManager::builder()
+    let mut b = LockManager::builder()
         .table(kind)
         .conflicts(policy)
         .inheritance(sli)
         .fast_path(fast)
-        .buckets(shape.buckets)
-        .build();
+        .buckets(shape.buckets);
+    if let Some(cores) = shape.cores {
+        b = b.cores(cores);
+    }
+    let lm = b.build();
     let ghost = Arc::new(Ghost::default());
     let handles: Vec<_> = (0..threads)
         .map(|i| {
@@ -175,6 +188,26 @@ fn inheritance_under_every_policy_keeps_grants_compatible() {
     }
 }
 
+/// The tests above on a machine with fewer cores than workers never spin
+/// before a park (agents outnumber cores), and a wound dooms only a victim
+/// that would wait. Told of 64 cores, the eight workers spin first and
+/// wounds doom at once, as on a machine where they fit, with their threads
+/// time-sliced: every window between a waiter's last look and its park
+/// stretched (a wake-up lost in one hung sixteen-core runs until it was
+/// fixed: the crate's MEASUREMENTS.md, "Sixteen cores at cf474a6").
+#[test]
+fn waiters_that_spin_keep_grants_compatible() {
+    for kind in TableKind::ALL {
+        for policy in common::policies(Duration::from_millis(5)) {
+            let shape = Shape {
+                cores: Some(64),
+                ..Shape::DEFAULT
+            };
+            stress_shaped(kind, policy, Inheritance::Off, true, 8, 300, shape);
+        }
+    }
+}
+
 /// One bucket, and rows enough that the latch-free tables split its list
 /// (a walk meets eight requests of other locks at its end, or, swap
 /// append, ahead of its request) while requests of one lock wait on both
@@ -186,7 +219,11 @@ fn latchfree_lists_that_split_keep_grants_compatible() {
     for kind in [TableKind::LatchFree, TableKind::LatchFreeSwap] {
         for policy in common::policies(Duration::from_millis(5)) {
             for sli in [Inheritance::Off, Inheritance::On] {
-                let shape = Shape { buckets: 1, rows: 24 };
+                let shape = Shape {
+                    buckets: 1,
+                    rows: 24,
+                    ..Shape::DEFAULT
+                };
                 stress_shaped(kind, policy, sli, true, 8, 300, shape);
             }
         }
