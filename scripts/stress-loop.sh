@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs heirloom's stress tests (tests/stress.rs: every table kind under
-# every conflict policy, with and without inheritance, 8 threads, an
+# every conflict policy, with and without inheritance, 8 threads, once
+# with the manager told of more cores than threads so that waiters spin, an
 # independent checker, and a watchdog that fails a run in which nothing
 # commits for 30 s) N times in a row, and stops at the first failure.
 # Waiters re-check nothing on a timer, so a lost wake-up stalls a run and
