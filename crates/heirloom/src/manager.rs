@@ -239,8 +239,9 @@ impl Builder {
     /// once). The budget adapts per agent: about twice its recent waits,
     /// down to a fiftieth of this bound when they are longer than it. No
     /// request spins while the manager has more agents than cores
-    /// ([`Builder::cores`]: threads outnumber cores, so the holder it would wait for
-    /// may not be running; its sleep frees the core for it). Spinning
+    /// ([`Builder::cores`]): threads outnumber cores, so the holder it
+    /// would wait for may not be running, and its sleep frees the core
+    /// for it. Spinning
     /// comes after the policy's first look: wait-die's and wound-wait's
     /// at their edges, and `Detect`'s first search unless
     /// [`Builder::deadlock_timeout`] delays it.

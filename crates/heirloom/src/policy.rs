@@ -40,9 +40,9 @@ pub enum ConflictPolicy {
     WaitDie,
     /// Wound-wait: an older requester wounds younger holders; a younger one
     /// waits. A wounded holder fails at its next lock call while the
-    /// agents' threads fit the cores ([`Builder::cores`](crate::Builder::cores)),
-    /// and otherwise only at its
-    /// next wait (granted at once, it goes on and may commit).
+    /// agents' threads fit the cores
+    /// ([`Builder::cores`](crate::Builder::cores)), and otherwise only at
+    /// its next wait (granted at once, it goes on and may commit).
     ///
     /// Ages (both policies): a transaction's age is the time it began,
     /// in nanoseconds since the manager was built (at least one more than
