@@ -677,6 +677,18 @@ static void a_restart_goes_exclusive(void) {
     heirloom_manager_free(m);
 }
 
+/* A manager built from `o` whose two agents meet on `r`: one waits while
+ * the other commits on another thread (wait_for_a_commit_elsewhere). */
+static void a_wait_under(const heirloom_options *o, heirloom_lock_id r, const char *what) {
+    heirloom_manager *m = NULL;
+    OK(heirloom_manager_new(o, &m));
+    heirloom_agent *a = new_agent(m), *b = new_agent(m);
+    wait_for_a_commit_elsewhere(m, a, b, &r, what);
+    OK(heirloom_agent_free(a));
+    OK(heirloom_agent_free(b));
+    heirloom_manager_free(m);
+}
+
 /* The spin before a park: the library's bound by default, 0 (park at
  * once) and the largest bound accepted, a wait ending under each when its
  * holder commits on another thread; one microsecond past the largest is
@@ -689,16 +701,9 @@ static void the_spin_before_a_park(void) {
     for (int i = 0; i < 3; i++) {
         o.policy = HEIRLOOM_POLICY_DETECT;
         o.spin_before_park_us = spins[i];
-        heirloom_manager *m = NULL;
-        OK(heirloom_manager_new(&o, &m));
-        heirloom_agent *a = new_agent(m), *b = new_agent(m);
-        heirloom_lock_id r = row(9, 1);
         char what[48];
         snprintf(what, sizeof what, "spin %llu", (unsigned long long)spins[i]);
-        wait_for_a_commit_elsewhere(m, a, b, &r, what);
-        OK(heirloom_agent_free(a));
-        OK(heirloom_agent_free(b));
-        heirloom_manager_free(m);
+        a_wait_under(&o, row(9, 1), what);
     }
     o.spin_before_park_us = 1000001;
     heirloom_manager *bad = NULL;
@@ -717,16 +722,9 @@ static void the_cores_told(void) {
     for (int i = 0; i < 2; i++) {
         o.table = HEIRLOOM_TABLE_LATCHFREE;
         o.cores = cores[i];
-        heirloom_manager *m = NULL;
-        OK(heirloom_manager_new(&o, &m));
-        heirloom_agent *a = new_agent(m), *b = new_agent(m);
-        heirloom_lock_id r = row(9, 2);
         char what[48];
         snprintf(what, sizeof what, "cores %u", cores[i]);
-        wait_for_a_commit_elsewhere(m, a, b, &r, what);
-        OK(heirloom_agent_free(a));
-        OK(heirloom_agent_free(b));
-        heirloom_manager_free(m);
+        a_wait_under(&o, row(9, 2), what);
     }
 }
 
