@@ -719,30 +719,12 @@ fn a_lock_timeout_ends_waits_under_detection() {
 #[test]
 fn cores_told_reach_the_lock_manager() {
     let json = std::env::temp_dir().join(format!("heirloom-cores-{}.json", std::process::id()));
-    let out = heirloom(&[
-        "bench",
-        "--workload",
-        "ycsb",
-        "--profile",
-        "dbx1000",
-        "--scale",
-        "2000",
-        "--threads",
-        "4",
-        "--table",
-        "latched,latchfree",
-        "--policy",
-        "woundwait",
-        "--cores",
-        "16",
-        "--duration",
-        "0.1",
-        "--warmup",
-        "0",
-        "--verify",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let mut args: Vec<&str> = "bench --workload ycsb --profile dbx1000 --scale 2000 --threads 4 \
+        --table latched,latchfree --policy woundwait --cores 16 --duration 0.1 --warmup 0 --verify --json"
+        .split_whitespace()
+        .collect();
+    args.push(json.to_str().unwrap());
+    let out = heirloom(&args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
