@@ -160,3 +160,28 @@ pub(crate) fn builder_of(o: &heirloom_options) -> Result<heirloom::Builder, Stri
 /// The longest spin before a park the interface accepts: a second (a
 /// spin is meant to outlast a short hold, not to replace the park).
 const MAX_SPIN_US: u64 = 1_000_000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{HEIRLOOM_TABLE_LATCHFREE, heirloom_options_init};
+
+    /// `cores`: 0 takes the machine's, any other count is the manager's;
+    /// the latch-free table's default size follows it.
+    #[test]
+    fn the_cores_option_reaches_the_manager() {
+        let mut o = std::mem::MaybeUninit::<heirloom_options>::uninit();
+        // SAFETY: `o` is writable memory for one `heirloom_options`.
+        let mut o = unsafe {
+            heirloom_options_init(o.as_mut_ptr());
+            o.assume_init()
+        };
+        assert_eq!(o.cores, 0);
+        let machine = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(builder_of(&o).unwrap().build().cores(), machine);
+        o.table = HEIRLOOM_TABLE_LATCHFREE;
+        o.cores = 16;
+        let lm = builder_of(&o).unwrap().build();
+        assert_eq!((lm.cores(), lm.buckets()), (16, Some(65536)));
+    }
+}

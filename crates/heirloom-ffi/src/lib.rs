@@ -985,23 +985,4 @@ mod tests {
             heirloom_manager_free(m);
         }
     }
-
-    /// `cores`: 0 takes the machine's, any other count is the manager's;
-    /// the latch-free table's default size follows it.
-    #[test]
-    fn the_cores_option_reaches_the_manager() {
-        let mut o = std::mem::MaybeUninit::<heirloom_options>::uninit();
-        // SAFETY: `o` is writable memory for one `heirloom_options`.
-        let mut o = unsafe {
-            heirloom_options_init(o.as_mut_ptr());
-            o.assume_init()
-        };
-        assert_eq!(o.cores, 0);
-        let machine = std::thread::available_parallelism().map_or(1, |n| n.get());
-        assert_eq!(convert::builder_of(&o).unwrap().build().cores(), machine);
-        o.table = HEIRLOOM_TABLE_LATCHFREE;
-        o.cores = 16;
-        let lm = convert::builder_of(&o).unwrap().build();
-        assert_eq!((lm.cores(), lm.buckets()), (16, Some(65536)));
-    }
 }
