@@ -482,10 +482,10 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>, reading: Reading) ->
     if spec.tables.iter().any(TableKind::is_elided) {
         println!("# {}", heirloom::rtm::describe());
     }
+    let machine_cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if let Some(cores) = spec.cores {
         println!(
-            "# cores: the lock manager counts its threads against {cores} cores (--cores; the machine has {})",
-            std::thread::available_parallelism().map_or(1, |n| n.get())
+            "# cores: the lock manager counts its threads against {cores} cores (--cores; the machine has {machine_cores})"
         );
     }
     if spec.buckets.contains(&None)
@@ -494,9 +494,7 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>, reading: Reading) ->
             .iter()
             .any(|t| matches!(t, TableKind::LatchFree | TableKind::LatchFreeSwap))
     {
-        let cores = spec
-            .cores
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let cores = spec.cores.unwrap_or(machine_cores);
         println!(
             "# buckets: the latch-free tables' default on {cores} cores, {} (heirloom::default_latchfree_buckets)",
             heirloom::default_latchfree_buckets(cores)
