@@ -752,10 +752,25 @@ impl Rows {
     /// Are fast holds of the row with `words` (in `stripe`) of other
     /// agents than `agent` there? The caller counted a strong request
     /// there before (`Rows::add_strong`).
-    #[inline]
+    ///
+    /// Inlined up to the look at the drained flag, which answers most
+    /// strong requests (no scan, no call); the scan is out of line.
+    #[inline(always)]
     pub(crate) fn in_way(&self, stripe: usize, words: (u64, u64), agent: u32) -> bool {
+        // Acquire: pairs with the Release of the drained flag (as in
+        // `holders_each`).
+        self.stripes[stripe].load(Ordering::Acquire) & DRAINED == 0 && self.held_by_other(stripe, words, agent)
+    }
+
+    /// [`Rows::in_way`]'s scan of a stripe not drained: does an agent other
+    /// than `agent` hold the row with `words` fast? What `holders_each`
+    /// finds, without collecting the holders.
+    #[inline(never)]
+    fn held_by_other(&self, stripe: usize, words: (u64, u64), agent: u32) -> bool {
         let mut found = false;
-        self.holders_each(stripe, words, agent, |_| found = true);
+        self.scan(stripe, |a, r| {
+            found = found || (a != agent && r.read(|r| r.entry_of(words).is_some()));
+        });
         found
     }
 
