@@ -24,10 +24,18 @@ pub enum ConflictPolicy {
     /// The requester compares its age with every request in its way: the
     /// granted ones it conflicts with and the waiting ones queued ahead of
     /// it that it conflicts with (first come, first served), and dies if
-    /// any is older. Comparing with the holders only, as DBx1000's
-    /// WAIT_DIE does, dies less often but lets a younger transaction wait
-    /// behind an older waiter, which may then come to wait for the younger
-    /// one: a deadlock that wait-die exists to rule out.
+    /// any is older. Waiters are served in arrival order, so a younger
+    /// request that waited behind an older waiter would come to wait for
+    /// it, an edge from young to old that wait-die exists to rule out.
+    /// DBx1000's WAIT_DIE rules that edge out by its queue's order
+    /// instead: it keeps its waiters youngest first and compares a
+    /// requester with the holders only, so a request that may wait goes
+    /// ahead of every older waiter, and one younger than every waiter that
+    /// the holders admit is granted past them. It dies less often (by how
+    /// much: MEASUREMENTS.md, "What the row side costs a row X; wait-die's
+    /// deaths by what stood in the way"), and a stream of younger readers
+    /// can keep an older writer waiting, which arrival order rules out: an
+    /// X queued behind readers stops the readers that come after it.
     ///
     /// A request is judged when it would wait, before it is linked: under
     /// the latch that decides it (the latched and global tables), or by a
