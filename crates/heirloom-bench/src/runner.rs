@@ -160,8 +160,8 @@ pub const STUCK_AFTER: Duration = Duration::from_secs(30);
 const STUCK_LINES: usize = 200;
 
 /// What a stuck run reports before the process ends: how many workers
-/// did not finish, the lock table's requests (the first
-/// [`STUCK_LINES`] lines) and every agent's wait.
+/// did not finish, the lock table's requests (its first lines, up to
+/// `STUCK_LINES`) and every agent's wait.
 pub fn stuck_report(lm: &LockManager, stuck: usize, after: Duration) -> String {
     let table = lm.snapshot().to_string();
     let lines = table.lines().count();
