@@ -430,6 +430,8 @@ struct CsvRow<'a> {
     pins_per_txn: Option<f64>,
     defers_per_txn: Option<f64>,
     lm_allocs_per_txn: Option<f64>,
+    rows_on: Option<bool>,
+    rows_turned_off: Option<u32>,
 }
 
 /// Writes one CSV row per run to `path`.
@@ -521,6 +523,8 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             pins_per_txn: r.sharing.as_ref().map(|s| s.pins),
             defers_per_txn: r.sharing.as_ref().map(|s| s.defers),
             lm_allocs_per_txn: r.sharing.as_ref().map(|s| s.allocs),
+            rows_on: r.rows.map(|x| x.on),
+            rows_turned_off: r.rows.map(|x| x.turned_off),
         })
         .map_err(err)?;
     }

@@ -293,6 +293,23 @@ pub struct RunResult {
     /// transactions over the run, warm-up included.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub elision: Option<crate::elision::Elision>,
+    /// The row side (row S locks held fast, `heirloom::Builder::fast_rows`)
+    /// where the run's table has one: whether it was on at the run's end,
+    /// and how often the switch turned it off (warm-up included).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows: Option<RowSide>,
+}
+
+/// The row side at a run's end (`RunResult::rows`).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct RowSide {
+    /// Row S locks were taken fast (`heirloom::LockManager::fast_rows_on`):
+    /// always under `--fast-rows on`; under `auto` (the default) as the
+    /// switch left it.
+    pub on: bool,
+    /// `auto`'s turns away from on (`heirloom::LockManager::fast_rows_turned_off`;
+    /// 0 under `on`).
+    pub turned_off: u32,
 }
 
 impl RunResult {

@@ -6,7 +6,7 @@
 use crate::counters;
 pub use crate::mix::Mix;
 pub use crate::results::{
-    AbortCauses, Breakdown, Classes, Latency, Levels, OpCost, PerTxn, Retry, RunResult, sli_label,
+    AbortCauses, Breakdown, Classes, Latency, Levels, OpCost, PerTxn, Retry, RowSide, RunResult, sli_label,
 };
 use crate::storage::{Outcome, StorageError, Times, Tx, TxError, UndoLog};
 use hdrhistogram::Histogram;
@@ -496,6 +496,10 @@ pub fn run<W: Workload>(
         verified: None,
         of_ceiling: None,
         elision: lm.elision().map(crate::elision::Elision::of),
+        rows: (cfg.table.has_fast_path() && cfg.fast_path && cfg.fast_rows != FastRows::Off).then(|| RowSide {
+            on: lm.fast_rows_on(),
+            turned_off: lm.fast_rows_turned_off(),
+        }),
     })
 }
 

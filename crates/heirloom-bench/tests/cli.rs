@@ -776,3 +776,82 @@ fn figures_write_images_runs_and_a_judged_report() {
     assert!(!md.contains("## tsx-index"), "only the figures asked for: {md}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The JSON says where the row side was at a run's end: TPC-B updates
+/// every row it locks, so `auto`'s first look turns the row side off;
+/// read-only YCSB takes every row S lock fast and keeps it on; `on` holds
+/// it on; `off` and a table without a fast path have no row side to
+/// report.
+#[test]
+fn runs_report_the_row_side() {
+    let dir = std::env::temp_dir().join(format!("heirloom-rows-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases: [(&str, &[&str]); 2] = [
+        ("tpcb", &["--scale", "2"]),
+        ("ycsb", &["--scale", "20000", "--opt", "read-share=1"]),
+    ];
+    for (workload, opts) in cases {
+        let (json, csv) = (
+            dir.join(format!("{workload}.json")),
+            dir.join(format!("{workload}.csv")),
+        );
+        let mut args = vec!["bench", "--workload", workload];
+        args.extend_from_slice(opts);
+        args.extend_from_slice(&[
+            "--threads",
+            "1",
+            "--table",
+            "latched,latchfree,global",
+            "--fast-rows",
+            "auto,on,off",
+            "--sli",
+            "off",
+            "--duration",
+            "0.2",
+            "--warmup",
+            "0.05",
+            "--json",
+            json.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+        ]);
+        let out = heirloom(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let csv = std::fs::read_to_string(&csv).unwrap();
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        assert!(
+            header.contains(&"rows_on") && header.contains(&"rows_turned_off"),
+            "{header:?}"
+        );
+        let runs = doc["runs"].as_array().unwrap();
+        assert_eq!(
+            runs.len(),
+            7,
+            "two tables with a row side in three settings, the global table once"
+        );
+        for r in runs {
+            let table = r["table"].as_str().unwrap();
+            let rows = &r["rows"];
+            if table.starts_with("global") || table.ends_with("/rows-off") {
+                assert!(rows.is_null(), "{workload} {table}: no row side, yet {rows}");
+            } else if table.ends_with("/rows-on") {
+                assert_eq!(
+                    (rows["on"].as_bool(), rows["turned_off"].as_u64()),
+                    (Some(true), Some(0)),
+                    "{workload} {table}"
+                );
+            } else if workload == "tpcb" {
+                assert_eq!(rows["on"].as_bool(), Some(false), "{workload} {table}: {rows}");
+                assert!(rows["turned_off"].as_u64().unwrap() >= 1, "{workload} {table}: {rows}");
+            } else {
+                assert_eq!(
+                    (rows["on"].as_bool(), rows["turned_off"].as_u64()),
+                    (Some(true), Some(0)),
+                    "{workload} {table}"
+                );
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
