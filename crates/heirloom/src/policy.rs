@@ -30,12 +30,13 @@ pub enum ConflictPolicy {
     /// DBx1000's WAIT_DIE rules that edge out by its queue's order
     /// instead: it keeps its waiters youngest first and compares a
     /// requester with the holders only, so a request that may wait goes
-    /// ahead of every older waiter, and one younger than every waiter that
-    /// the holders admit is granted past them. It dies less often (by how
-    /// much: MEASUREMENTS.md, "What the row side costs a row X; wait-die's
-    /// deaths by what stood in the way"), and a stream of younger readers
-    /// can keep an older writer waiting, which arrival order rules out: an
-    /// X queued behind readers stops the readers that come after it.
+    /// ahead of every older waiter, and a request younger than every
+    /// waiter is granted past them if the holders admit it. It dies less
+    /// often (by how much: MEASUREMENTS.md, "What the row side costs a row
+    /// X; wait-die's deaths by what stood in the way"), and a stream of
+    /// younger readers can keep an older writer waiting, which arrival
+    /// order rules out: an X queued behind readers stops the readers that
+    /// come after it.
     ///
     /// A request is judged when it would wait, before it is linked: under
     /// the latch that decides it (the latched and global tables), or by a
