@@ -38,12 +38,12 @@
 #      against `none` (the "of none" column);
 #   4. TPC-C, one warehouse a thread, at 1 and the largest of T threads,
 #      on the latched table, the latched table with spare heads
-#      (latched-spares) and the latch-free table, row S fast holds as
-#      the default decides (the kit's TPC-C locks its inserted rows X, and
-#      the switch turns the row side off after its first window: `rows`
-#      forces it on), two rounds (the faster one reported, both rounds'
-#      txn/s in the JSON: one round's 16-over-1 ratio spreads), with
-#      --breakdown (the lock manager's
+#      (latched-spares) and the latch-free table, row S fast holds auto
+#      and off (--breakdown turns the lock manager's request classes on,
+#      under which the row side has no switch: auto is on there, while
+#      without --breakdown the kit's TPC-C, which locks its inserted rows
+#      X, turns it off after its first windows; the JSON's `rows` says
+#      which), with --breakdown (the lock manager's
 #      share of worker time) and, where the machine lets a process count
 #      its threads, --counters (instructions and cycles a transaction); then, with the sharing instrument
 #      (bin/heirloom-sharing), TPC-C and YCSB as DBx1000 runs it at TT
@@ -414,7 +414,7 @@ run() {
 
     sec "TPC-C, one warehouse a thread, 1 and $top threads, --breakdown"
     timeout 90 $H bench --stuck-after 5 --workload tpcc --scale 1/thread --threads "1,$top" --table latched,latched-spares,latchfree --sli off \
-        --repeat 2 --duration "$DUR" --warmup 0.2 --breakdown "${cnt[@]}" --json "$out/tpcc.json" | tail -26 || echo "TPC-C: timed out"
+        --fast-rows auto,off --duration "$DUR" --warmup 0.2 --breakdown "${cnt[@]}" --json "$out/tpcc.json" | tail -26 || echo "TPC-C: timed out"
 
     if [ -x bin/heirloom-sharing ]; then
         sec "shared and recent line writes on real cores at $TT threads: TPC-C and YCSB as DBx1000 runs it, 4096 and 65536 buckets (the default on 16 cores)"

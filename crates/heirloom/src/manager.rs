@@ -253,7 +253,12 @@ impl Builder {
     /// Counts every lock-table request in its class of the SLI paper's
     /// Figure 8 ([`Stats::high_shared_hot`](crate::Stats::high_shared_hot)
     /// and the seven beside it): a profiling aid, off by default because
-    /// it costs a few nanoseconds per request.
+    /// it costs a few nanoseconds per request. Requests are classified
+    /// where a new request is linked, so with it on a fast hold is taken
+    /// through the table's request path with a request node (not without
+    /// one), and the row side has no switch: under [`FastRows::Auto`] row
+    /// S locks stay on the fast path, as under [`FastRows::On`]
+    /// ([`LockManager::fast_rows_on`] says so).
     pub fn lock_classes(mut self, on: bool) -> Self {
         self.lock_classes = on;
         self
