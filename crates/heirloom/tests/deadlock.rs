@@ -16,7 +16,18 @@ const T: TableId = TableId::new(0, 1);
 struct Outcome {
     txn: TxnId,
     age: u64,
+    /// The agent's index: it orders two transactions of equal age (the
+    /// two threads may read the same clock tick as they begin).
+    agent: u32,
     result: Result<(), LockError>,
+}
+
+impl Outcome {
+    /// The order of both age-based policies: by age, then by agent index
+    /// (`ConflictPolicy::WoundWait`, "Ages").
+    fn seniority(&self) -> (u64, u32) {
+        (self.age, self.agent)
+    }
 }
 
 /// Runs `n` transactions; transaction `i` first takes `first(i)`, waits for
@@ -33,6 +44,7 @@ fn scenario(
         let (lm, barrier, tx) = (lm.clone(), barrier.clone(), tx.clone());
         thread::spawn(move || {
             let mut a = lm.agent();
+            let a_index = a.index();
             let mut t = a.begin();
             let (id, m) = first(i);
             t.lock(id, m).unwrap();
@@ -41,12 +53,18 @@ fn scenario(
             thread::sleep(Duration::from_millis(10 * i as u64));
             let (id, m) = second(i);
             let result = t.lock(id, m);
-            let (txn, age) = (t.id(), t.age());
+            let (txn, age, agent) = (t.id(), t.age(), a_index);
             match &result {
                 Ok(()) => t.commit().unwrap(),
                 Err(_) => t.abort(),
             }
-            tx.send(Outcome { txn, age, result }).unwrap();
+            tx.send(Outcome {
+                txn,
+                age,
+                agent,
+                result,
+            })
+            .unwrap();
         });
     }
     drop(tx);
@@ -65,7 +83,7 @@ fn check(policy: ConflictPolicy, n: usize, out: &[Outcome]) {
     let failed: Vec<&Outcome> = out.iter().filter(|o| o.result.is_err()).collect();
     assert!(!failed.is_empty(), "{policy:?}: a deadlock needs a victim: {out:?}");
     assert!(failed.len() < n, "{policy:?}: somebody must get through: {out:?}");
-    let oldest = out.iter().min_by_key(|o| o.age).unwrap();
+    let oldest = out.iter().min_by_key(|o| o.seniority()).unwrap();
     for o in &failed {
         let e = o.result.as_ref().unwrap_err();
         match (policy, e) {
@@ -87,11 +105,11 @@ fn check(policy: ConflictPolicy, n: usize, out: &[Outcome]) {
             (ConflictPolicy::NoWait, LockError::WouldBlock { .. }) => {}
             (ConflictPolicy::WaitDie, LockError::Died { older, .. }) => {
                 let other = out.iter().find(|x| x.txn == *older).unwrap();
-                assert!(other.age < o.age, "only the younger dies");
+                assert!(other.seniority() < o.seniority(), "only the younger dies: {out:?}");
             }
             (ConflictPolicy::WoundWait, LockError::Wounded { by, .. }) => {
                 let other = out.iter().find(|x| x.txn == *by).unwrap();
-                assert!(other.age < o.age, "only the older wounds");
+                assert!(other.seniority() < o.seniority(), "only the older wounds: {out:?}");
             }
             (p, e) => panic!("{p:?} produced {e}"),
         }
