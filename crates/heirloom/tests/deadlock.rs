@@ -44,7 +44,7 @@ fn scenario(
         let (lm, barrier, tx) = (lm.clone(), barrier.clone(), tx.clone());
         thread::spawn(move || {
             let mut a = lm.agent();
-            let a_index = a.index();
+            let agent = a.index();
             let mut t = a.begin();
             let (id, m) = first(i);
             t.lock(id, m).unwrap();
@@ -53,7 +53,7 @@ fn scenario(
             thread::sleep(Duration::from_millis(10 * i as u64));
             let (id, m) = second(i);
             let result = t.lock(id, m);
-            let (txn, age, agent) = (t.id(), t.age(), a_index);
+            let (txn, age) = (t.id(), t.age());
             match &result {
                 Ok(()) => t.commit().unwrap(),
                 Err(_) => t.abort(),
