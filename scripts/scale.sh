@@ -39,11 +39,10 @@
 #   4. TPC-C, one warehouse a thread, at 1 and the largest of T threads,
 #      on the latched table, the latched table with spare heads
 #      (latched-spares) and the latch-free table, row S fast holds auto
-#      and off (--breakdown turns the lock manager's request classes on,
-#      under which the row side has no switch: auto is on there, while
-#      without --breakdown the kit's TPC-C, which locks its inserted rows
-#      X, turns it off after its first windows; the JSON's `rows` says
-#      which), with --breakdown (the lock manager's
+#      and off (auto is the default: the kit's TPC-C, which locks its
+#      inserted rows X, turns the row side off after its first windows,
+#      --breakdown's request classes included; the JSON's `rows` says
+#      which state each run ended in), with --breakdown (the lock manager's
 #      share of worker time) and, where the machine lets a process count
 #      its threads, --counters (instructions and cycles a transaction); then, with the sharing instrument
 #      (bin/heirloom-sharing), TPC-C and YCSB as DBx1000 runs it at TT

@@ -781,20 +781,24 @@ fn figures_write_images_runs_and_a_judged_report() {
 /// every row it locks, so `auto`'s first look turns the row side off;
 /// read-only YCSB takes every row S lock fast and keeps it on; `on` holds
 /// it on; `off` and a table without a fast path have no row side to
-/// report.
+/// report. `--breakdown` (the request classes) turns it as the default
+/// does.
 #[test]
 fn runs_report_the_row_side() {
     let dir = std::env::temp_dir().join(format!("heirloom-rows-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let cases: [(&str, &[&str]); 2] = [
-        ("tpcb", &["--scale", "2"]),
-        ("ycsb", &["--scale", "20000", "--opt", "read-share=1"]),
+    let cases: [(&str, &str, &[&str]); 4] = [
+        ("tpcb", "tpcb", &["--scale", "2"]),
+        ("tpcb-breakdown", "tpcb", &["--scale", "2", "--breakdown"]),
+        ("ycsb", "ycsb", &["--scale", "20000", "--opt", "read-share=1"]),
+        (
+            "ycsb-breakdown",
+            "ycsb",
+            &["--scale", "20000", "--opt", "read-share=1", "--breakdown"],
+        ),
     ];
-    for (workload, opts) in cases {
-        let (json, csv) = (
-            dir.join(format!("{workload}.json")),
-            dir.join(format!("{workload}.csv")),
-        );
+    for (case, workload, opts) in cases {
+        let (json, csv) = (dir.join(format!("{case}.json")), dir.join(format!("{case}.csv")));
         let mut args = vec!["bench", "--workload", workload];
         args.extend_from_slice(opts);
         args.extend_from_slice(&[
@@ -834,21 +838,21 @@ fn runs_report_the_row_side() {
             let table = r["table"].as_str().unwrap();
             let rows = &r["rows"];
             if table.starts_with("global") || table.ends_with("/rows-off") {
-                assert!(rows.is_null(), "{workload} {table}: no row side, yet {rows}");
+                assert!(rows.is_null(), "{case} {table}: no row side, yet {rows}");
             } else if table.ends_with("/rows-on") {
                 assert_eq!(
                     (rows["on"].as_bool(), rows["turned_off"].as_u64()),
                     (Some(true), Some(0)),
-                    "{workload} {table}"
+                    "{case} {table}"
                 );
             } else if workload == "tpcb" {
-                assert_eq!(rows["on"].as_bool(), Some(false), "{workload} {table}: {rows}");
-                assert!(rows["turned_off"].as_u64().unwrap() >= 1, "{workload} {table}: {rows}");
+                assert_eq!(rows["on"].as_bool(), Some(false), "{case} {table}: {rows}");
+                assert!(rows["turned_off"].as_u64().unwrap() >= 1, "{case} {table}: {rows}");
             } else {
                 assert_eq!(
                     (rows["on"].as_bool(), rows["turned_off"].as_u64()),
                     (Some(true), Some(0)),
-                    "{workload} {table}"
+                    "{case} {table}"
                 );
             }
         }

@@ -256,9 +256,9 @@ impl Builder {
     /// it costs a few nanoseconds per request. Requests are classified
     /// where a new request is linked, so with it on a fast hold is taken
     /// through the table's request path with a request node (not without
-    /// one), and the row side has no switch: under [`FastRows::Auto`] row
-    /// S locks stay on the fast path, as under [`FastRows::On`]
-    /// ([`LockManager::fast_rows_on`] says so).
+    /// one). The row side's switch ([`FastRows::Auto`]) runs as without
+    /// the classes: its windows count the row requests not granted on the
+    /// fast path, so it turns where it would turn without them.
     pub fn lock_classes(mut self, on: bool) -> Self {
         self.lock_classes = on;
         self
@@ -406,13 +406,12 @@ impl Builder {
         if self.policy == ConflictPolicy::WaitDie {
             table.judge_wait_die();
         }
-        let row_switch = (self.fast_rows == FastRows::Auto
-            && !self.lock_classes
-            && table.fast().is_some_and(|f| f.row_side().is_some()))
-        .then(RowSwitch::new);
+        let row_switch = (self.fast_rows == FastRows::Auto && table.fast().is_some_and(|f| f.row_side().is_some()))
+            .then(RowSwitch::new);
         LockManager {
             inner: Arc::new(ManagerState {
                 fast_holds: table.fast().is_some() && !self.lock_classes,
+                row_votes_before: row_switch.is_some() && !self.lock_classes,
                 row_switch,
                 row_state: table.fast().and_then(|f| f.row_side()).map(|r| r.switch()),
                 table,

@@ -213,6 +213,10 @@ pub(crate) struct ManagerState {
     /// The row side's switch, turned by the transactions
     /// (`Builder::fast_rows`'s `Auto`; `txn/row_switch.rs`).
     pub(crate) row_switch: Option<RowSwitch>,
+    /// `row_switch` is there and `lock_classes` off: `link` counts a row
+    /// request for the switch before the table sees it (with the classes,
+    /// after, when it knows whether the fast path granted it).
+    pub(crate) row_votes_before: bool,
     /// The row side's switch word, where the table has a row side: a
     /// transaction asks for a fast S only while it is on
     /// (`Transaction::rows_open`).

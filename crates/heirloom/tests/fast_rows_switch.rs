@@ -23,11 +23,18 @@ const ROWS: u64 = 1 << 20;
 const KINDS: [TableKind; 2] = [TableKind::Latched, TableKind::LatchFree];
 
 fn manager(kind: TableKind) -> LockManager {
+    manager_classes(kind, false)
+}
+
+/// `manager`, with the request classes on or off (`Builder::lock_classes`:
+/// fast holds then take request nodes).
+fn manager_classes(kind: TableKind, classes: bool) -> LockManager {
     LockManager::builder()
         .table(kind)
         .inheritance(Inheritance::Off)
         .conflicts(ConflictPolicy::NoWait)
         .fast_rows(FastRows::Auto)
+        .lock_classes(classes)
         .build()
 }
 
@@ -89,6 +96,44 @@ fn auto_turns_off_under_updates_and_on_again_under_reads() {
         );
         drop(a);
         assert!(lm.snapshot().locks.is_empty(), "{kind}: {}", lm.snapshot());
+    }
+}
+
+/// The request classes (a profiling aid) leave the switch as it is: one
+/// agent's transactions turn it off under updates and on again under reads
+/// after the same number of transactions with them as without, and are
+/// granted as many row S locks on the fast path.
+#[test]
+fn the_request_classes_turn_the_switch_as_without_them() {
+    for kind in KINDS {
+        let runs: Vec<_> = [false, true]
+            .into_iter()
+            .map(|classes| {
+                let lm = manager_classes(kind, classes);
+                let mut a = lm.agent();
+                let mut rng = Rng::new(4);
+                let off = until(&mut a, &mut rng, 8, 20_000, || !lm.fast_rows_on());
+                let on = until(&mut a, &mut rng, 0, 20_000, || lm.fast_rows_on());
+                // A while on, under reads.
+                for _ in 0..100 {
+                    txn(&mut a, &mut rng, 16, 0);
+                }
+                drop(a);
+                assert!(lm.snapshot().locks.is_empty(), "{kind}: {}", lm.snapshot());
+                (off, on, lm.fast_rows_turned_off(), lm.stats().fast_ops)
+            })
+            .collect();
+        let (without, with) = (runs[0], runs[1]);
+        assert!(
+            without.0.is_some() && without.1.is_some(),
+            "{kind}: did not turn off and on: {without:?}"
+        );
+        // With the classes a fast grant takes the table's request path
+        // with a node and is counted a fast operation there.
+        assert_eq!(
+            without, with,
+            "{kind}: (transactions to turn off, then on, turns off, fast operations) without the classes, then with them"
+        );
     }
 }
 

@@ -121,8 +121,8 @@ impl Transaction<'_> {
     /// (a refused request never was; a failed wait was cancelled).
     #[inline(always)]
     pub(super) fn link(&mut self, id: LockId, mode: Mode) -> Result<(ReqPtr, Handle), LockError> {
-        if fast::is_row(id) {
-            self.vote_row(!mode.compatible(Mode::S));
+        if fast::is_row(id) && self.agent.lm.row_votes_before {
+            self.agent.vote_row(!mode.compatible(Mode::S));
         }
         let may_wait = self.may_wait();
         let a = &mut *self.agent;
@@ -149,6 +149,12 @@ impl Transaction<'_> {
         };
         if a.lm.lock_classes {
             c.classify(id.level() == Level::Row, mode.is_shared(), c.contention() != before);
+            // The switch counts the row requests that reached the table,
+            // here those not granted on the fast path (with the classes,
+            // fast holds take this path with a node): as without them.
+            if fast::is_row(id) && a.lm.row_switch.is_some() && !(matches!(out, Outcome::Granted) && head.is_fast()) {
+                a.vote_row(!mode.compatible(Mode::S));
+            }
         }
         wake_granted(&mut a.scratch.wake);
         match out {

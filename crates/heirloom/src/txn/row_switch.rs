@@ -50,6 +50,7 @@
 //! waits.
 
 use super::Transaction;
+use crate::agent::Agent;
 use crate::shared::{ManagerState, RowSwitch, RowVotes};
 use crate::sync::{Arc, Ordering, fence};
 use crate::table::LockTable;
@@ -96,8 +97,8 @@ impl Transaction<'_> {
     /// switch at the end of a window.
     #[inline(always)]
     pub(super) fn vote_row(&mut self, strong: bool) {
-        if self.agent.lm.row_switch.is_some() && self.agent.shared.rows.count(strong) {
-            self.row_window();
+        if self.agent.lm.row_switch.is_some() {
+            self.agent.vote_row(strong);
         }
     }
 
@@ -109,12 +110,22 @@ impl Transaction<'_> {
     pub(super) fn rows_open(&self) -> bool {
         self.agent.lm.row_state.as_deref().is_none_or(|w| rows::is_open(w))
     }
+}
+
+impl Agent {
+    /// `Transaction::vote_row` where the manager has the switch.
+    #[inline(always)]
+    pub(super) fn vote_row(&self, strong: bool) {
+        if self.shared.rows.count(strong) {
+            self.row_window();
+        }
+    }
 
     /// The end of a window: the look at the switch (see the module docs).
     #[cold]
     #[inline(never)]
-    fn row_window(&mut self) {
-        let a = &*self.agent;
+    fn row_window(&self) {
+        let a = self;
         let v = &a.shared.rows;
         // Relaxed (all): the agent's own counts.
         let strong = v.strong.load(Ordering::Relaxed);
