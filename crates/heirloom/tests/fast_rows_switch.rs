@@ -190,11 +190,12 @@ const SWITCH_TXNS: u64 = 30_000;
 /// incompatible grants, and nothing left behind. The turns are bounded by
 /// the transactions run, not by time (a loaded machine only slows them);
 /// the minute bounds each thread's exit after the turns (a lost wake-up or
-/// a hang would keep it).
+/// a hang would keep it). With the request classes too, under which fast
+/// holds take request nodes and the switch counts after the table's answer.
 #[test]
 fn no_incompatible_grants_across_the_switchs_turns() {
-    for kind in KINDS {
-        let lm = manager(kind);
+    for (kind, classes) in KINDS.into_iter().flat_map(|k| [(k, false), (k, true)]) {
+        let lm = manager_classes(kind, classes);
         let ghost = Arc::new(Ghost::default());
         let stop = Arc::new(AtomicBool::new(false));
         let done = Arc::new(AtomicU32::new(0));
@@ -254,18 +255,23 @@ fn no_incompatible_grants_across_the_switchs_turns() {
         }
         stop.store(true, Ordering::Relaxed);
         for (i, t) in threads.into_iter().enumerate() {
-            within_a_minute(&format!("{kind}: thread {i} after the turns"), move || {
-                t.join().unwrap()
-            });
+            within_a_minute(
+                &format!("{kind} (classes {classes}): thread {i} after the turns"),
+                move || t.join().unwrap(),
+            );
         }
         assert!(
             turned.load(Ordering::Relaxed),
-            "{kind}: turned off {} times, on {}",
+            "{kind} (classes {classes}): turned off {} times, on {}",
             lm.fast_rows_turned_off(),
             lm.fast_rows_on()
         );
         ghost.assert_clean();
-        assert!(lm.snapshot().locks.is_empty(), "{kind}: {}", lm.snapshot());
+        assert!(
+            lm.snapshot().locks.is_empty(),
+            "{kind} (classes {classes}): {}",
+            lm.snapshot()
+        );
     }
 }
 
