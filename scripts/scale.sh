@@ -40,10 +40,10 @@
 #      on the latched table, the latched table with spare heads
 #      (latched-spares) and the latch-free table, row S fast holds auto
 #      and off (auto is the default: the kit's TPC-C, which locks its
-#      inserted rows X, turns the row side off after its first windows,
-#      --breakdown's request classes included; the JSON's `rows` says
-#      which state each run ended in), with --breakdown (the lock manager's
-#      share of worker time) and, where the machine lets a process count
+#      inserted rows X, turns the row side off after its first windows;
+#      the JSON's `rows` says which state each run ended in), with
+#      --breakdown (the lock manager's share of worker time, on the
+#      default path: the request classes are --classes) and, where the machine lets a process count
 #      its threads, --counters (instructions and cycles a transaction); then, with the sharing instrument
 #      (bin/heirloom-sharing), TPC-C and YCSB as DBx1000 runs it at TT
 #      threads, latched (TPC-C: and latched-spares) and latch-free, 4,096
@@ -252,11 +252,11 @@ wait_rule() {
     sec "the spin before a park at $TT threads, YCSB as DBx1000 runs it: spin $SPINS us, two rounds"
     timeout 90 $H bench --stuck-after 5 --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
         --policy nowait,waitdie,woundwait,detect --spin "$SPINS" --repeat 2 --duration "$DUR" --warmup 0.2 \
-        --json "$out/wait-rule-ycsb.json" | grep -v '^lock classes' | tail -60 || echo "spin, YCSB: timed out"
+        --json "$out/wait-rule-ycsb.json" | tail -60 || echo "spin, YCSB: timed out"
     sec "the spin before a park at $TT threads, TPC-C with 4 warehouses: spin $SPINS us"
     timeout 60 $H bench --stuck-after 5 --workload tpcc --profile dbx1000 --scale 4 --threads "$TT" --table latched,latchfree --sli off \
         --policy nowait,waitdie,woundwait,detect --spin "$SPINS" --duration "$DUR" --warmup 0.2 \
-        --json "$out/wait-rule-tpcc.json" | grep -v '^lock classes' | tail -40 || echo "spin, TPC-C: timed out"
+        --json "$out/wait-rule-tpcc.json" | tail -40 || echo "spin, TPC-C: timed out"
     sec "inside DBx1000 at $TT threads: the latch-free table's policies at spin $SPINS us"
     local configs=(dbx-NO_WAIT dbx-WAIT_DIE dbx-DL_DETECT heirloom-latchfree-nowait) s p
     for s in ${SPINS//,/ }; do
@@ -370,13 +370,13 @@ rows() {
     begin rows "${1:-kit}" bin/heirloom
     sec "row S fast holds auto, on and off at $TT threads, YCSB as DBx1000 runs it, no-wait and detect, 3 rounds"
     timeout 60 $H bench --stuck-after 5 --workload ycsb --profile dbx1000 --policy nowait,detect --repeat 3 "${B[@]}" \
-        --json "$out/rows-ycsb-dbx.json" | grep -v '^lock classes' | tail -17 || echo "rows, YCSB: timed out"
+        --json "$out/rows-ycsb-dbx.json" | tail -17 || echo "rows, YCSB: timed out"
     sec "row S fast holds auto, on and off at $TT threads, read-only YCSB theta 0.9, 2 rounds"
     timeout 60 $H bench --stuck-after 5 --workload ycsb --scale 1000000 --opt read-share=1 --opt theta=0.9 --repeat 2 "${B[@]}" \
         --json "$out/rows-ycsb-ro.json" | tail -11 || echo "rows, read-only YCSB: timed out"
     sec "row S fast holds auto, on and off at $TT threads, TPC-C one warehouse a thread, --breakdown, 2 rounds"
     timeout 60 $H bench --stuck-after 5 --workload tpcc --scale 1/thread --breakdown --repeat 2 "${B[@]}" \
-        --json "$out/rows-tpcc.json" | grep -v '^lock classes' | tail -11 || echo "rows, TPC-C: timed out"
+        --json "$out/rows-tpcc.json" | tail -11 || echo "rows, TPC-C: timed out"
     sec "inside DBx1000 at $TT threads, no-wait, row S fast holds auto, on and off"
     dbx_rounds "$out/rows-dbx.txt" "tp$TT TPCC -n$TT;tp4 TPCC -n4;y9 YCSB -z0.9" dbx-NO_WAIT \
         heirloom-latched-nowait heirloom-latched-nowait-rowson heirloom-latched-nowait-rowsoff \
@@ -428,19 +428,19 @@ run() {
     sec "waiting at $TT threads in the kit: YCSB as DBx1000 runs it, every policy, --breakdown"
     timeout 60 $H bench --stuck-after 5 --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
         --policy nowait,waitdie,woundwait,detect --duration "$DUR" --warmup 0.2 --breakdown \
-        --json "$out/wait.json" | grep -v '^lock classes' | tail -14 || echo "waiting: timed out"
+        --json "$out/wait.json" | tail -14 || echo "waiting: timed out"
     sec "the spin before parking at $TT threads: detect, wound-wait and wait-die, spin 0 and 500 us (the default, 200, above)"
     timeout 60 $H bench --stuck-after 5 --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
         --policy woundwait,detect,waitdie --spin 0,500 --duration "$DUR" --warmup 0.2 \
-        --json "$out/wait-spin.json" | grep -v '^lock classes' | tail -20 || echo "spin: timed out"
+        --json "$out/wait-spin.json" | tail -20 || echo "spin: timed out"
     sec "detect with DL_DETECT's wait bound (1 ms) at $TT threads"
     timeout 30 $H bench --stuck-after 5 --workload ycsb --profile dbx1000 --threads "$TT" --table latched,latchfree --sli off \
         --policy detect --lock-timeout 1 --duration "$DUR" --warmup 0.2 \
-        --json "$out/wait-lt.json" | grep -v '^lock classes' | tail -4 || echo "lock timeout: timed out"
+        --json "$out/wait-lt.json" | tail -4 || echo "lock timeout: timed out"
     sec "the spin before parking on TPC-C with 4 warehouses at $TT threads: 0, 200 (the default) and 500 us"
     timeout 60 $H bench --stuck-after 5 --workload tpcc --profile dbx1000 --scale 4 --threads "$TT" --table latched,latchfree --sli off \
         --policy woundwait,detect,waitdie --spin 0,200,500 --duration "$DUR" --warmup 0.2 \
-        --json "$out/wait-spin-tpcc.json" | grep -v '^lock classes' | tail -30 || echo "spin, TPC-C: timed out"
+        --json "$out/wait-spin-tpcc.json" | tail -30 || echo "spin, TPC-C: timed out"
 
     sec "DBx1000 side by side at $TT threads"
     dbx_rounds "$out/dbx.txt" "tp$TT TPCC -n$TT;tp4 TPCC -n4;y9 YCSB -z0.9" dbx-NO_WAIT dbx-WAIT_DIE dbx-DL_DETECT \

@@ -174,6 +174,9 @@ struct BenchArgs {
     /// Split worker time into lock manager work, latch contention, lock waits, rest.
     #[arg(long)]
     breakdown: bool,
+    /// Count lock-table requests by class (the SLI paper's Figure 8: above row or row, shared or exclusive, hot or cold); fast holds are then taken with a request node.
+    #[arg(long)]
+    classes: bool,
     /// Count instructions, cycles, CPU time and context switches per transaction over the measured interval (Linux perf_event_open; steadier than throughput on a shared machine).
     #[arg(long)]
     counters: bool,
@@ -398,6 +401,7 @@ fn spec_of(a: &BenchArgs) -> Result<(Spec, Outputs), BenchError> {
         stuck_after: seconds("--stuck-after", a.stuck_after, false)?,
         seed: a.seed,
         breakdown: a.breakdown,
+        classes: a.classes,
         counters: a.counters,
         sharing: a.sharing,
         verify: a.verify,

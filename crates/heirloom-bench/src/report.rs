@@ -295,14 +295,13 @@ pub fn table(runs: &[RunResult]) -> String {
     out
 }
 
-/// With `--breakdown`: one line per run with its lock-table requests per
+/// With `--classes`: one line per run with its lock-table requests per
 /// transaction by class (the SLI paper's Figure 8) and what became of the
 /// inherited locks (its Figure 9).
 pub fn class_summary(runs: &[RunResult]) -> Vec<String> {
     runs.iter()
-        .filter(|r| r.breakdown.is_some())
-        .map(|r| {
-            let c = &r.per_txn.classes;
+        .filter_map(|r| r.per_txn.classes.map(|c| (r, c)))
+        .map(|(r, c)| {
             format!(
                 "lock classes per txn, {} sli {} {} {} threads: above row shared hot {:.2} cold {:.2}, exclusive hot {:.2} cold {:.2}; rows shared hot {:.2} cold {:.2}, exclusive hot {:.2} cold {:.2}; inherited used {:.2} discarded {:.2} invalidated {:.2}; lock-table ops by level: database {:.3} table {:.3} page {:.3} row {:.3}",
                 r.table,
@@ -393,14 +392,14 @@ struct CsvRow<'a> {
     inherited_discarded_per_txn: f64,
     inherited_invalidated_per_txn: f64,
     messages_per_txn: f64,
-    high_shared_hot_per_txn: f64,
-    high_shared_cold_per_txn: f64,
-    high_exclusive_hot_per_txn: f64,
-    high_exclusive_cold_per_txn: f64,
-    row_shared_hot_per_txn: f64,
-    row_shared_cold_per_txn: f64,
-    row_exclusive_hot_per_txn: f64,
-    row_exclusive_cold_per_txn: f64,
+    high_shared_hot_per_txn: Option<f64>,
+    high_shared_cold_per_txn: Option<f64>,
+    high_exclusive_hot_per_txn: Option<f64>,
+    high_exclusive_cold_per_txn: Option<f64>,
+    row_shared_hot_per_txn: Option<f64>,
+    row_shared_cold_per_txn: Option<f64>,
+    row_exclusive_hot_per_txn: Option<f64>,
+    row_exclusive_cold_per_txn: Option<f64>,
     op: Option<&'a str>,
     ops_per_s: Option<f64>,
     ns_per_op: Option<f64>,
@@ -486,14 +485,14 @@ pub fn write_csv(path: &Path, runs: &[RunResult]) -> Result<(), ReportError> {
             inherited_discarded_per_txn: r.per_txn.inherited_discarded,
             inherited_invalidated_per_txn: r.per_txn.inherited_invalidated,
             messages_per_txn: r.per_txn.messages,
-            high_shared_hot_per_txn: r.per_txn.classes.high_shared_hot,
-            high_shared_cold_per_txn: r.per_txn.classes.high_shared_cold,
-            high_exclusive_hot_per_txn: r.per_txn.classes.high_exclusive_hot,
-            high_exclusive_cold_per_txn: r.per_txn.classes.high_exclusive_cold,
-            row_shared_hot_per_txn: r.per_txn.classes.row_shared_hot,
-            row_shared_cold_per_txn: r.per_txn.classes.row_shared_cold,
-            row_exclusive_hot_per_txn: r.per_txn.classes.row_exclusive_hot,
-            row_exclusive_cold_per_txn: r.per_txn.classes.row_exclusive_cold,
+            high_shared_hot_per_txn: r.per_txn.classes.map(|c| c.high_shared_hot),
+            high_shared_cold_per_txn: r.per_txn.classes.map(|c| c.high_shared_cold),
+            high_exclusive_hot_per_txn: r.per_txn.classes.map(|c| c.high_exclusive_hot),
+            high_exclusive_cold_per_txn: r.per_txn.classes.map(|c| c.high_exclusive_cold),
+            row_shared_hot_per_txn: r.per_txn.classes.map(|c| c.row_shared_hot),
+            row_shared_cold_per_txn: r.per_txn.classes.map(|c| c.row_shared_cold),
+            row_exclusive_hot_per_txn: r.per_txn.classes.map(|c| c.row_exclusive_hot),
+            row_exclusive_cold_per_txn: r.per_txn.classes.map(|c| c.row_exclusive_cold),
             op: r.op.as_ref().map(|o| o.name.as_str()),
             ops_per_s: r.op.as_ref().map(|o| o.per_s),
             ns_per_op: r.op.as_ref().map(|o| o.ns),

@@ -129,8 +129,10 @@ pub struct PerTxn {
     pub messages: f64,
     /// `table_ops` by the level of the lock.
     pub table_ops_by_level: Levels,
-    /// Lock-table requests by class (the SLI paper's Figure 8).
-    pub classes: Classes,
+    /// Lock-table requests by class (the SLI paper's Figure 8), where the
+    /// run counted them (`--classes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub classes: Option<Classes>,
 }
 
 /// A per-transaction count split by the level of the lock.

@@ -120,6 +120,11 @@ pub struct RunConfig {
     /// Split each worker's time into lock manager work, latch contention,
     /// lock waits and the rest (adds two clock reads per lock call).
     pub breakdown: bool,
+    /// Count lock-table requests by class (`heirloom::Builder::lock_classes`:
+    /// fast holds are then taken with a request node, so the lock
+    /// manager runs a path of its own; apart from `breakdown`, whose
+    /// lock-manager time measures the default path).
+    pub classes: bool,
     /// Count instructions, cycles, CPU time and context switches over the
     /// measured interval (`crate::counters`; costs nothing per
     /// transaction).
@@ -240,7 +245,7 @@ pub fn lock_manager(cfg: &RunConfig) -> LockManager {
         .deadlock_timeout(cfg.deadlock_timeout)
         .spin_before_park(cfg.spin)
         .max_restarts(cfg.exclusive_after)
-        .lock_classes(cfg.breakdown)
+        .lock_classes(cfg.classes)
         .restart_backoff(cfg.retry != Retry::Now)
         .inheritance(if cfg.sli { Inheritance::On } else { Inheritance::Off })
         .keep_inherited(cfg.sli_keep)
@@ -468,7 +473,7 @@ pub fn run<W: Workload>(
                 page: per(stats.table_ops_page),
                 row: per(stats.table_ops_row),
             },
-            classes: Classes {
+            classes: cfg.classes.then(|| Classes {
                 high_shared_hot: per(stats.high_shared_hot),
                 high_shared_cold: per(stats.high_shared_cold),
                 high_exclusive_hot: per(stats.high_exclusive_hot),
@@ -477,7 +482,7 @@ pub fn run<W: Workload>(
                 row_shared_cold: per(stats.row_shared_cold),
                 row_exclusive_hot: per(stats.row_exclusive_hot),
                 row_exclusive_cold: per(stats.row_exclusive_cold),
-            },
+            }),
         },
         op: workload.op().map(|(name, per_txn)| {
             let per_s = committed as f64 * per_txn / measured.as_secs_f64();

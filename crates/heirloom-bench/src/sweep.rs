@@ -205,6 +205,8 @@ pub struct Spec {
     pub seed: u64,
     /// Time breakdown.
     pub breakdown: bool,
+    /// Lock-table requests by class (`RunConfig::classes`).
+    pub classes: bool,
     /// Instructions, cycles, CPU time per transaction (`crate::counters`).
     pub counters: bool,
     /// Shared-line writes per transaction (`crate::sharing`).
@@ -248,6 +250,7 @@ impl Default for Spec {
             stuck_after: crate::runner::STUCK_AFTER,
             seed: 1,
             breakdown: false,
+            classes: false,
             counters: false,
             sharing: false,
             verify: false,
@@ -452,6 +455,7 @@ pub fn configs(spec: &Spec, scale: ScaleArg) -> Vec<RunConfig> {
                                 stuck_after: spec.stuck_after,
                                 seed: spec.seed,
                                 breakdown: spec.breakdown,
+                                classes: spec.classes,
                                 counters: spec.counters,
                                 sharing: spec.sharing,
                                 retry: spec.retry,

@@ -486,6 +486,7 @@ fn micro_benchmarks_report_their_operation_on_the_server_too() {
         "0",
         "--verify",
         "--breakdown",
+        "--classes",
         "--json",
         json.to_str().unwrap(),
         "--csv",
@@ -781,20 +782,20 @@ fn figures_write_images_runs_and_a_judged_report() {
 /// every row it locks, so `auto`'s first look turns the row side off;
 /// read-only YCSB takes every row S lock fast and keeps it on; `on` holds
 /// it on; `off` and a table without a fast path have no row side to
-/// report. `--breakdown` (the request classes) turns it as the default
-/// does.
+/// report. `--classes` (the request classes, which take fast holds with
+/// a request node) turns it as the default does.
 #[test]
 fn runs_report_the_row_side() {
     let dir = std::env::temp_dir().join(format!("heirloom-rows-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cases: [(&str, &str, &[&str]); 4] = [
         ("tpcb", "tpcb", &["--scale", "2"]),
-        ("tpcb-breakdown", "tpcb", &["--scale", "2", "--breakdown"]),
+        ("tpcb-classes", "tpcb", &["--scale", "2", "--classes"]),
         ("ycsb", "ycsb", &["--scale", "20000", "--opt", "read-share=1"]),
         (
-            "ycsb-breakdown",
+            "ycsb-classes",
             "ycsb",
-            &["--scale", "20000", "--opt", "read-share=1", "--breakdown"],
+            &["--scale", "20000", "--opt", "read-share=1", "--classes"],
         ),
     ];
     for (case, workload, opts) in cases {
@@ -855,6 +856,78 @@ fn runs_report_the_row_side() {
                     "{case} {table}"
                 );
             }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--classes` counts the lock-table requests by class and `--breakdown`
+/// times the lock calls, each without the other: a breakdown alone leaves
+/// the classes (and the path they take) out of the text, the JSON and the
+/// CSV, so that its lock-manager time is the default path's.
+#[test]
+fn the_classes_are_asked_for_apart_from_the_breakdown() {
+    let dir = std::env::temp_dir().join(format!("heirloom-classes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases: [(&str, &[&str]); 3] = [
+        ("breakdown", &["--breakdown"]),
+        ("classes", &["--classes"]),
+        ("both", &["--breakdown", "--classes"]),
+    ];
+    for (case, flags) in cases {
+        let (json, csv) = (dir.join(format!("{case}.json")), dir.join(format!("{case}.csv")));
+        let mut args = vec![
+            "bench",
+            "--workload",
+            "batch",
+            "--scale",
+            "20",
+            "--threads",
+            "1",
+            "--table",
+            "latched,latchfree",
+            "--sli",
+            "off",
+            "--duration",
+            "0.05",
+            "--warmup",
+            "0",
+            "--json",
+            json.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+        ];
+        args.extend_from_slice(flags);
+        let out = heirloom(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let (classes, breakdown) = (flags.contains(&"--classes"), flags.contains(&"--breakdown"));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(text.contains("lock classes per txn"), classes, "{case}: {text}");
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let runs = doc["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 2, "{case}");
+        for r in runs {
+            let c = &r["per_txn"]["classes"];
+            assert_eq!(c.is_null(), !classes, "{case}: {c}");
+            assert_eq!(r["breakdown"].is_null(), !breakdown, "{case}: {}", r["breakdown"]);
+            if classes {
+                let rows = c["row_exclusive_cold"].as_f64().unwrap() + c["row_exclusive_hot"].as_f64().unwrap();
+                assert!(
+                    (rows - 20.0).abs() < 1e-9,
+                    "{case}: 20 X row requests per transaction: {c}"
+                );
+            }
+        }
+        let csv = std::fs::read_to_string(&csv).unwrap();
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let at = header
+            .iter()
+            .position(|h| *h == "row_exclusive_cold_per_txn")
+            .expect("the class columns stay");
+        for line in lines {
+            let cell = line.split(',').nth(at).unwrap();
+            assert_eq!(cell.is_empty(), !classes, "{case}: {line}");
         }
     }
     std::fs::remove_dir_all(&dir).ok();

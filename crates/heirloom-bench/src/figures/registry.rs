@@ -71,21 +71,21 @@ pub const FIGURES: &[Figure] = &[
                 Part {
                     label: "tm1".into(),
                     spec: shore(Spec {
-                        breakdown: true,
+                        classes: true,
                         ..tm1(q, threads, &[TableKind::Latched], &[false, true])
                     }),
                 },
                 Part {
                     label: "tpcb".into(),
                     spec: shore(Spec {
-                        breakdown: true,
+                        classes: true,
                         ..tpcb(q, threads, &[TableKind::Latched], &[false, true])
                     }),
                 },
                 Part {
                     label: "tpcc".into(),
                     spec: shore(Spec {
-                        breakdown: true,
+                        classes: true,
                         ..tpcc(q, threads, &[TableKind::Latched], &[false, true])
                     }),
                 },

@@ -215,7 +215,7 @@ const HOT_OTHER_MAX: f64 = 0.10;
 
 pub(super) fn rule_classes() -> String {
     format!(
-        "from the lock-table requests of runs without SLI (`--breakdown` classifies them): reproduced if TM1's heritable share is at least {HERITABLE_MIN} and above TPC-C's, and hot non-heritable requests are at most {} of each workload's; direction if TM1's heritable share is above TPC-C's; else not reproduced",
+        "from the lock-table requests of runs without SLI (`--classes` classifies them): reproduced if TM1's heritable share is at least {HERITABLE_MIN} and above TPC-C's, and hot non-heritable requests are at most {} of each workload's; direction if TM1's heritable share is above TPC-C's; else not reproduced",
         pct(HOT_OTHER_MAX)
     )
 }
@@ -229,8 +229,7 @@ pub(super) fn read_classes(parts: &Measured) -> Reading {
     for (i, (label, runs)) in parts.iter().enumerate() {
         let x = (i + 1) as f64;
         let push = |series: &mut Vec<Series>, name: &str, y: f64| add_point(series, name, (x, y));
-        if let Some(r) = runs.iter().find(|r| !r.sli) {
-            let c = r.per_txn.classes;
+        if let Some(c) = runs.iter().find(|r| !r.sli).and_then(|r| r.per_txn.classes) {
             let heritable = c.high_shared_hot + c.high_shared_cold;
             let hot_other = c.high_exclusive_hot + c.row_shared_hot + c.row_exclusive_hot;
             let all = heritable
