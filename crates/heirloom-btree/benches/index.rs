@@ -23,7 +23,9 @@
 //! pessimistic latching; elided: operations run under the lock). With
 //! `--repeat N` each figure is the median of N runs. `--search` and
 //! `--alloc` set the TSX paper's transformations (`transform`); `--json`
-//! writes every row with the elided protocols' aborts by cause.
+//! writes every row with the elided protocols' aborts by cause (a relative
+//! path is taken from the crate's directory, where `cargo bench` runs the
+//! bench; a path that cannot be written is refused before the runs).
 //! Read-only cells (`--inserts 0`) also run `none`, the same lookups on a
 //! frozen tree with no latch and no version check (the TSX paper's "no
 //! concurrency control"), and show every protocol's share of it.
@@ -118,6 +120,12 @@ fn parse() -> Args {
     }
     if a.inserts.iter().any(|&p| p > 100) {
         usage("--inserts: percentages from 0 to 100");
+    }
+    // A path that cannot be written fails now, not after the runs.
+    if let Some(path) = &a.json
+        && let Err(e) = std::fs::File::create(path)
+    {
+        usage(&format!("--json: cannot write {path}: {e}"));
     }
     a
 }

@@ -1,6 +1,7 @@
 //! The elided protocols' retry and fallback paths, forced: elision switched
 //! off at run time (every operation takes the lock), and aborts injected
-//! (`BTree::inject_aborts`) under both retry policies. Elision is a
+//! (`BTree::inject_aborts`) under both retry policies, and operations
+//! that commit as transactions where the CPU has RTM. Elision is a
 //! process-wide switch, so this binary holds these tests alone, in one
 //! test function run in order.
 
@@ -71,6 +72,19 @@ fn forced<P: Protocol>() {
         "{s:?}"
     );
     assert_eq!(t.get(10), Some(11));
+
+    // Nothing injected, one thread: sections commit as transactions (one
+    // that always aborted would pass everything above through its lock).
+    let before = t.stats().elision;
+    for k in 100..200 {
+        assert!(t.insert(k, k));
+        assert_eq!(t.get(k), Some(k));
+    }
+    let s = t.stats().elision;
+    assert!(
+        s.commits > before.commits,
+        "no operation committed as a transaction: {s:?}"
+    );
 }
 
 #[test]

@@ -16,7 +16,10 @@
 //! reads the mutex's word, so sections on different locks run side by side
 //! unless they touch the same lines (the map, the slab's vectors, a hot
 //! lock's queue), and after aborts it takes the mutex as `Retry::default()`
-//! says. Where the CPU has no RTM every section takes the mutex. The
+//! says. They often do: a lock that misses the map writes the map's counts
+//! and the slab's free list, and a release that empties a queue writes the
+//! emptied list, so sections on unrelated locks conflict (the crate's
+//! MEASUREMENTS.md, "Real RTM at last"). Where the CPU has no RTM every section takes the mutex. The
 //! section's heat (for speculative lock inheritance and `latch_contended`)
 //! is then an abort or a fallback that found the mutex held.
 
