@@ -558,6 +558,7 @@ macro_rules! registry {
 
 registry! { $
     Global(global::Global),
+    GlobalHtm(global::Global<{ global::PARTS }>),
     Latched(latched::Latched),
     LatchedSpares(latched::Latched<true>),
     LatchFree(latchfree::LatchFree),
@@ -580,7 +581,7 @@ impl Table {
         let latchfree = buckets.unwrap_or(LATCHFREE_BUCKETS_LEAST);
         match kind {
             TableKind::Global => Table::Global(global::Global::new(false)),
-            TableKind::GlobalHtm => Table::Global(global::Global::new(true)),
+            TableKind::GlobalHtm => Table::GlobalHtm(global::Global::new(true)),
             TableKind::Latched => Table::Latched(latched::Latched::new(first, sli, fast_path, fast_rows, false)),
             TableKind::LatchedSpares => {
                 Table::LatchedSpares(latched::Latched::new(first, sli, fast_path, fast_rows, false))
@@ -605,7 +606,7 @@ impl Table {
             Table::LatchedSpares(t) => Some(t.buckets()),
             Table::LatchFree(t) => Some(t.buckets()),
             Table::LatchFreeSwap(t) => Some(t.buckets()),
-            Table::Global(_) | Table::Server(_) => None,
+            Table::Global(_) | Table::GlobalHtm(_) | Table::Server(_) => None,
         }
     }
 }

@@ -809,7 +809,7 @@ fn handle(q: &mut Queues, me: usize, msg: Msg, contended: bool, wake: &mut Vec<R
             may_wait,
         } => {
             // SAFETY: the client's own request, linked nowhere.
-            let (out, idx) = unsafe { q.acquire(id, req, mode, may_wait, false, contended) };
+            let (out, idx) = unsafe { q.acquire(0, id, req, mode, may_wait, false, contended) };
             Msg::Acquired { out, idx }
         }
         Msg::Convert {
@@ -824,9 +824,9 @@ fn handle(q: &mut Queues, me: usize, msg: Msg, contended: bool, wake: &mut Vec<R
             Msg::Outcome(unsafe { queue.convert(req, to, may_wait, false, wake_behind, wake) })
         }
         // SAFETY: the client's own granted request, linked at `idx`.
-        Msg::Release { idx, req, heat } => Msg::Handoff(unsafe { q.release(idx, req, heat, wake) }),
+        Msg::Release { idx, req, heat } => Msg::Handoff(unsafe { q.release(0, idx, req, heat, wake) }),
         // SAFETY: the client's own request, linked at `idx`.
-        Msg::Cancel { idx, req } => Msg::Cancelled(unsafe { q.cancel(idx, req, wake) }),
+        Msg::Cancel { idx, req } => Msg::Cancelled(unsafe { q.cancel(0, idx, req, wake) }),
         Msg::Blockers { idx, req, out } => {
             // SAFETY: the client's buffer, untouched until the reply.
             let out = unsafe { &mut *out };
@@ -838,7 +838,7 @@ fn handle(q: &mut Queues, me: usize, msg: Msg, contended: bool, wake: &mut Vec<R
             let items = unsafe { std::slice::from_raw_parts_mut(items, len) };
             for it in items {
                 // SAFETY: the client's own requests, linked nowhere.
-                let (out, idx) = unsafe { q.acquire(it.id, it.req, it.mode, false, false, contended) };
+                let (out, idx) = unsafe { q.acquire(0, it.id, it.req, it.mode, false, false, contended) };
                 it.out = out;
                 it.head = At { idx, part: me }.into();
             }
@@ -849,7 +849,7 @@ fn handle(q: &mut Queues, me: usize, msg: Msg, contended: bool, wake: &mut Vec<R
             let items = unsafe { std::slice::from_raw_parts_mut(items, len) };
             for it in items.iter_mut().filter(|it| it.out.is_none()) {
                 // SAFETY: the client's own granted requests, linked there.
-                it.out = Some(unsafe { q.release(At::from(it.head).idx, it.req, it.heat, wake) });
+                it.out = Some(unsafe { q.release(0, At::from(it.head).idx, it.req, it.heat, wake) });
             }
             Msg::Done
         }
