@@ -110,7 +110,12 @@ impl<const P: usize> Queues<P> {
             map: Map::default(),
             maps: (0..more).map(|_| CachePadded::new(Map::default())).collect(),
             queues: Vec::new(),
-            list: Lists::default(),
+            // The one list's room for a batch at once, as before the
+            // partitions; the partitioned lists grow to it as used.
+            list: Lists {
+                free: Vec::new(),
+                emptied: Vec::with_capacity(if P == 1 { RETIRE_BATCH } else { 0 }),
+            },
             lists: (0..more).map(|_| CachePadded::new(Lists::default())).collect(),
         }
     }
@@ -505,6 +510,14 @@ mod tests {
         let t = TableId::new(0, 1);
         let agents = 4usize;
         let r = ReqPtr::alloc(0);
+        /// 20,000 rows for each of `agents`, interleaved.
+        fn stream<const P: usize>(q: &mut Queues<P>, r: ReqPtr, t: TableId, agents: usize) {
+            for i in 0..20_000u64 {
+                for a in 0..agents {
+                    take(q, r, a, LockId::row(t, i * agents as u64 + a as u64));
+                }
+            }
+        }
         fn take<const P: usize>(q: &mut Queues<P>, r: ReqPtr, a: usize, id: LockId) -> usize {
             // SAFETY: the test's own node, linked nowhere between calls.
             let (out, idx) = unsafe { q.acquire(a, id, r, Mode::X, false, false, false) };
@@ -515,11 +528,7 @@ mod tests {
             assert!(wake.is_empty());
             idx
         }
-        for i in 0..20_000u64 {
-            for a in 0..agents {
-                take(&mut q, r, a, LockId::row(t, i * agents as u64 + a as u64));
-            }
-        }
+        stream(&mut q, r, t, agents);
         // An agent's list notes RETIRE_BATCH emptied slots before its
         // sweep frees them, and then takes those again: each agent made
         // one batch of slots, and its slots are all noted or free.
@@ -549,11 +558,7 @@ mod tests {
         // One partition (the latched global table, the server): one map,
         // one pair of lists for every agent, one batch of slots.
         let mut q = Queues::<1>::new();
-        for i in 0..20_000u64 {
-            for a in 0..agents {
-                take(&mut q, r, a, LockId::row(t, i * agents as u64 + a as u64));
-            }
-        }
+        stream(&mut q, r, t, agents);
         assert!(q.maps.is_empty() && q.lists.is_empty());
         assert_eq!(q.queues.len(), RETIRE_BATCH, "the slab");
         assert_eq!(q.list.free.len() + q.list.emptied.len(), RETIRE_BATCH);

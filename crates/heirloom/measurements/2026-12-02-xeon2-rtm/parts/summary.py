@@ -1,9 +1,10 @@
 """rounds.sh's runs: after over before per (workload, table, threads),
 round by round (geometric mean and range); global-htm over global within
 each build; global-htm's sections (conflict aborts a section, share under
-the latch). python3 summary.py [DIR]"""
+the latch). python3 summary.py DIR (the variants' directories keep
+their JSON in json.tgz: tar xzf it there first)"""
 import glob, json, math, os, sys
-d = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+d = sys.argv[1] if len(sys.argv) > 1 else sys.exit("usage: summary.py DIR")
 runs = {}
 for f in glob.glob(f"{d}/*.json"):
     w, tag, r = os.path.basename(f)[:-5].rsplit("-", 2)
@@ -11,7 +12,6 @@ for f in glob.glob(f"{d}/*.json"):
         runs[(w, tag, int(r), x["table"], x["threads"])] = x
 def gm(v):
     return math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
-ws = sorted({k[0] for k in runs}, key=["ycsb_uniform", "ycsb", "tm1", "tpcc"].index if False else str)
 rounds = sorted({k[2] for k in runs})
 for w in sorted({k[0] for k in runs}):
     print(f"== {w}")
