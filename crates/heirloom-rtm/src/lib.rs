@@ -598,9 +598,11 @@ impl Elision {
     }
 
     /// [`run`](Self::run), also saying whether the lock was contended: `f`
-    /// gets (and the caller gets back) true once an attempt aborted for a
-    /// reason other than an injected abort, or when the fallback found the
-    /// lock held (the heat a lock table reports as latch contention).
+    /// gets (and the caller gets back) true once an attempt aborted on
+    /// another thread (a data conflict, or the lock word held), or when the
+    /// fallback found the lock held (the heat a lock table reports as latch
+    /// contention). Aborts no other thread caused (capacity, an interrupt,
+    /// a page fault, an injected abort) are not contention.
     #[inline]
     pub fn run_heat<L: FallbackLock, R>(&self, lock: &L, shared: bool, mut f: impl FnMut(bool) -> R) -> (R, bool) {
         let mut hot = false;
@@ -646,7 +648,7 @@ impl Elision {
                     continue;
                 }
                 let abort = Abort(status);
-                hot |= abort.cause() != Cause::Explicit(INJECTED);
+                hot |= matches!(abort.cause(), Cause::Conflict | Cause::Explicit(BUSY));
                 let is_capacity = match abort.cause() {
                     Cause::Explicit(BUSY) => {
                         self.counters[C_BUSY].add(1);

@@ -107,8 +107,8 @@ impl<T> Latch<T> {
     /// Runs `f` on the value as a hardware transaction that reads the
     /// latch's word, or under the latch, as `e` decides
     /// ([`heirloom_rtm::Elision::run_heat`]); `f` gets, and the caller gets
-    /// back, whether the latch was contended (an abort, or found held).
-    /// `f` may run more than once, but only one run has effects.
+    /// back, whether the latch was contended (a conflict abort, or found
+    /// held). `f` may run more than once, but only one run has effects.
     #[inline]
     #[track_caller]
     pub(crate) fn elide<R>(&self, e: &heirloom_rtm::Elision, mut f: impl FnMut(&mut T, bool) -> R) -> (R, bool) {

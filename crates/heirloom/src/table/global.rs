@@ -36,8 +36,8 @@
 //! partitions above. Sections on one lock still conflict, as they must:
 //! a hot lock's queue is written by every request for it. Where the CPU
 //! has no RTM every section takes the mutex. The section's heat (for
-//! speculative lock inheritance and `latch_contended`) is then an abort or
-//! a fallback that found the mutex held.
+//! speculative lock inheritance and `latch_contended`) is then a conflict
+//! abort or a fallback that found the mutex held.
 
 use std::collections::HashMap;
 
@@ -303,9 +303,9 @@ impl<const P: usize> Global<P> {
     }
 
     /// Runs `f` on the queues under the latch, or elided: `f` gets whether
-    /// the latch was found held (or the transaction aborted), which is
-    /// counted in `latch_contended`. Elided, `f` may run more than once,
-    /// but only one run has effects.
+    /// the latch was found held (or the transaction aborted on a
+    /// conflict), which is counted in `latch_contended`. Elided, `f` may
+    /// run more than once, but only one run has effects.
     #[inline(always)]
     fn run<R>(&self, c: &AgentCounters, mut f: impl FnMut(&mut Queues<P>, bool) -> R) -> R {
         match &self.elision {
