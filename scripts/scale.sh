@@ -3,7 +3,8 @@
 # here, carry it to the many-core machine, run it there.
 #
 #   scripts/scale.sh build DBX [KIT]   # KIT (default kit/, ignored by git): static
-#                                      # binaries, DBx1000 side by side, this script
+#                                      # binaries, DBx1000 side by side, this script;
+#                                      # and KIT.tar.xz, the same packed (carry that)
 #   scripts/scale.sh run [KIT]         # the measurement, at most RUN_BUDGET seconds
 #                                      # (default 470); files to $OUT (else /tmp/scale-out)
 #   scripts/scale.sh dry [KIT]         # the same on a small machine: T=1,2 TT=2, short
@@ -24,12 +25,15 @@
 # transactions a thread, default 50000) linked -static through a g++
 # wrapper, their clock divisor read at run time from DBX_CPU_FREQ (the run
 # measures the TSC with dbx/tsc). jemalloc: `apt-get install
-# libjemalloc-dev` (without it DBx1000 links glibc's malloc). About 32 MB.
+# libjemalloc-dev` (without it the build stops, unless DBX_MALLOC=glibc
+# asks for glibc's malloc; dbx/malloc records which). About 42 MiB, 57
+# with BEFORE's binaries; packed (KIT.tar.xz) about a quarter.
 #
 # `run` measures, each section time-boxed (T: the thread counts of the
 # scaling runs, default 1,2,4,8,16; TT: the thread count of the DBx1000
 # cells, default 16; DUR: seconds a run, default 0.5):
-#   1. the machine: CPU model, cores, sockets, RTM, the TSC rate;
+#   1. the machine: CPU model, cores, sockets, RTM, the TSC rate, DBx1000's
+#      allocator;
 #   2. TM1 over T on Shore-MT's configuration (latched, no fast path, no
 #      SLI), the SLI paper's (latched + SLI), the fast path (latched and
 #      latch-free swap), with lock-table operations per transaction;
@@ -145,7 +149,13 @@ build() {
     rm -rf "$kit/dbx/heirloom-ffi" "$kit/dbx/tsc.cpp" "$d"
     strip "$kit"/bin/* "$kit"/dbx/rundb-* "$kit/dbx/tsc"
     cp scripts/scale.sh scripts/dbx1000.sh "$kit/"
-    du -sh "$kit"
+    # The kit packed: what travels to the many-core machine (the working
+    # tree and the carried paths) must stay within 64 MiB, and the kit
+    # unpacked, with BEFORE's binaries, comes to about that alone. `run`
+    # and the other steps unpack KIT.tar.xz where KIT is missing.
+    tar -C "$(dirname "$kit")" -cf - "$(basename "$kit")" | xz -T0 -3 > "$kit.tar.xz"
+    du -sh "$kit" "$kit.tar.xz"
+    echo "carry $(basename "$kit").tar.xz rather than $(basename "$kit")/: it travels in a quarter of the room"
 }
 
 # One DBx1000 run: configuration, binary suffix, DBx1000's arguments.
@@ -221,6 +231,7 @@ machine() {
     echo "cpus with the rtm flag: $rtm"
     local ghz; ghz=$(dbx/tsc 2>/dev/null || echo 2.1)
     echo "TSC GHz: $ghz"
+    echo "DBx1000's malloc: $(cat dbx/malloc 2>/dev/null || echo 'not recorded (a kit built before dbx/malloc)')"
     export DBX_CPU_FREQ=$ghz
 }
 
@@ -231,6 +242,10 @@ sec() { echo; echo "=== $* ($(date +%T), ${SECONDS}s)"; }
 # printed copied to $out/log.txt, and the machine described.
 begin() {
     local what=$1 kit=$2 need=$3 how=${4:-}
+    if [ ! -e "$kit/$need" ] && [ -f "$kit.tar.xz" ]; then
+        mkdir -p "$(dirname "$kit")"
+        xz -dc "$kit.tar.xz" | tar -C "$(dirname "$kit")" -xf -
+    fi
     [ -x "$kit/$need" ] || { echo "scale.sh $what: no $need in $kit (${how}scripts/scale.sh build DBX $kit first)" >&2; exit 2; }
     out=${OUT:-/tmp/scale-out}
     mkdir -p "$out"
