@@ -252,11 +252,13 @@ impl Nodes {
             // was the deferred function's last access to it, so it is ours
             // alone now.
             let mut b = unsafe { Box::from_raw(p) };
-            for r in b.nodes.drain(..) {
+            for r in &b.nodes {
                 // SAFETY: returned: our own node, in nobody else's hands.
                 unsafe { r.get() }.recycle.store(IN_USE, Ordering::Relaxed);
-                self.pool.push(r);
             }
+            // One copy of the batch, not a push a node (whose checks of the
+            // pool's room cost more than the store above).
+            self.pool.append(&mut b.nodes);
             self.spare.push(b);
         }
         if !self.pool.is_empty() {
