@@ -4,7 +4,7 @@
 #
 #   scripts/scale.sh build DBX [KIT]   # KIT (default kit/, ignored by git): static
 #                                      # binaries, DBx1000 side by side, this script;
-#                                      # and KIT.tar.xz, the same packed (carry that)
+#                                      # and KIT.tgz, the same packed (carry that)
 #   scripts/scale.sh run [KIT]         # the measurement, at most RUN_BUDGET seconds
 #                                      # (default 470); files to $OUT (else /tmp/scale-out)
 #   scripts/scale.sh dry [KIT]         # the same on a small machine: T=1,2 TT=2, short
@@ -27,7 +27,7 @@
 # measures the TSC with dbx/tsc). jemalloc: `apt-get install
 # libjemalloc-dev` (without it the build stops, unless DBX_MALLOC=glibc
 # asks for glibc's malloc; dbx/malloc records which). About 42 MiB, 57
-# with BEFORE's binaries; packed (KIT.tar.xz) about a quarter.
+# with BEFORE's binaries; packed (KIT.tgz) about 18 and 24.
 #
 # `run` measures, each section time-boxed (T: the thread counts of the
 # scaling runs, default 1,2,4,8,16; TT: the thread count of the DBx1000
@@ -152,10 +152,11 @@ build() {
     # The kit packed: what travels to the many-core machine (the working
     # tree and the carried paths) must stay within 64 MiB, and the kit
     # unpacked, with BEFORE's binaries, comes to about that alone. `run`
-    # and the other steps unpack KIT.tar.xz where KIT is missing.
-    tar -C "$(dirname "$kit")" -cf - "$(basename "$kit")" | xz -T0 -3 > "$kit.tar.xz"
-    du -sh "$kit" "$kit.tar.xz"
-    echo "carry $(basename "$kit").tar.xz rather than $(basename "$kit")/: it travels in a quarter of the room"
+    # and the other steps unpack KIT.tgz where KIT is missing (gzip, which
+    # the run's json.tgz already needs there).
+    tar -C "$(dirname "$kit")" -czf "$kit.tgz" "$(basename "$kit")"
+    du -sh "$kit" "$kit.tgz"
+    echo "carry $(basename "$kit").tgz rather than $(basename "$kit")/: it travels in less than half the room"
 }
 
 # One DBx1000 run: configuration, binary suffix, DBx1000's arguments.
@@ -242,9 +243,8 @@ sec() { echo; echo "=== $* ($(date +%T), ${SECONDS}s)"; }
 # printed copied to $out/log.txt, and the machine described.
 begin() {
     local what=$1 kit=$2 need=$3 how=${4:-}
-    if [ ! -e "$kit/$need" ] && [ -f "$kit.tar.xz" ]; then
-        mkdir -p "$(dirname "$kit")"
-        xz -dc "$kit.tar.xz" | tar -C "$(dirname "$kit")" -xf -
+    if [ ! -e "$kit/$need" ] && [ -f "$kit.tgz" ]; then
+        tar -C "$(dirname "$kit")" -xzf "$kit.tgz"
     fi
     [ -x "$kit/$need" ] || { echo "scale.sh $what: no $need in $kit (${how}scripts/scale.sh build DBX $kit first)" >&2; exit 2; }
     out=${OUT:-/tmp/scale-out}
