@@ -27,7 +27,7 @@
 # measures the TSC with dbx/tsc). jemalloc: `apt-get install
 # libjemalloc-dev` (without it the build stops, unless DBX_MALLOC=glibc
 # asks for glibc's malloc; dbx/malloc records which). About 42 MiB, 57
-# with BEFORE's binaries; packed (KIT.tgz) about 18 and 24.
+# with BEFORE's binaries; packed (KIT.tgz) about 18 (24 with them).
 #
 # `run` measures, each section time-boxed (T: the thread counts of the
 # scaling runs, default 1,2,4,8,16; TT: the thread count of the DBx1000
@@ -152,7 +152,7 @@ build() {
     # The kit packed: what travels to the many-core machine (the working
     # tree and the carried paths) must stay within 64 MiB, and the kit
     # unpacked, with BEFORE's binaries, comes to about that alone. `run`
-    # and the other steps unpack KIT.tgz where KIT is missing (gzip, which
+    # and the other steps unpack KIT.tgz where KIT is missing or older (gzip, which
     # the run's json.tgz already needs there).
     tar -C "$(dirname "$kit")" -czf "$kit.tgz" "$(basename "$kit")"
     du -sh "$kit" "$kit.tgz"
@@ -243,8 +243,11 @@ sec() { echo; echo "=== $* ($(date +%T), ${SECONDS}s)"; }
 # printed copied to $out/log.txt, and the machine described.
 begin() {
     local what=$1 kit=$2 need=$3 how=${4:-}
-    if [ ! -e "$kit/$need" ] && [ -f "$kit.tgz" ]; then
+    # The packed kit, where KIT is missing or older than it (a machine kept
+    # between calls may hold an earlier kit unpacked).
+    if [ -f "$kit.tgz" ] && { [ ! -e "$kit/$need" ] || [ "$kit.tgz" -nt "$kit/$need" ]; }; then
         tar -C "$(dirname "$kit")" -xzf "$kit.tgz"
+        touch "$kit/$need"
     fi
     [ -x "$kit/$need" ] || { echo "scale.sh $what: no $need in $kit (${how}scripts/scale.sh build DBX $kit first)" >&2; exit 2; }
     out=${OUT:-/tmp/scale-out}
