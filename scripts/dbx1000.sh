@@ -115,10 +115,10 @@ build)
     txns=${TXNS:-200000}
     mkdir -p "$out"
     # DBx1000 as shipped links jemalloc; its lock entries come from malloc,
-    # so the allocator moves its NO_WAIT (with jemalloc about 1,260 fewer
-    # instructions a TPC-C transaction than with glibc's malloc). Built
-    # without it only when asked (DBX_MALLOC=glibc); the allocator linked
-    # is written to OUT/malloc, and `scale.sh run` logs it.
+    # so the allocator moves its NO_WAIT (the crate's MEASUREMENTS.md,
+    # "DBx1000 with jemalloc"). Built without it only when asked
+    # (DBX_MALLOC=glibc); the allocator linked is written to OUT/malloc,
+    # and `scale.sh run` logs it.
     jemalloc=-ljemalloc malloc=jemalloc
     if ! echo 'int main(){}' | g++ -x c++ - -ljemalloc -o /dev/null 2>/dev/null; then
         if [ "${DBX_MALLOC:-jemalloc}" != glibc ]; then
