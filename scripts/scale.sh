@@ -65,7 +65,8 @@
 #      defaults under its four policies on the latched and latch-free tables
 #      (no intention locks, as DBx1000 locks), the latch-free detect with
 #      DL_DETECT's 1 ms bound on a wait (detect-lt), the latch-free no-wait
-#      with 4,096 buckets, the latched table with spare heads
+#      with 4,096 buckets, the latched table with spare heads at its
+#      default size, by the cores like the latch-free tables'
 #      (latchedspares-nowait, HEIRLOOM_TABLE=latched-spares), and `none`; two rounds, the
 #      order reversed in the second (one line a run: round, cell, threads,
 #      configuration, txn/s, aborted attempts per commit);

@@ -135,10 +135,10 @@ struct BenchArgs {
     /// (`heirloom::DEFAULT_SPIN_BEFORE_PARK`)
     #[arg(long = "spin", value_name = "US", value_delimiter = ',')]
     spin: Option<Vec<String>>,
-    /// Hash buckets of the latched and latch-free tables, one run each (rounded up to a power of two, 1 to 16777216; default: the lock manager's, `heirloom::DEFAULT_BUCKETS` for the latched table, which grows from there, `heirloom::default_latchfree_buckets` of the cores for the latch-free tables, printed above the table). A run with a count of its own shows it in its table label (`latched/b4096`).
+    /// Hash buckets of the latched and latch-free tables, one run each (rounded up to a power of two, 1 to 16777216; default: the lock manager's, `heirloom::default_buckets`: `heirloom::DEFAULT_BUCKETS` for the latched table, which grows from there, `heirloom::default_latchfree_buckets` of the cores for the latch-free tables and, as its first size, for latched-spares, printed above the table). A run with a count of its own shows it in its table label (`latched/b4096`).
     #[arg(long, value_name = "N", value_delimiter = ',')]
     buckets: Option<Vec<String>>,
-    /// The cores the lock manager counts its threads against (`heirloom::Builder::cores`, 1 to 4096; default: the machine's): a blocked request spins before it parks only while the workers fit them, and the latch-free tables' default size follows them. On a small machine `--cores 16` runs the waits of a sixteen-core one (spins, wounds that doom at once) with its threads time-sliced: a soak of those paths, not a measure of their speed.
+    /// The cores the lock manager counts its threads against (`heirloom::Builder::cores`, 1 to 4096; default: the machine's): a blocked request spins before it parks only while the workers fit them, and the default size of the latch-free tables and latched-spares follows them. On a small machine `--cores 16` runs the waits of a sixteen-core one (spins, wounds that doom at once) with its threads time-sliced: a soak of those paths, not a measure of their speed.
     #[arg(long, value_name = "N")]
     cores: Option<String>,
     /// The benchmark's size (TM1 subscribers, TPC-C warehouses...; see
@@ -493,14 +493,16 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>, reading: Reading) ->
         );
     }
     if spec.buckets.contains(&None)
-        && spec
-            .tables
-            .iter()
-            .any(|t| matches!(t, TableKind::LatchFree | TableKind::LatchFreeSwap))
+        && spec.tables.iter().any(|t| {
+            matches!(
+                t,
+                TableKind::LatchFree | TableKind::LatchFreeSwap | TableKind::LatchedSpares
+            )
+        })
     {
         let cores = spec.cores.unwrap_or(machine_cores);
         println!(
-            "# buckets: the latch-free tables' default on {cores} cores, {} (heirloom::default_latchfree_buckets)",
+            "# buckets: the latch-free tables' and latched-spares' default on {cores} cores, {} (heirloom::default_buckets)",
             heirloom::default_latchfree_buckets(cores)
         );
     }

@@ -733,7 +733,7 @@ fn cores_told_reach_the_lock_manager() {
         "{text}"
     );
     assert!(
-        text.contains("# buckets: the latch-free tables' default on 16 cores, 65536"),
+        text.contains("# buckets: the latch-free tables' and latched-spares' default on 16 cores, 65536"),
         "{text}"
     );
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

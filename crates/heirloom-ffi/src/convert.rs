@@ -164,10 +164,13 @@ const MAX_SPIN_US: u64 = 1_000_000;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{HEIRLOOM_TABLE_LATCHFREE, heirloom_options_init};
+    use crate::{
+        HEIRLOOM_TABLE_LATCHED, HEIRLOOM_TABLE_LATCHED_SPARES, HEIRLOOM_TABLE_LATCHFREE, heirloom_options_init,
+    };
 
     /// `cores`: 0 takes the machine's, any other count is the manager's;
-    /// the latch-free table's default size follows it.
+    /// the default size of the latch-free table and of the latched table
+    /// with spare heads follows it, the latched table's does not.
     #[test]
     fn the_cores_option_reaches_the_manager() {
         let mut o = std::mem::MaybeUninit::<heirloom_options>::uninit();
@@ -183,5 +186,12 @@ mod tests {
         o.cores = 16;
         let lm = builder_of(&o).unwrap().build();
         assert_eq!((lm.cores(), lm.buckets()), (16, Some(65536)));
+        o.table = HEIRLOOM_TABLE_LATCHED_SPARES;
+        assert_eq!(builder_of(&o).unwrap().build().buckets(), Some(65536));
+        o.table = HEIRLOOM_TABLE_LATCHED;
+        assert_eq!(
+            builder_of(&o).unwrap().build().buckets(),
+            Some(heirloom::DEFAULT_BUCKETS)
+        );
     }
 }

@@ -92,7 +92,8 @@ pub struct heirloom_options {
     /// own: the latched table starts with 256 and grows, the latch-free
     /// tables (CAS and swap append) have 4,096 for every core beyond the
     /// first (at least 4,096, at most 131,072: 65,536 on sixteen cores)
-    /// and split a long list below its bucket.
+    /// and split a long list below its bucket, and the latched table with
+    /// spare heads starts with as many as the latch-free tables and grows.
     pub buckets: u64,
     /// `HEIRLOOM_POLICY_*` (default detect).
     pub policy: u32,

@@ -75,6 +75,6 @@ pub use policy::{ConflictPolicy, Wait};
 pub use stats::Stats;
 pub use table::{
     DEFAULT_BUCKETS, LATCHFREE_BUCKETS_DEFAULT_MOST, LATCHFREE_BUCKETS_PER_CORE, MAX_BUCKETS, TableKind,
-    default_latchfree_buckets,
+    default_buckets, default_latchfree_buckets,
 };
 pub use txn::{LockFuture, Transaction};

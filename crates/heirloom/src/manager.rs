@@ -164,10 +164,11 @@ impl Builder {
 
     /// Hash buckets of the latched and latch-free tables, rounded up to a
     /// power of two and kept within 1..=[`MAX_BUCKETS`]: the latched
-    /// table's first size (it grows; default
-    /// [`DEFAULT_BUCKETS`](crate::DEFAULT_BUCKETS)), the latch-free tables'
-    /// size (they split long lists; default by the machine's cores,
-    /// [`default_latchfree_buckets`](crate::default_latchfree_buckets)).
+    /// tables' first size (they grow), the latch-free tables' size (they
+    /// split long lists). Default [`default_buckets`](crate::default_buckets):
+    /// [`DEFAULT_BUCKETS`](crate::DEFAULT_BUCKETS) for the latched table,
+    /// by the machine's cores for the latch-free tables and the latched
+    /// table with spare heads.
     /// [`LockManager::buckets`] says what a manager has.
     pub fn buckets(mut self, n: usize) -> Self {
         self.buckets = Some(n.clamp(1, MAX_BUCKETS));
@@ -370,8 +371,9 @@ impl Builder {
     /// the cores, [`Builder::spin_before_park`]; by the same test a wound
     /// dooms its victim at its next lock call, or, while threads
     /// outnumber cores, only at a call that would wait,
-    /// [`ConflictPolicy::WoundWait`]) and the latch-free tables' default
-    /// size ([`default_latchfree_buckets`](crate::default_latchfree_buckets)).
+    /// [`ConflictPolicy::WoundWait`]) and the default size of the
+    /// latch-free tables and the latched table with spare heads
+    /// ([`default_buckets`](crate::default_buckets)).
     /// An engine that runs its workers on part of the machine (pinned to
     /// one socket, or beside other services) says how many; a test or
     /// soak on a small machine sets it to run the paths of a larger one.
@@ -390,12 +392,7 @@ impl Builder {
         let cores = self
             .cores
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        let buckets = match self.table {
-            TableKind::LatchFree | TableKind::LatchFreeSwap => {
-                Some(self.buckets.unwrap_or_else(|| crate::default_latchfree_buckets(cores)))
-            }
-            _ => self.buckets,
-        };
+        let buckets = self.buckets.or_else(|| crate::default_buckets(self.table, cores));
         let mut table = Table::new(
             self.table,
             buckets,

@@ -455,13 +455,15 @@ fn a_refused_request_counts_only_the_levels_it_reached() {
     }
 }
 
-/// The latch-free tables' default size follows the cores (4,096 per core
-/// beyond the first, a power of two within 4,096..=131,072; the machine's
-/// cores unless `Builder::cores` says); the latched table starts at 256
-/// and grows; `Builder::buckets` overrides both.
+/// The latch-free tables' default size, and the first size of the latched
+/// table with spare heads, follow the cores (4,096 per core beyond the
+/// first, a power of two within 4,096..=131,072; the machine's cores
+/// unless `Builder::cores` says); the latched table starts at 256 and
+/// grows; `Builder::buckets` overrides them; `default_buckets` says each
+/// kind's.
 #[test]
 fn the_tables_are_sized_by_the_cores_unless_told() {
-    use heirloom::{DEFAULT_BUCKETS, LATCHFREE_BUCKETS_DEFAULT_MOST, default_latchfree_buckets};
+    use heirloom::{DEFAULT_BUCKETS, LATCHFREE_BUCKETS_DEFAULT_MOST, default_buckets, default_latchfree_buckets};
     let sizes: Vec<_> = [0, 1, 2, 3, 4, 8, 16, 32, 33, 1 << 20, usize::MAX]
         .into_iter()
         .map(default_latchfree_buckets)
@@ -478,21 +480,23 @@ fn the_tables_are_sized_by_the_cores_unless_told() {
         let lm = LockManager::builder().table(kind).build();
         let told = LockManager::builder().table(kind).buckets(1000).build();
         let (default, asked) = match kind {
-            TableKind::Latched | TableKind::LatchedSpares | TableKind::LatchedHtm => {
-                (Some(DEFAULT_BUCKETS), Some(1024))
+            TableKind::Latched | TableKind::LatchedHtm => (Some(DEFAULT_BUCKETS), Some(1024)),
+            TableKind::LatchFree | TableKind::LatchFreeSwap | TableKind::LatchedSpares => {
+                (Some(default_latchfree_buckets(cores)), Some(1024))
             }
-            TableKind::LatchFree | TableKind::LatchFreeSwap => (Some(default_latchfree_buckets(cores)), Some(1024)),
             _ => (None, None),
         };
         assert_eq!((lm.buckets(), told.buckets()), (default, asked), "{kind}");
+        assert_eq!(default_buckets(kind, cores), default, "{kind}");
         assert_eq!(lm.cores(), cores, "{kind}: the machine's unless told");
-        // Told of sixteen cores: the latch-free tables take sixteen cores'
-        // default on any machine; a size asked for still wins.
+        // Told of sixteen cores: the latch-free tables and the latched
+        // table with spares take sixteen cores' default on any machine; a
+        // size asked for still wins.
         let sixteen = LockManager::builder().table(kind).cores(16).build();
         let sixteen_told = LockManager::builder().table(kind).cores(16).buckets(1000).build();
         assert_eq!(sixteen.cores(), 16);
         let want = match kind {
-            TableKind::LatchFree | TableKind::LatchFreeSwap => Some(65536),
+            TableKind::LatchFree | TableKind::LatchFreeSwap | TableKind::LatchedSpares => Some(65536),
             _ => default,
         };
         assert_eq!((sixteen.buckets(), sixteen_told.buckets()), (want, asked), "{kind}");

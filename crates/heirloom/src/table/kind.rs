@@ -17,7 +17,11 @@ pub enum TableKind {
     /// again, instead of rebinding an empty head of the bucket that
     /// another agent wrote last. About half the shared-line writes of
     /// `Latched` on TPC-C at sixteen threads, for a bucket latch tried at
-    /// each such release (MEASUREMENTS.md, "Spare heads").
+    /// each such release (MEASUREMENTS.md, "Spare heads"); since its
+    /// buckets keep only live locks' heads, it starts at the latch-free
+    /// tables' size for the cores ([`default_buckets`](crate::default_buckets)),
+    /// where a tenth of `Latched`'s shared lines are ones another thread
+    /// wrote recently (MEASUREMENTS.md, "Spare heads by the core").
     LatchedSpares,
     /// Hash buckets of request lists appended with a compare-and-swap, no
     /// latch anywhere (read-after-write lock lists, epoch reclamation).

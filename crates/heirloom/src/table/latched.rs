@@ -100,6 +100,14 @@
 //! sixteen cores judge it (MEASUREMENTS.md, "Spare heads"). `Latched<false>`
 //! compiles the spares away.
 //!
+//! Since a bucket keeps only live locks' heads, its array can be large
+//! without keeping more heads: with spares the table starts at the
+//! latch-free tables' size for the machine's cores
+//! (`heirloom::default_buckets`: 4,096 on two cores, 65,536 on sixteen),
+//! so that sixteen threads' misses meet in a bucket line another thread
+//! wrote recently about as seldom as two threads' do in 4,096; without
+//! them it starts at 256, where its emptied heads stay in the cache.
+//!
 //! Heads are freed only when the table drops. Memory is bounded by the
 //! peak number of simultaneously live locks (per bucket, for the heads
 //! left bound) plus the spares, not by the number of ids ever used.

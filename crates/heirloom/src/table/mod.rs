@@ -55,9 +55,10 @@ pub const LATCHFREE_BUCKETS_PER_CORE: usize = 1 << 12;
 /// MiB of buckets; [`default_latchfree_buckets`]).
 pub const LATCHFREE_BUCKETS_DEFAULT_MOST: usize = 1 << 17;
 
-/// The latch-free tables' size by default ([`Builder::buckets`](crate::Builder::buckets)) on a
-/// machine whose threads run on `cores` cores (the manager asks
-/// `std::thread::available_parallelism`):
+/// The latch-free tables' size by default ([`Builder::buckets`](crate::Builder::buckets)), and
+/// the first size of the latched table with spare heads
+/// ([`default_buckets`]), on a machine whose threads run on `cores` cores
+/// (the manager asks `std::thread::available_parallelism`):
 /// [`LATCHFREE_BUCKETS_PER_CORE`] for every core beyond the first, rounded
 /// up to a power of two, at least 4,096 and at most
 /// [`LATCHFREE_BUCKETS_DEFAULT_MOST`]: 4,096 on one or two cores, 65,536
@@ -80,6 +81,36 @@ pub fn default_latchfree_buckets(cores: usize) -> usize {
         .saturating_mul(cores.saturating_sub(1))
         .clamp(LATCHFREE_BUCKETS_LEAST, LATCHFREE_BUCKETS_DEFAULT_MOST)
         .next_power_of_two()
+}
+
+/// A `kind` of table's size by default ([`Builder::buckets`](crate::Builder::buckets))
+/// on a machine whose threads run on `cores` cores; `None` for the tables
+/// without hash buckets (global, server, no locking).
+///
+/// * The latch-free tables ([`TableKind::LatchFree`],
+///   [`TableKind::LatchFreeSwap`]) and the latched table with spare heads
+///   ([`TableKind::LatchedSpares`]) follow the cores,
+///   [`default_latchfree_buckets`]: more threads spread their locks over
+///   more bucket lines, so that a bucket another thread wrote is likely
+///   one it wrote long ago. The spares' table can: a release that empties
+///   a head takes it out of its bucket into the agent's spares, so the
+///   heads in the table are those of live locks, whatever the bucket
+///   count, and the agent's next miss binds a head whose lines it wrote
+///   last (MEASUREMENTS.md, "Spare heads by the core").
+/// * The latched table ([`TableKind::Latched`], [`TableKind::LatchedHtm`])
+///   starts at [`DEFAULT_BUCKETS`] and grows: it keeps an emptied head
+///   bound in its bucket, four a bucket, so that more buckets keep more
+///   heads, and past the caches one thread's lock-manager time doubled on
+///   sixteen cores (MEASUREMENTS.md, "One fast attempt per request;
+///   bucket counts on sixteen cores").
+pub fn default_buckets(kind: TableKind, cores: usize) -> Option<usize> {
+    match kind {
+        TableKind::LatchFree | TableKind::LatchFreeSwap | TableKind::LatchedSpares => {
+            Some(default_latchfree_buckets(cores))
+        }
+        TableKind::Latched | TableKind::LatchedHtm => Some(DEFAULT_BUCKETS),
+        TableKind::Global | TableKind::GlobalHtm | TableKind::Server { .. } | TableKind::NoLocking => None,
+    }
 }
 
 /// The fewest buckets the latch-free tables' default takes (one or two
@@ -572,10 +603,10 @@ impl Table {
     /// first waiter); `fast_path`: the latched and the latch-free table
     /// take intention locks on their fast path (`table/fast.rs`), and with
     /// `fast_rows` row S locks too (`table/fast/rows.rs`);
-    /// `buckets`: of the latched and latch-free tables (`None`: the kind's
-    /// default, [`DEFAULT_BUCKETS`] or [`default_latchfree_buckets`] of
-    /// one core; the manager passes the latch-free tables the count for
-    /// its cores).
+    /// `buckets`: of the latched and latch-free tables (`None`:
+    /// [`DEFAULT_BUCKETS`] for the latched tables, [`default_latchfree_buckets`]
+    /// of one core for the latch-free ones; the manager passes every
+    /// kind [`default_buckets`] for its cores).
     pub(crate) fn new(kind: TableKind, buckets: Option<usize>, sli: bool, fast_path: bool, fast_rows: bool) -> Self {
         let first = buckets.unwrap_or(DEFAULT_BUCKETS);
         let latchfree = buckets.unwrap_or(LATCHFREE_BUCKETS_LEAST);

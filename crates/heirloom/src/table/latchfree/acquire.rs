@@ -188,12 +188,15 @@ impl<const SWAP: bool> LatchFree<SWAP> {
                 // (its CAS is AcqRel, after the request it removed went
                 // OBSOLETE), so the last holder's work happens before our
                 // grant, as a walk's Acquire load of OBSOLETE makes it.
-                let new = Shared::from(r.as_ptr());
+                let new = shared(r.as_ptr());
                 if noted(l.head)
                     .compare_exchange(Shared::null(), new, Ordering::AcqRel, Ordering::Relaxed, unprotected)
                     .is_ok()
                 {
-                    self.note_heat(b, id, false);
+                    // (A row's heat is never noted: the call skipped.)
+                    if id.level() != Level::Row {
+                        self.note_heat(b, id, false);
+                    }
                     return (Outcome::Granted, h.at_depth(depth));
                 }
                 // Somebody appended (or froze) first: the walk below.
@@ -206,7 +209,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         fill(q, words, mode);
         let own_fast = if SWAP { a.own_fast } else { own_fast() };
         let me = q.txn.load(Ordering::Relaxed);
-        let new = Shared::from(r.as_ptr());
+        let new = shared(r.as_ptr());
         let mut hot = false;
         // Counted in `waiting` while it may be linked as WAITING.
         let mut counted = false;
@@ -384,7 +387,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         }
         fill(q, words, mode);
         q.status.store(ACTIVE, Ordering::Relaxed);
-        let new = Shared::from(r.as_ptr());
+        let new = shared(r.as_ptr());
         // SAFETY: the pointers loaded through this guard before the pin
         // below are the swapped-out tail, which is dereferenced only by
         // `link` (see there), and null checks.

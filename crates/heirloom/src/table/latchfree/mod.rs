@@ -219,6 +219,18 @@ fn pin() -> Guard {
     epoch::pin()
 }
 
+/// `Shared::from(p)` for a request node's address, without crossbeam's
+/// alignment assertion (`ensure_aligned`, which stays an out-of-line call
+/// on every append): a node is a `Request`, aligned as its type, so the
+/// address has no tag bits to lose.
+#[inline(always)]
+fn shared<'g>(p: *const Request) -> Shared<'g, Request> {
+    debug_assert_eq!(p as usize % std::mem::align_of::<Request>(), 0);
+    // SAFETY: a `Request`'s address (or null), whose low bits, below its
+    // alignment, are clear: the untagged pointer `Shared::from` makes.
+    unsafe { <Shared<'g, Request> as epoch::Pointer<Request>>::from_usize(p as usize) }
+}
+
 /// `a`, its write about to be counted by the sharing instrument at the
 /// caller's line (the lists' links are crossbeam-epoch's atomics, not
 /// the `sync` shim's).

@@ -183,7 +183,7 @@ impl<const SWAP: bool> LatchFree<SWAP> {
         // SAFETY: no pointer loaded through this guard is dereferenced:
         // `q` is the caller's own request (alive), the rest are compared.
         let g = unsafe { epoch::unprotected() };
-        let me = Shared::from(q as *const Request);
+        let me = shared(q as *const Request);
         // While `q` is first (and unmarked, so no walk unlinks it) the head
         // changes only by our own writes: an empty list's appender stores
         // it only after swapping a null tail, and the tail is `q` or later.
