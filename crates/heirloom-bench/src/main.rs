@@ -492,18 +492,18 @@ fn execute(spec: &Spec, out: &Outputs, title: Option<&str>, reading: Reading) ->
             "# cores: the lock manager counts its threads against {cores} cores (--cores; the machine has {machine_cores})"
         );
     }
+    // Printed where a table's default follows the cores (the kinds
+    // `heirloom::default_buckets` sizes by them, not the latched table's 256).
+    let cores = spec.cores.unwrap_or(machine_cores);
+    let by_cores = heirloom::default_latchfree_buckets(cores);
     if spec.buckets.contains(&None)
-        && spec.tables.iter().any(|t| {
-            matches!(
-                t,
-                TableKind::LatchFree | TableKind::LatchFreeSwap | TableKind::LatchedSpares
-            )
-        })
+        && spec
+            .tables
+            .iter()
+            .any(|&t| heirloom::default_buckets(t, cores) == Some(by_cores))
     {
-        let cores = spec.cores.unwrap_or(machine_cores);
         println!(
-            "# buckets: the latch-free tables' and latched-spares' default on {cores} cores, {} (heirloom::default_buckets)",
-            heirloom::default_latchfree_buckets(cores)
+            "# buckets: the latch-free tables' and latched-spares' default on {cores} cores, {by_cores} (heirloom::default_buckets)"
         );
     }
     if let Some(kernel) = plan.counters_kernel {
