@@ -304,45 +304,58 @@ fn spec(mix: &str) -> Spec {
     .opt("shrink", "100")
 }
 
-#[test]
-fn every_mix_runs_consistently_under_every_policy() {
-    for mix in [
-        "full",
-        "small",
-        "pay-new",
-        "new-order",
-        "payment",
-        "order-status",
-        "delivery",
-        "stock-level",
-    ] {
-        let mut s = spec(mix);
-        if mix == "stock-level" {
-            // About 400 row locks per transaction: on the server table with
-            // two partitions (two server threads, four clients and the
-            // other tests on two cores) 80 ms may not finish one.
-            s.duration = Duration::from_millis(400);
+/// Every mix on every table, SLI off and on, under every policy: a test a
+/// mix, so that the harness runs them two at a time (each is 48 runs of
+/// 80 ms; one after another they add up to about a minute).
+macro_rules! every_mix {
+    ($($name:ident: $mix:literal,)*) => {
+        $(
+            #[test]
+            fn $name() {
+                mix_runs_consistently_under_every_policy($mix);
+            }
+        )*
+    };
+}
+
+every_mix! {
+    full_mix_runs_consistently_under_every_policy: "full",
+    small_mix_runs_consistently_under_every_policy: "small",
+    pay_new_mix_runs_consistently_under_every_policy: "pay-new",
+    new_order_runs_consistently_under_every_policy: "new-order",
+    payment_runs_consistently_under_every_policy: "payment",
+    order_status_runs_consistently_under_every_policy: "order-status",
+    delivery_runs_consistently_under_every_policy: "delivery",
+    stock_level_runs_consistently_under_every_policy: "stock-level",
+}
+
+fn mix_runs_consistently_under_every_policy(mix: &str) {
+    let mut s = spec(mix);
+    if mix == "stock-level" {
+        // About 400 row locks per transaction: on the server table with
+        // two partitions (two server threads, four clients and the
+        // other tests on two cores) 80 ms may not finish one.
+        s.duration = Duration::from_millis(400);
+    }
+    let runs = sweep(&s, &mut |_, _| {}).unwrap_or_else(|e| panic!("{mix}: {e}"));
+    for r in &runs {
+        assert!(r.verified.is_some());
+        if r.committed + r.failed > 0 {
+            continue;
         }
-        let runs = sweep(&s, &mut |_, _| {}).unwrap_or_else(|e| panic!("{mix}: {e}"));
-        for r in &runs {
-            assert!(r.verified.is_some());
-            if r.committed + r.failed > 0 {
-                continue;
-            }
-            // 80 ms with four clients and the other tests on two cores can
-            // pass in restarts and one exclusive-mode run (no-wait on the
-            // server table, say): that configuration gets a second run,
-            // long enough that it must make progress.
-            let again = Spec {
-                tables: vec![r.table.parse().unwrap()],
-                sli: vec![r.sli],
-                policies: vec![r.policy.parse().unwrap()],
-                duration: Duration::from_secs(1),
-                ..s.clone()
-            };
-            for r in sweep(&again, &mut |_, _| {}).unwrap_or_else(|e| panic!("{mix}: {e}")) {
-                assert!(r.committed + r.failed > 0, "{mix}: no progress in {r:?}");
-            }
+        // 80 ms with four clients and the other tests on two cores can
+        // pass in restarts and one exclusive-mode run (no-wait on the
+        // server table, say): that configuration gets a second run,
+        // long enough that it must make progress.
+        let again = Spec {
+            tables: vec![r.table.parse().unwrap()],
+            sli: vec![r.sli],
+            policies: vec![r.policy.parse().unwrap()],
+            duration: Duration::from_secs(1),
+            ..s.clone()
+        };
+        for r in sweep(&again, &mut |_, _| {}).unwrap_or_else(|e| panic!("{mix}: {e}")) {
+            assert!(r.committed + r.failed > 0, "{mix}: no progress in {r:?}");
         }
     }
 }

@@ -4,7 +4,7 @@
 //! kind; a dropped future withdraws its request; time limits and deadlock
 //! searches of tasks; the counters of a lock call that waited.
 
-mod common;
+use crate::common;
 
 use std::future::Future;
 use std::pin::pin;

@@ -1,7 +1,7 @@
 //! Deadlock scenarios resolved by every conflict policy on every table:
 //! two-cycle, three-cycle, and two S-to-X upgraders.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Barrier, mpsc};
 use std::thread;

@@ -3,7 +3,7 @@
 //! lock escalation and the lock-memory cap. Every table kind, inheritance
 //! off and on.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;

@@ -7,7 +7,7 @@
 //! table kind, inheritance off unless a test says otherwise; the last
 //! tests put inheritance beside the fast path.
 
-mod common;
+use crate::common;
 
 use common::{managers, within_a_minute};
 

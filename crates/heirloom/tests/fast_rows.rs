@@ -6,7 +6,7 @@
 //! holds still lock, and nothing is left behind. Every table kind (those
 //! without a fast path check the same answers), inheritance off.
 
-mod common;
+use crate::common;
 
 use common::{managers, within_a_minute};
 

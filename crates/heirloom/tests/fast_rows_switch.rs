@@ -3,7 +3,7 @@
 //! read, never on while a transaction that took an uncounted strong row
 //! lock is in progress, and no two incompatible grants across its turns.
 
-mod common;
+use crate::common;
 
 use common::{Ghost, Rng, within_a_minute};
 

@@ -5,7 +5,7 @@
 //! are never passed on, and these tests are about how intention locks are
 //! (`tests/fast_path.rs` has inheritance beside the fast path).
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};

@@ -1,7 +1,7 @@
 //! Misuse that used to hang or leak silently: a forgotten transaction, and
 //! one thread letting one of its agents wait for another.
 
-mod common;
+use crate::common;
 
 use heirloom::{ConflictPolicy, Inheritance, LockError, LockId, LockManager, Mode, TableId, TableKind};
 

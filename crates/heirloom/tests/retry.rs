@@ -3,7 +3,7 @@
 //! began after its first attempt, so they die against it, on every table.
 //! `Agent::restart` adds `Agent::run`'s backoff and exclusive mode.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

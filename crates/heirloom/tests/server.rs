@@ -3,7 +3,7 @@
 //! message per partition, a client thread that dies mid-transaction, many
 //! more clients than cores, and the names it goes by.
 
-mod common;
+use crate::common;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};

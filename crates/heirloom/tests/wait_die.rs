@@ -10,7 +10,7 @@
 //! must wait is made on a scoped thread, and the test polls the snapshot
 //! until the wait is seen (`common::until`), never sleeping on a guess.
 
-mod common;
+use crate::common;
 
 use std::thread::{self, Scope, ScopedJoinHandle};
 
