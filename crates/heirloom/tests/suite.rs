@@ -1,13 +1,13 @@
 //! heirloom's integration tests that can share a process, as one binary:
-//! each file below is a module, and one link and one copy of the crate's
-//! generic code serve them all, where sixteen binaries had one each. The
-//! files that must run alone keep binaries of their own (`Cargo.toml`,
-//! `[[test]]`): `alloc.rs` counts the process's allocations, `elision.rs`
-//! flips a process-wide switch, `reclaim.rs` holds the process's epoch,
-//! `server_idle.rs` reads the process's CPU time, `stress.rs` is what
-//! `scripts/stress-loop.sh` runs again and again, and the one-test files
-//! `snapshot.rs` and `starvation.rs` keep running with no other test
-//! beside them.
+//! each file below is a module, so that one link and one copy of the
+//! crate's generic code serve them all rather than one a file. The files
+//! that must run alone keep binaries of their own (`Cargo.toml`,
+//! `[[test]]`): `alloc.rs` installs a counting global allocator,
+//! `elision.rs` flips a process-wide switch, `reclaim.rs` holds
+//! crossbeam's process-wide epoch, `server_idle.rs` reads the process's
+//! CPU time, `stress.rs` is what `scripts/stress-loop.sh` runs again and
+//! again, and the one-test files `snapshot.rs` and `starvation.rs` keep
+//! running with no other test beside them.
 
 mod common;
 
