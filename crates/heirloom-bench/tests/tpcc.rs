@@ -305,8 +305,8 @@ fn spec(mix: &str) -> Spec {
 }
 
 /// Every mix on every table, SLI off and on, under every policy: a test a
-/// mix, so that the harness runs them two at a time (each is 48 runs of
-/// 80 ms; one after another they add up to about a minute).
+/// mix (each is 48 runs of 80 ms), so that the harness runs them two at a
+/// time rather than all in one test, one after another.
 macro_rules! every_mix {
     ($($name:ident: $mix:literal,)*) => {
         $(
