@@ -85,20 +85,22 @@
 //! it again: a head's lines are written by the agents that use its lock,
 //! and then by the one that used it last. A bucket then keeps only the
 //! heads of live locks. Spares are per agent index (`fast::AGENTS` of
-//! them, at most `bind::MOST_SPARES` heads each), under a latch only that
-//! agent takes; an agent whose spares fill (it released locks others
-//! took) hands the older half to the table's common spares, from which
-//! an agent that runs out takes a batch. A head stays bound, empty, for a
-//! miss to rebind when the bucket latch is held, the agent has no spares,
-//! or the head is an extra one. A lookup that read a lane before its head
-//! left may still latch the head: under the latch it finds the head bound
-//! to another lock, or to none, and looks again (`loom_grow.rs`, the
-//! fourth model). The price is the detach, a bucket latch tried at each
-//! release that empties a head: on one thread 2,239 -> 2,545 instructions
-//! a `tm1` transaction and 10,707 -> 13,281 a `ycsb` one
-//! (`scripts/callgrind.sh`), which is why it is a kind of its own until
-//! sixteen cores judge it (MEASUREMENTS.md, "Spare heads"). `Latched<false>`
-//! compiles the spares away.
+//! them, at most `bind::MOST_SPARES` heads each), used by that agent
+//! alone and so without a latch (`bind::Own`); an agent whose spares fill
+//! (it released locks others took) hands the older half to the table's
+//! common spares, from which an agent that runs out takes a batch. A head
+//! stays bound, empty, for a miss to rebind when the bucket latch is held,
+//! the agent has no spares, or the head is an extra one. A lookup that
+//! read a lane before its head left may still latch the head: under the
+//! latch it finds the head bound to another lock, or to none, and looks
+//! again (`loom_grow.rs`, the fourth model). The head says which lane keeps it (`Head::lane`), so
+//! the detach needs neither the lock's hash nor a search of the lanes.
+//! The price is the detach, a bucket latch tried at each release that
+//! empties a head, and the bind of a spare at each miss: instructions on
+//! one thread that the plain table does not spend (`scripts/callgrind.sh`,
+//! MEASUREMENTS.md, "Spare heads" and after), which is why it is a kind of
+//! its own until sixteen cores judge it. `Latched<false>` compiles the
+//! spares away.
 //!
 //! Since a bucket keeps only live locks' heads, its array can be large
 //! without keeping more heads: with spares the table starts at the
@@ -164,7 +166,7 @@ mod head;
 
 #[cfg(all(test, not(heirloom_loom)))]
 use bind::MOST_SPARES;
-use bind::{Spare, Spares};
+use bind::{Own, Spare, Spares};
 use buckets::{Bucket, Dir, Retired};
 use head::{Head, IN_USE};
 
@@ -203,8 +205,8 @@ pub(crate) struct Latched<const SPARES: bool = false> {
     /// on have none, and nobody has any in `Latched<false>`): heads that
     /// left the table when a release by the agent emptied their queues
     /// ([`Latched::detach`]), bound again by its next misses. Only the
-    /// agent itself takes its latch (a write to its own line).
-    spares: Box<[CachePadded<Spares>]>,
+    /// agent itself uses them (`bind::Own`).
+    spares: Box<[CachePadded<Own>]>,
     /// Spares that agents handed on ([`Latched::detach`]), for agents that
     /// run out.
     common: CachePadded<Spares>,
@@ -267,9 +269,7 @@ impl<const SPARES: bool> Latched<SPARES> {
             elision: elide.then(Elision::default),
             wait_die: false,
             spares: if SPARES {
-                (0..fast::AGENTS)
-                    .map(|_| CachePadded::new(Latch::new(Vec::new())))
-                    .collect()
+                (0..fast::AGENTS).map(|_| CachePadded::new(Own::new())).collect()
             } else {
                 Box::new([])
             },
@@ -602,7 +602,10 @@ unsafe impl<const SPARES: bool> LockTable for Latched<SPARES> {
         true
     }
 
-    #[inline]
+    /// Always inlined: the commit's release loop takes every table kind's
+    /// release, and left to itself the compiler puts this one out of
+    /// line there once the spares' detach is in it (a call a lock).
+    #[inline(always)]
     unsafe fn release(&self, a: Caller<'_>, h: At, r: ReqPtr, wake: &mut Vec<ReqPtr>) {
         if h.fast_slot().is_some() {
             // A fast hold taken with a node (`lock`'s own are released by
@@ -791,9 +794,11 @@ impl<const SPARES: bool> Drop for Latched<SPARES> {
         for b in self.dir().buckets.iter() {
             b.heads(free);
         }
-        for s in self.spares.iter().chain([&self.common]) {
-            s.lock().drain(..).for_each(|Spare(p)| free(p));
+        for s in self.spares.iter() {
+            // SAFETY: the table is ours alone (`&mut self`).
+            unsafe { s.with(|s| s.drain(..).for_each(|Spare(p)| free(p))) };
         }
+        self.common.lock().drain(..).for_each(|Spare(p)| free(p));
         let now = self.dir.load(Ordering::Relaxed);
         let mut grown = self.grown.lock();
         for Retired(d) in grown.drain(..).chain([Retired(now)]) {

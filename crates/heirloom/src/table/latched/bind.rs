@@ -8,11 +8,12 @@ use std::ptr;
 
 use crossbeam_utils::CachePadded;
 
+use super::head::NO_LANE;
 use super::{Bucket, Dir, Head, IN_USE, KEEP_HEADS, Latched};
 use crate::id::LockId;
 use crate::latch::{Latch, LatchGuard, latch_heat};
 use crate::queue::{Outside, Queue};
-use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering, UnsafeCell};
 use crate::table::{Caller, Handle};
 
 /// Spare heads an agent keeps at most ([`Latched::detach`]): more than a
@@ -27,8 +28,38 @@ pub(super) const MOST_SPARES: usize = if cfg!(heirloom_loom) { 2 } else { 1024 }
 /// many, one write of the common line for each batch.
 const BATCH: usize = MOST_SPARES / 2;
 
-/// An agent's spares, or the table's common ones, under a latch.
+/// The table's common spares, under a latch.
 pub(super) type Spares = Latch<Vec<Spare>>;
+
+/// An agent's own spares. Only that agent's thread uses them: every call
+/// of the table names its caller's agent (`Caller::agent`), and one thread
+/// drives an agent at a time (its transaction is `&mut`), so they need no
+/// latch, which would cost each miss and each detach two more atomic
+/// writes (of a line only the agent writes, but writes all the same).
+pub(super) struct Own(UnsafeCell<Vec<Spare>>);
+
+// SAFETY: heads are latches and atomics (`Spare`); the vector is used only
+// by the thread that drives its agent (`Own::with`), and one agent's
+// index passes to another only through the registry's mutex.
+unsafe impl Sync for Own {}
+
+impl Own {
+    pub(super) fn new() -> Self {
+        Own(UnsafeCell::new(Vec::new()))
+    }
+
+    /// Runs `f` on the spares.
+    ///
+    /// # Safety
+    /// The caller drives the agent whose spares these are (its index's),
+    /// or has the table to itself (`&mut`, as in `Drop`).
+    #[inline]
+    pub(super) unsafe fn with<R>(&self, f: impl FnOnce(&mut Vec<Spare>) -> R) -> R {
+        // SAFETY: no other thread uses them meanwhile (the contract), and
+        // `f` cannot reach them again (it gets the only reference).
+        self.0.with_mut(|v| f(unsafe { &mut *v }))
+    }
+}
 
 /// A head in an agent's spares: bound to no lock, in no bucket.
 pub(super) struct Spare(pub(super) *mut CachePadded<Head>);
@@ -81,7 +112,8 @@ impl<const SPARES: bool> Latched<SPARES> {
             }
         };
         let spares = self.spares(a).map(|s| (s, &*self.common));
-        match Self::bind_slow(bucket, id, t, self.outside_of(id), spares, &self.excess, grow_at) {
+        // SAFETY: the caller's own spares (`Latched::spares`).
+        match unsafe { Self::bind_slow(d, bucket, id, t, self.outside_of(id), spares, &self.excess, grow_at) } {
             Some((q, p)) => (q, p, contended),
             None => {
                 drop(b);
@@ -107,28 +139,35 @@ impl<const SPARES: bool> Latched<SPARES> {
 
     /// Binds a head of `bucket` to `id` (tagged `t` there): into an empty
     /// lane, one of the caller's spares (`spares`: its own, whose lines it
-    /// wrote last, and the table's common ones) or else a new one; with every lane taken, an empty head of the
-    /// bucket if there is one (the kept heads first, then the extra ones),
+    /// wrote last, and the table's common ones) or else a new one; with
+    /// every lane taken, an empty head of the bucket if there is one (the
+    /// kept heads first, then the extra ones),
     /// else a new extra head, unless that would be a head beyond
     /// [`KEEP_HEADS`] while such heads (`excess`) number `grow_at()` (the
     /// buckets, below the most the table takes): then `None`, for the
     /// caller to grow the table first. Caller holds the bucket latch and
     /// has found no head bound to `id`. Returns the head latched.
+    ///
+    /// # Safety
+    /// `spares`' first is the caller's own (see [`Own::with`]).
     #[inline]
-    fn bind_slow<'a>(
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn bind_slow<'a>(
+        d: &Dir,
         bucket: &'a Bucket,
         id: LockId,
         t: u16,
         outside: Option<Outside>,
-        spares: Option<(&Spares, &Spares)>,
+        spares: Option<(&Own, &Spares)>,
         excess: &AtomicUsize,
         grow_at: impl FnOnce() -> usize,
     ) -> Option<(LatchGuard<'a, Queue>, *mut CachePadded<Head>)> {
         let lane = bucket.free_lane();
         if let (Some(i), Some((own, common))) = (lane, spares)
-            && let Some(Spare(p)) = Self::take_spare(own, common)
+            // SAFETY: the caller's own (the contract).
+            && let Some(Spare(p)) = unsafe { Self::take_spare(own, common) }
         {
-            return Some(Self::bind_spare(bucket, i, p, id, t, outside));
+            return Some(Self::bind_spare(d, bucket, i, p, id, t, outside));
         }
         if lane.is_none() {
             for i in 0..KEEP_HEADS {
@@ -165,6 +204,11 @@ impl<const SPARES: bool> Latched<SPARES> {
             hi: AtomicU64::new(hi),
             next: AtomicPtr::new(ptr::null_mut()),
             waiters: AtomicBool::new(false),
+            // Only the spares read it (`detach`).
+            lane: AtomicU32::new(match lane {
+                Some(i) if SPARES => (d.index_of(bucket) as u32) << 2 | i as u32,
+                _ => NO_LANE,
+            }),
         })));
         // A head's address is its handle, which must not look like a fast
         // hold's (user-space addresses are far below that bit; a platform
@@ -217,6 +261,7 @@ impl<const SPARES: bool> Latched<SPARES> {
     /// whose latch the caller holds; returns it latched.
     #[inline]
     fn bind_spare<'a>(
+        d: &Dir,
         bucket: &'a Bucket,
         i: usize,
         p: *mut CachePadded<Head>,
@@ -234,29 +279,44 @@ impl<const SPARES: bool> Latched<SPARES> {
         debug_assert!(q.is_empty());
         h.bind(&mut q, id, outside);
         bucket.keep(i, p, t);
+        h.set_lane(d.index_of(bucket), i);
         (q, p)
     }
 
     /// The caller's spares: none unless the table keeps spares
     /// (`TableKind::LatchedSpares`), nor for an agent from `fast::AGENTS`
-    /// on.
+    /// on. Only the caller's agent may use them ([`Own::with`]): every
+    /// call of the table names its caller's agent, which one thread
+    /// drives at a time.
     #[inline]
-    fn spares(&self, a: Caller<'_>) -> Option<&Spares> {
+    fn spares(&self, a: Caller<'_>) -> Option<&Own> {
         if !SPARES {
             return None;
         }
         self.spares.get(a.agent as usize).map(|s| &**s)
     }
 
+    /// How many spares agent `agent` has (tests, on one thread).
+    #[cfg(all(test, not(heirloom_loom)))]
+    pub(super) fn spares_of(&self, agent: usize) -> usize {
+        // SAFETY: the tests that ask use the table from one thread.
+        unsafe { self.spares[agent].with(|s| s.len()) }
+    }
+
     /// A spare from `own` (the caller's), or if it has none a batch from
     /// `common` first; `None` if both are empty.
+    ///
+    /// # Safety
+    /// `own` is the caller's ([`Own::with`]).
     #[inline]
-    fn take_spare(own: &Spares, common: &Spares) -> Option<Spare> {
-        let mut own = own.lock();
-        if let Some(s) = own.pop() {
-            return Some(s);
+    unsafe fn take_spare(own: &Own, common: &Spares) -> Option<Spare> {
+        // SAFETY: the caller's (the contract).
+        unsafe {
+            own.with(|own| match own.pop() {
+                Some(s) => Some(s),
+                None => Self::refill(own, common),
+            })
         }
-        Self::refill(&mut own, common)
     }
 
     /// `take_spare` out of its own: up to [`BATCH`] of the common spares
@@ -289,36 +349,47 @@ impl<const SPARES: bool> Latched<SPARES> {
     /// the head stays bound, empty, for a miss of its bucket to rebind
     /// ([`Latched::rebind`]).
     ///
-    /// The bucket latch is only tried (the caller holds the head latch,
+    /// The head says where it is kept ([`Head::lane`], no hash and no
+    /// search of the bucket's lanes), a hint checked under the bucket
+    /// latch. That latch is only tried (the caller holds the head latch,
     /// which comes after it), and the table's buckets now must be the
     /// ones whose latch it got (a growth holds every bucket latch and
     /// publishes the new array before it lets them go).
-    #[inline]
+    ///
+    /// Out of line: inlined, it would save its call on the tables with
+    /// spares and cost the plain table's release, in the commit's loop
+    /// that holds every kind's (MEASUREMENTS.md, "Spare heads cheaper").
+    #[inline(never)]
     pub(super) fn detach(&self, a: Caller<'_>, p: *mut CachePadded<Head>, _q: &Queue) {
         let Some(spares) = self.spares(a) else {
             return;
         };
         // SAFETY: heads live as long as the table.
         let head = unsafe { &*p };
-        // Exact: the caller holds the head latch.
-        let id = head.id();
+        // A hint, checked under the bucket latch below.
+        let Some((at, i)) = head.lane() else {
+            return;
+        };
         let d = self.dir();
-        let (bucket, t) = d.slot(id);
+        let Some(bucket) = d.buckets.get(at) else {
+            return;
+        };
         let Some(_b) = bucket.latch.try_lock() else {
             return;
         };
-        if !ptr::eq(self.dir(), d) {
+        if !ptr::eq(self.dir(), d) || !bucket.keeps(i, p) {
             return;
         }
-        let Some(i) = bucket.lane_of(p, t) else {
-            return;
-        };
-        let mut spares = spares.lock();
-        if spares.len() >= MOST_SPARES {
-            Self::hand_on(&mut spares, &self.common);
+        // SAFETY: the caller's own (`Latched::spares`).
+        unsafe {
+            spares.with(|spares| {
+                if spares.len() >= MOST_SPARES {
+                    Self::hand_on(spares, &self.common);
+                }
+                spares.push(Spare(p));
+            });
         }
         bucket.unkeep(i);
         head.unbind();
-        spares.push(Spare(p));
     }
 }

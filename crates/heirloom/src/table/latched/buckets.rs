@@ -6,6 +6,7 @@ use std::ptr;
 
 use crossbeam_utils::CachePadded;
 
+use super::head::NO_LANE;
 use super::{Head, KEEP_HEADS, Latched};
 use crate::id::LockId;
 use crate::latch::Latch;
@@ -90,19 +91,11 @@ impl Bucket {
         (empty != 0).then(|| (empty.trailing_zeros() / 16) as usize)
     }
 
-    /// The lane that keeps head `p`, bound to a lock tagged `t`, if one
-    /// does (caller holds the latch): `None` for an extra head.
+    /// Whether lane `i` keeps head `p` (caller holds the latch).
     #[inline]
-    pub(super) fn lane_of(&self, p: *mut CachePadded<Head>, t: u16) -> Option<usize> {
-        let mut hits = lanes_equal(self.tags.load(Ordering::Relaxed), t);
-        while hits != 0 {
-            let i = (hits.trailing_zeros() / 16) as usize;
-            if self.kept[i].load(Ordering::Relaxed) == p {
-                return Some(i);
-            }
-            hits &= hits - 1;
-        }
-        None
+    pub(super) fn keeps(&self, i: usize, p: *mut CachePadded<Head>) -> bool {
+        self.kept.get(i).is_some_and(|k| k.load(Ordering::Relaxed) == p)
+            && self.tags.load(Ordering::Relaxed) >> (16 * i) & 0xffff != 0
     }
 
     /// The heads of the bucket: the kept ones, then the chain's (caller
@@ -150,6 +143,7 @@ impl Bucket {
 
     /// Empties lane `i` (caller holds the latch, and its head's, and takes
     /// the head out of the table).
+    #[inline]
     pub(super) fn unkeep(&self, i: usize) {
         let shift = 16 * i;
         let tags = self.tags.load(Ordering::Relaxed);
@@ -201,6 +195,14 @@ impl Dir {
     pub(super) fn slot(&self, id: LockId) -> (&Bucket, u16) {
         let h = id.hash64();
         (&self.buckets[(h & self.mask) as usize], tag(h))
+    }
+
+    /// The index of `b`, one of these buckets.
+    #[inline]
+    pub(super) fn index_of(&self, b: &Bucket) -> usize {
+        let at = ptr::from_ref(b).addr() - self.buckets.as_ptr().addr();
+        debug_assert!(at / std::mem::size_of::<CachePadded<Bucket>>() < self.buckets.len());
+        at / std::mem::size_of::<CachePadded<Bucket>>()
     }
 }
 
@@ -321,7 +323,12 @@ impl<const SPARES: bool> Latched<SPARES> {
                 // go on its chain.
                 let lane = lens[i] as usize;
                 to.buckets[i].keep(lane, p, tag(hash));
-                if lane >= KEEP_HEADS {
+                if lane < KEEP_HEADS {
+                    if SPARES {
+                        h.set_lane(i, lane);
+                    }
+                } else {
+                    h.lane.store(NO_LANE, Ordering::Relaxed);
                     h.next
                         .store(to.buckets[i].first.load(Ordering::Relaxed), Ordering::Relaxed);
                     to.buckets[i].first.store(p, Ordering::Relaxed);

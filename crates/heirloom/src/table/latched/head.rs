@@ -7,7 +7,7 @@ use crate::id::{Level, LockId};
 use crate::latch::Latch;
 use crate::queue::{Outside, Queue};
 use crate::request::ReqPtr;
-use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Ordering, fence};
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering, fence};
 
 /// A head latch's note ([`Latch::note`]): the queue had requests when its
 /// last holder let go (written by `Head::publish_waiters`).
@@ -22,6 +22,13 @@ pub(super) const IN_USE: u8 = 1;
 /// of the packed word, which no `LockId` sets (its level takes bits 8
 /// and 9, and bits 10 to 15 are zero).
 pub(super) const UNBOUND: (u64, u64) = (0, 1 << 15);
+
+/// A head's [`Head::lane`] while it keeps no lane: an extra head (in a
+/// chain), a spare, or one whose lane a growth has not yet told it.
+pub(super) const NO_LANE: u32 = u32::MAX;
+
+// A bucket's index times four plus a lane fits below `NO_LANE`.
+const _: () = assert!(crate::table::MAX_BUCKETS <= 1 << 30);
 
 /// A lock head: 128 bytes, `repr(C)`, laid out so that the first cache
 /// line holds what a bucket walk reads and what changes rarely (the id
@@ -40,8 +47,23 @@ pub(super) struct Head {
     /// Somebody waits in the queue: written under the head latch after every
     /// operation, read without it by `Latched::reinherit`.
     pub(super) waiters: AtomicBool,
+    /// Where the head is kept: its bucket's index in the buckets now
+    /// times four plus its lane, or [`NO_LANE`]. Kept only by a table
+    /// with spares (`Latched<true>`), under the bucket latch when the
+    /// head is put in a lane (a miss, a growth), for the release that
+    /// takes the head to its agent's spares (`Latched::detach`) to find
+    /// its lane without the lock's hash or a search of the lanes; that
+    /// release checks it under the bucket's latch, so a stale one costs a
+    /// detach, never a wrong one. In `waiters`' padding: the head stays
+    /// two lines.
+    pub(super) lane: AtomicU32,
     pub(super) queue: Latch<Queue>,
 }
+
+// The id words, the link, `waiters` and the lane in the first 32 bytes;
+// the whole head in the two lines of its `CachePadded`.
+#[cfg(all(target_pointer_width = "64", not(heirloom_loom)))]
+const _: () = assert!(std::mem::offset_of!(Head, queue) == 32 && std::mem::size_of::<Head>() <= 128);
 
 impl Head {
     /// Publishes whether anybody waits, after an operation under the latch.
@@ -93,6 +115,22 @@ impl Head {
         if !q.has_waiters() {
             self.waiters.store(false, Ordering::Relaxed);
         }
+    }
+
+    /// Kept in lane `lane` of bucket `bucket` (of the buckets now);
+    /// caller holds that bucket's latch (or every one, in a growth).
+    #[inline]
+    pub(super) fn set_lane(&self, bucket: usize, lane: usize) {
+        debug_assert!(lane < 4 && bucket < 1 << 30);
+        self.lane.store((bucket as u32) << 2 | lane as u32, Ordering::Relaxed);
+    }
+
+    /// Where the head was last kept, as a hint ([`Head::lane`]): its
+    /// bucket's index and its lane, or `None`.
+    #[inline]
+    pub(super) fn lane(&self) -> Option<(usize, usize)> {
+        let at = self.lane.load(Ordering::Relaxed);
+        (at != NO_LANE).then_some(((at >> 2) as usize, (at & 3) as usize))
     }
 
     /// The lock the head is bound to (exact under either latch).

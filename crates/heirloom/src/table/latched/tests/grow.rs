@@ -3,6 +3,7 @@
 //! found after it, and two incompatible requests are never both granted
 //! while other threads make it grow.
 
+use std::ptr;
 use std::sync::atomic::AtomicU32;
 use std::thread;
 
@@ -178,11 +179,6 @@ fn a_lookup_finds_kept_and_extra_heads_and_a_rebound_head_by_its_new_tag() {
     }
 }
 
-/// Row `row`'s tag in its bucket's index.
-fn tag_of(row: u64) -> u16 {
-    super::super::buckets::tag(LockId::row(T, row).hash64())
-}
-
 /// A table that keeps spares (`TableKind::LatchedSpares`).
 fn shared_table(buckets: usize) -> Latched<true> {
     Latched::<true>::new(buckets, false, false, false, false)
@@ -201,9 +197,21 @@ fn without_spares_an_emptied_head_stays_bound_and_with_them_it_leaves() {
     assert!(matches!(out, Outcome::Granted));
     release_as(0, &t, r, h);
     assert!(t.find_now(LockId::row(T, 0)).is_null(), "the head went to the spares");
-    assert_eq!(t.spares[0].lock().len(), 1);
+    assert_eq!(t.spares_of(0), 1);
     // SAFETY: released, linked nowhere.
     unsafe { r.free() };
+}
+
+/// The lane of the table's one bucket that keeps head `h`, if one does;
+/// checks that the head says so too (`Head::lane`, which `detach` reads).
+fn lane_of(t: &Latched<true>, h: At) -> Option<usize> {
+    let (b, p) = (&t.dir().buckets[0], h.0 as *mut _);
+    let lane = (0..KEEP_HEADS).find(|&i| b.keeps(i, p));
+    if let Some(i) = lane {
+        // SAFETY: a head of the table.
+        assert_eq!(unsafe { t.head(h) }.lane(), Some((0, i)), "the head knows its lane");
+    }
+    lane
 }
 
 #[test]
@@ -213,7 +221,7 @@ fn a_release_that_empties_a_queue_takes_its_head_to_the_agents_spares() {
     let (out, h0) = acquire_as(3, &t, r, LockId::row(T, 0), Mode::X);
     assert!(matches!(out, Outcome::Granted));
     let b = &t.dir().buckets[0];
-    assert_eq!(b.lane_of(h0.0 as *mut _, tag_of(0)), Some(0));
+    assert_eq!(lane_of(&t, h0), Some(0));
     // A second request keeps the queue from emptying at the first release.
     let other = request(1, 2);
     let (c, mut wake) = (AgentCounters::default(), Vec::new());
@@ -234,23 +242,19 @@ fn a_release_that_empties_a_queue_takes_its_head_to_the_agents_spares() {
     // SAFETY: the granted request and its handle.
     unsafe { t.release(Caller { counters: &c, agent: 3 }, h0, r, &mut wake) };
     assert_eq!(wake, vec![other], "the waiter is granted");
-    assert_eq!(
-        b.lane_of(h0.0 as *mut _, tag_of(0)),
-        Some(0),
-        "a head with a request stays"
-    );
-    assert_eq!(t.spares[3].lock().len(), 0);
+    assert_eq!(lane_of(&t, h0), Some(0), "a head with a request stays");
+    assert_eq!(t.spares_of(3), 0);
     // The release that empties the queue takes the head out: into the
     // releasing agent's spares, its lane empty, the lock found nowhere.
     release_as(5, &t, other, h0);
-    assert_eq!(t.spares[5].lock().len(), 1);
+    assert_eq!(t.spares_of(5), 1);
     assert_eq!(b.free_lane(), Some(0));
     assert!(t.find_now(LockId::row(T, 0)).is_null());
     // That agent's next miss binds it again, to whatever lock; another
     // agent's binds a head of its own.
     let (out, h) = acquire_as(5, &t, r, LockId::row(T, 77), Mode::X);
     assert_eq!((matches!(out, Outcome::Granted), h), (true, h0));
-    assert_eq!(t.spares[5].lock().len(), 0);
+    assert_eq!(t.spares_of(5), 0);
     assert_eq!(At::head(t.find_now(LockId::row(T, 77))), h0);
     let (out, h1) = acquire_as(6, &t, other, LockId::row(T, 78), Mode::X);
     assert!(matches!(out, Outcome::Granted));
@@ -261,8 +265,8 @@ fn a_release_that_empties_a_queue_takes_its_head_to_the_agents_spares() {
         let _b = b.latch.lock();
         release_as(6, &t, other, h1);
     }
-    assert_eq!(t.spares[6].lock().len(), 0);
-    assert!(b.lane_of(h1.0 as *mut _, tag_of(78)).is_some());
+    assert_eq!(t.spares_of(6), 0);
+    assert!(lane_of(&t, h1).is_some());
     // An agent whose spares are full hands their older half on to the
     // common ones, where another agent that runs out takes a batch.
     let rows = 10_000..10_000 + 2 * MOST_SPARES as u64;
@@ -270,7 +274,7 @@ fn a_release_that_empties_a_queue_takes_its_head_to_the_agents_spares() {
     for &(q, h) in &held {
         release_as(7, &t, q, h);
     }
-    let (kept, handed) = (t.spares[7].lock().len(), t.common.lock().len());
+    let (kept, handed) = (t.spares_of(7), t.common.lock().len());
     assert!(
         kept <= MOST_SPARES && handed > 0 && handed % (MOST_SPARES / 2) == 0,
         "{kept} kept, {handed} handed on"
@@ -286,7 +290,7 @@ fn a_release_that_empties_a_queue_takes_its_head_to_the_agents_spares() {
     let (out, h) = acquire_as(9, &t, r9, LockId::row(T, 5), Mode::X);
     assert!(matches!(out, Outcome::Granted));
     assert!(held.iter().any(|&(_, g)| g == h), "a common spare bound");
-    assert_eq!(t.spares[9].lock().len(), MOST_SPARES / 2 - 1);
+    assert_eq!(t.spares_of(9), MOST_SPARES / 2 - 1);
     assert_eq!(t.common.lock().len(), handed - MOST_SPARES / 2);
     release_as(9, &t, r9, h);
     release_as(5, &t, r, h0);
@@ -296,6 +300,50 @@ fn a_release_that_empties_a_queue_takes_its_head_to_the_agents_spares() {
     for q in held.into_iter().map(|(q, _)| q).chain([r, other, r9]) {
         // SAFETY: released, linked nowhere.
         unsafe { q.free() };
+    }
+}
+
+#[test]
+fn after_a_growth_every_kept_head_knows_its_lane_and_leaves_at_its_release() {
+    let t = shared_table(1);
+    let n = 3_000u64;
+    let held = take_rows_from(2, &t, 0..n);
+    let d = t.dir();
+    assert!(d.buckets.len() >= 256, "{} buckets for {n} locks", d.buckets.len());
+    let mut kept = 0;
+    for (at, b) in d.buckets.iter().enumerate() {
+        for i in 0..KEEP_HEADS {
+            if b.keeps(i, b.kept(i)) {
+                // SAFETY: a kept head of the table.
+                assert_eq!(unsafe { &*b.kept(i) }.lane(), Some((at, i)), "bucket {at}, lane {i}");
+                kept += 1;
+            }
+        }
+        b.heads(|p| {
+            // SAFETY: a head of the table.
+            let lane = unsafe { &*p }.lane();
+            assert!(
+                lane.is_none_or(|(a, i)| a == at && b.keeps(i, p)),
+                "an extra head in no lane"
+            );
+        });
+    }
+    // Every release empties its head's queue: each kept head goes to the
+    // agent's spares, each extra one stays bound.
+    for &(r, h) in &held {
+        release_as(2, &t, r, h);
+    }
+    assert!(kept > MOST_SPARES, "{kept} kept heads");
+    assert_eq!(t.spares_of(2) + t.common.lock().len(), kept);
+    assert!(ptr::eq(t.dir(), d), "no growth since");
+    assert!(
+        d.buckets
+            .iter()
+            .all(|b| (0..KEEP_HEADS).all(|i| !b.keeps(i, b.kept(i))))
+    );
+    for (r, _) in held {
+        // SAFETY: released, linked nowhere.
+        unsafe { r.free() };
     }
 }
 

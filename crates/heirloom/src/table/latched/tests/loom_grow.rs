@@ -110,11 +110,13 @@ fn grows<const S: bool>() {
         let other = {
             let (t, theirs) = (t.clone(), theirs.clone());
             loom::thread::spawn(move || {
-                // Rows 2 and 0, the last ones the first thread takes.
+                // Rows 2 and 0, the last ones the first thread takes, as
+                // agent 1 (one thread drives an agent at a time: its
+                // spares are its own).
                 [2u64, 0]
                     .iter()
                     .zip(&theirs)
-                    .map(|(&row, &r)| take(&t, row, r))
+                    .map(|(&row, &r)| take_as(1, &t, row, r, Mode::X))
                     .collect::<Vec<_>>()
             })
         };
@@ -148,7 +150,7 @@ fn grows<const S: bool>() {
         }
         for (h, &r) in their.iter().zip(&theirs) {
             if let Some(h) = *h {
-                release(&t, h, r);
+                release_as(1, &t, h, r);
             }
         }
         for r in mine.into_iter().chain(theirs).chain([probe]) {
