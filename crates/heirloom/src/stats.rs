@@ -8,11 +8,21 @@
 use crate::id::Level;
 use crate::sync::{AtomicU64, Ordering};
 
+// A counter's word (`sync::StatWord`): the crate's atomic, but `std`'s
+// under loom, whose models need not switch threads at a bump that orders
+// nothing. A counter whose raise does order something names its word
+// `OrderingWord`, which loom sees.
+use crate::sync::StatWord as Word;
+
+/// The word of a counter read with [`Counter::get_acquire`]: the crate's
+/// atomic in every build, loom's under loom.
+type OrderingWord = AtomicU64;
+
 /// A counter written by one thread and read by any.
 #[derive(Default, Debug)]
-pub(crate) struct Counter(AtomicU64);
+pub(crate) struct Counter<W = Word>(W);
 
-impl Counter {
+impl Counter<Word> {
     #[inline]
     pub(crate) fn bump(&self) {
         self.add(1);
@@ -30,7 +40,17 @@ impl Counter {
     pub(crate) fn get(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }
+}
 
+// Without loom the two words are one type, whose `get` is above.
+#[cfg(heirloom_loom)]
+impl Counter<OrderingWord> {
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl Counter<OrderingWord> {
     /// [`Counter::bump`] with a Release store: a reader that sees the new
     /// value with [`Counter::get_acquire`] follows what the writer did
     /// before (the row switch's grace period: `txn/row_switch.rs`).
@@ -47,11 +67,11 @@ impl Counter {
 }
 
 macro_rules! stats {
-    ($($(#[$doc:meta])* $name:ident,)* ; levels: $($(#[$ldoc:meta])* $level:ident,)*) => {
+    ($($(#[$doc:meta])* $name:ident $(: $word:ty)?,)* ; levels: $($(#[$ldoc:meta])* $level:ident,)*) => {
         /// The counters of one agent (live, single-writer).
         #[derive(Default, Debug)]
         pub(crate) struct AgentCounters {
-            $(pub(crate) $name: Counter,)*
+            $(pub(crate) $name: Counter $(<$word>)?,)*
             /// Lock-table operations by the level of their lock
             /// (`Level as usize`): the `levels` fields of [`Stats`].
             by_level: [Counter; 4],
@@ -63,7 +83,7 @@ macro_rules! stats {
                 let mut s = Stats {
                     table_ops: 0,
                     $($name: self.$name.get(),)*
-                    $($level: l.next().map_or(0, Counter::get),)*
+                    $($level: l.next().map_or(0, Counter::<Word>::get),)*
                 };
                 s.table_ops = 0 $(+ s.$level)*;
                 s
@@ -108,7 +128,7 @@ macro_rules! stats {
 
 stats! {
     /// Transactions begun.
-    begun,
+    begun: OrderingWord,
     /// Transactions committed.
     committed,
     /// Transactions aborted (by the caller, by drop, or after an error).

@@ -17,6 +17,17 @@ pub(crate) use heirloom_latch::sync::{AtomicBool, AtomicPtr, AtomicU8, AtomicU32
 #[cfg(all(not(heirloom_loom), feature = "sharing"))]
 pub(crate) use crate::sharing::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
+/// The word of a statistics counter (`stats.rs`): the crate's `AtomicU64`,
+/// but `std`'s under loom. A loom model may switch threads at every access
+/// of a loom atomic, and a counter's bump (a relaxed load and store by its
+/// one writer) orders nothing: exploring it multiplied the models' paths
+/// for nothing. A counter whose raise orders something keeps the crate's
+/// atomic (`stats.rs`).
+#[cfg(not(heirloom_loom))]
+pub(crate) type StatWord = AtomicU64;
+#[cfg(heirloom_loom)]
+pub(crate) type StatWord = std::sync::atomic::AtomicU64;
+
 use std::time::Instant;
 
 /// An `UnsafeCell` with loom's access API (`with`, `with_mut`), so that a
