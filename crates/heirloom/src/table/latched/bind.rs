@@ -206,7 +206,7 @@ impl<const SPARES: bool> Latched<SPARES> {
             waiters: AtomicBool::new(false),
             // Only the spares read it (`detach`).
             lane: AtomicU32::new(match lane {
-                Some(i) if SPARES => (d.index_of(bucket) as u32) << 2 | i as u32,
+                Some(i) if SPARES => Head::lane_word(d.index_of(bucket), i),
                 _ => NO_LANE,
             }),
         })));

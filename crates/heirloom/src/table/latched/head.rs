@@ -121,8 +121,14 @@ impl Head {
     /// caller holds that bucket's latch (or every one, in a growth).
     #[inline]
     pub(super) fn set_lane(&self, bucket: usize, lane: usize) {
+        self.lane.store(Self::lane_word(bucket, lane), Ordering::Relaxed);
+    }
+
+    /// [`Head::lane`]'s word for lane `lane` of bucket `bucket`.
+    #[inline]
+    pub(super) fn lane_word(bucket: usize, lane: usize) -> u32 {
         debug_assert!(lane < 4 && bucket < 1 << 30);
-        self.lane.store((bucket as u32) << 2 | lane as u32, Ordering::Relaxed);
+        (bucket as u32) << 2 | lane as u32
     }
 
     /// Where the head was last kept, as a hint ([`Head::lane`]): its
