@@ -13,6 +13,25 @@ impl Transaction<'_> {
     #[inline(never)]
     pub(super) fn lock_alone(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
         self.agent.shared.counters.lock_requests.bump();
+        self.lock_leaf(id, mode)
+    }
+
+    /// [`Transaction::lock_path`]'s leaf whose ancestors the hint `hint`
+    /// of `slot` vouches for, counted by the caller:
+    /// [`Transaction::lock_leaf`] out of line. A conversion of the leaf
+    /// forgets every hint, but it changes no ancestor's mode and moves no
+    /// entry, so the hint is left again, as the walk leaves it.
+    #[inline(never)]
+    pub(super) fn lock_hinted(&mut self, id: LockId, mode: Mode, slot: usize, hint: u32) -> Result<(), LockError> {
+        self.lock_leaf(id, mode)?;
+        self.agent.cache.set_hint(slot, hint);
+        Ok(())
+    }
+
+    /// The lock `id` alone, counted by the caller: answered by the lock
+    /// cache, the fast path or a new request (`lock_alone`).
+    #[inline(always)]
+    pub(super) fn lock_leaf(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
         let bit = id.filter_bit();
         if self.agent.cache.may_hold_bit(bit)
             && let Some(k) = self.agent.cache.scan(id).and_then(|k| self.usable(k))

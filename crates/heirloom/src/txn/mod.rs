@@ -43,6 +43,7 @@ mod policy;
 mod release;
 mod row_switch;
 mod wait;
+mod walk;
 
 pub use pending::LockFuture;
 
@@ -303,7 +304,10 @@ impl<'a> Transaction<'a> {
     /// (none with `Builder::intention_locks(false)`). Blocks according to
     /// the manager's conflict policy. After an error
     /// the transaction is doomed: further calls fail and commit aborts.
-    #[inline]
+    // Always inlined: its own path is a few tests and one call on (the
+    // walk, the hinted leaf or the lock alone), which as a function of its
+    // own would cost a frame (`scripts/callgrind.sh`).
+    #[inline(always)]
     pub fn lock(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
         if mode == Mode::NL {
             return Err(LockError::InvalidRequest {
@@ -312,7 +316,24 @@ impl<'a> Transaction<'a> {
                 reason: "mode NL cannot be requested",
             });
         }
-        self.check_alive()?;
+        if self.agent.txn.doomed.is_some() || self.agent.lm.wound_wait {
+            return self.lock_checked(id, mode);
+        }
+        self.route(id, mode)
+    }
+
+    /// `lock` for a transaction that may be doomed or wounded: the check
+    /// out of line, so that `lock`'s own path only calls on.
+    #[cold]
+    #[inline(never)]
+    fn lock_checked(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
+        self.check_alive_slow()?;
+        self.route(id, mode)
+    }
+
+    /// `lock`'s request on the way the manager's configuration takes.
+    #[inline(always)]
+    fn route(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
         match self.agent.lm.route {
             Route::Walk => self.lock_path(id, mode),
             Route::Alone => self.lock_alone(id, mode),
@@ -358,109 +379,6 @@ impl<'a> Transaction<'a> {
                 a.count_below(id);
             }
         }
-    }
-
-    /// The hierarchy walk of `lock`: the path from the root, each level
-    /// answered by the lock cache or the table.
-    ///
-    /// A walk that ends at the leaf with every level above the leaf's
-    /// parent held in an intention mode leaves the parent's cache entry in
-    /// the parent's slot of the cache's hints (`LockCache::hint`); the next request for a
-    /// sibling starts at the parent. A hint is trusted only while the
-    /// entry it names holds the parent and nothing has changed a mode or
-    /// moved an entry since it was left: a conversion, an unlock, an
-    /// escalation and a new transaction drop them all (a walk changes a
-    /// mode only through a conversion, and moves no entry: it only pushes).
-    /// Then every ancestor above the parent is still held in the intention
-    /// mode the walk found, which covers no descendant, so a walk would
-    /// find each of them in the cache and go on, and the answer at the
-    /// parent is the one a walk would give. Counted as a walk counts.
-    #[inline]
-    fn lock_path(&mut self, id: LockId, mode: Mode) -> Result<(), LockError> {
-        let depth = id.depth();
-        let last = depth - 1;
-        // Every level of the path counts as a request (one counter update
-        // for all; a covering ancestor takes back the levels below it).
-        self.agent.shared.counters.lock_requests.add(depth as u64);
-        let mut from = 0;
-        let mut slot = 0;
-        let mut hint = NO_HINT;
-        if last > 0 {
-            slot = id.hint_slot();
-            hint = self.agent.cache.hint(slot);
-            if let Some(p) = self.agent.cache.get(hint as usize)
-                && matches!(p.state, LIVE | RECLAIMED)
-                && p.id == id.ancestor_above(last - 1)
-            {
-                let held = p.mode;
-                let c = &self.agent.shared.counters;
-                if held.covers_descendants(mode) {
-                    c.cache_hits.add(last as u64);
-                    c.lock_requests.add(u64::MAX); // minus the leaf
-                    return Ok(());
-                }
-                if held.covers(mode.intention()) {
-                    c.cache_hits.add(last as u64);
-                    from = last;
-                }
-            }
-        }
-        // Whether every level above the leaf's parent is held in an
-        // intention mode (so far), and the parent's cache entry.
-        let mut pure = true;
-        let mut parent = if from > 0 { hint } else { NO_HINT };
-        for i in from..depth {
-            let lid = if i == last { id } else { id.ancestor_above(i) };
-            let want = if i == last { mode } else { mode.intention() };
-            let cached = if i < last {
-                self.lookup_ancestor(lid)
-            } else {
-                self.lookup(lid)
-            };
-            match cached {
-                Some(k) => {
-                    let c = &self.agent.shared.counters;
-                    let held = self.agent.cache[k].mode;
-                    if i < last && held.covers_descendants(mode) {
-                        c.cache_hits.bump();
-                        // Minus the `last - i` levels below (wrapping add).
-                        c.lock_requests.add((i as u64).wrapping_sub(last as u64));
-                        return Ok(());
-                    }
-                    if held.covers(want) {
-                        c.cache_hits.bump();
-                    } else {
-                        let r = self.convert(k, held.join(want));
-                        self.uncount_below(r, i, last)?;
-                    }
-                    if i + 1 < last {
-                        pure &= matches!(self.agent.cache[k].mode, Mode::IS | Mode::IX);
-                    } else if i + 1 == last {
-                        parent = k as u32;
-                    }
-                }
-                None => {
-                    let r = if self.agent.lm.fast_holds && fast::takes_fast(lid, want) {
-                        self.acquire_fast(lid, want)
-                    } else {
-                        self.acquire(lid, want)
-                    };
-                    self.uncount_below(r, i, last)?;
-                    // Pushed last, in `want`.
-                    if i + 1 < last {
-                        pure &= matches!(want, Mode::IS | Mode::IX);
-                    } else if i + 1 == last {
-                        parent = (self.agent.cache.len() - 1) as u32;
-                    }
-                }
-            }
-        }
-        if last > 0 {
-            // The purity is of the modes after the walk's conversions (which
-            // dropped every hint), and the walk moved no entry.
-            self.agent.cache.set_hint(slot, if pure { parent } else { NO_HINT });
-        }
-        Ok(())
     }
 
     /// Locks `id` in `mode` as [`Transaction::lock`] does, but waits as
@@ -921,7 +839,9 @@ impl<'a> Transaction<'a> {
 
     /// The cache entry of `id` the transaction can use: a pending inherited
     /// lock is reclaimed here (one CAS); an invalidated one is dropped.
-    #[inline]
+    /// Always inlined: left to the compiler, the walk called it
+    /// (`scripts/callgrind.sh`).
+    #[inline(always)]
     fn lookup(&mut self, id: LockId) -> Option<usize> {
         let k = self.find(id)?;
         self.usable(k)
@@ -978,6 +898,7 @@ impl<'a> Transaction<'a> {
 #[cfg(all(test, not(heirloom_loom)))]
 pub(crate) mod tests {
     pub(crate) mod common;
+    mod hinted_leaf;
     mod lost_notice;
     mod one_victim;
     mod panic_safety;
