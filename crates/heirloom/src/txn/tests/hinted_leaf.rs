@@ -24,13 +24,17 @@ fn a_leaf_converted_under_the_hint_leaves_the_hint_again() {
         assert_eq!(t.agent.cache[parent as usize].id, LockId::table(T), "{kind:?}");
         t.lock(LockId::row(T, 2), Mode::S).unwrap(); // under the hint: a new leaf
         assert_eq!(t.agent.cache.hint(slot), parent, "{kind:?}");
-        // Under the hint, a conversion: the table's IS becomes IX through
-        // the walk (a mode above the leaf changes), so ask for X on a row
-        // under a table already held in IX.
-        t.lock(LockId::row(T, 3), Mode::X).unwrap(); // the walk converts the table
+        // Row 3 in X: the hint's IS does not cover IX, so the walk converts
+        // the database and the table to IX and leaves the hint again.
+        t.lock(LockId::row(T, 3), Mode::X).unwrap();
         let parent = t.agent.cache.hint(slot);
-        assert_ne!(parent, NO_HINT, "{kind:?}: the walk left the hint after its conversion");
-        t.lock(LockId::row(T, 2), Mode::X).unwrap(); // the leaf converted under the hint
+        assert_ne!(
+            parent, NO_HINT,
+            "{kind:?}: the walk left the hint after its conversions"
+        );
+        // Row 2, held in S, now in X: under the hint, a conversion of the
+        // leaf, which forgets every hint on its way.
+        t.lock(LockId::row(T, 2), Mode::X).unwrap();
         assert_eq!(t.held_mode(LockId::row(T, 2)), Some(Mode::X), "{kind:?}");
         assert_eq!(t.agent.cache.hint(slot), parent, "{kind:?}: the hint left again");
         t.commit().unwrap();
