@@ -4,7 +4,9 @@
 # with `cargo build --release -p heirloom-bench` at each, copied to
 # /tmp/heirloom96-before and -after), the order reversed every round. 2 and
 # 32 threads on the 2-core EPYC, latched and latch-free, SLI off, the
-# kit's defaults otherwise. ab.py reads the JSON files.
+# kit's defaults otherwise. `python3 ../2026-11-30-epyc2-walk/ab.py
+# /tmp/ab2/runs "$PWD/ab-rounds.csv"`, run here, reads the JSON files
+# (ab.txt, ab-rounds.csv).
 mkdir -p /tmp/ab2/runs && cd /tmp/ab2/runs
 grep -m1 "model name" /proc/cpuinfo; nproc; grep -cw rtm /proc/cpuinfo
 R=${R:-10}
