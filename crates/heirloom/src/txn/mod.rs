@@ -316,7 +316,7 @@ impl<'a> Transaction<'a> {
                 reason: "mode NL cannot be requested",
             });
         }
-        if self.agent.txn.doomed.is_some() || self.agent.lm.wound_wait {
+        if self.may_be_dead() {
             return self.lock_checked(id, mode);
         }
         self.route(id, mode)

@@ -20,10 +20,17 @@ impl Transaction<'_> {
     /// waits (the crate README, "Conflict policies").
     #[inline]
     pub(super) fn check_alive(&mut self) -> Result<(), LockError> {
-        if self.agent.txn.doomed.is_none() && !self.agent.lm.wound_wait {
+        if !self.may_be_dead() {
             return Ok(());
         }
         self.check_alive_slow()
+    }
+
+    /// Whether [`Transaction::check_alive_slow`] has anything to look at:
+    /// the transaction is doomed, or wound-wait may have wounded it.
+    #[inline(always)]
+    pub(super) fn may_be_dead(&self) -> bool {
+        self.agent.txn.doomed.is_some() || self.agent.lm.wound_wait
     }
 
     #[cold]
