@@ -42,7 +42,7 @@
 
 use std::cell::UnsafeCell;
 use std::ffi::{CString, c_char};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use heirloom::{Agent, LockError, LockManager, Transaction, TxnId};
 
@@ -57,9 +57,10 @@ mod threads;
 pub use begin::*;
 pub use codes::*;
 use convert::{builder_of, code_of, lock_of, mode_code, mode_of, wait_of};
+use heirloom_latch::{HandleLatch, Refused};
 pub use json::*;
 pub use pending::*;
-use shells::{agent_handle, generation_bits, shell};
+use shells::{GENERATION_MASK, agent_handle, shell};
 pub use threads::*;
 
 /// A lock: a level and where it is. Locking a row or page also takes the
@@ -160,16 +161,16 @@ pub struct heirloom_manager {
 /// An agent: one worker's access to a manager, with at most one open
 /// transaction. Opaque; used by one thread at a time.
 // Aligned to two cache lines (the adjacent-line prefetch's pair): every
-// call writes `busy` and the state, and agents an engine makes one after
+// call writes its entry latch and the state, and agents an engine makes one after
 // another on one thread (88 bytes each unaligned) would otherwise share
 // lines between its workers.
 #[repr(align(128))]
 pub struct heirloom_agent {
     magic: AtomicU32,
-    /// Bumped when the agent is freed: the handles given out before then
-    /// carry the old value (`shell`).
-    generation: AtomicU32,
-    busy: AtomicBool,
+    /// Held by the thread inside a call; its generation ends when the
+    /// agent is freed, and the handles given out before then carry the
+    /// old one (`shell`), so the latch refuses them.
+    entry: HandleLatch,
     state: UnsafeCell<AgentState>,
 }
 
@@ -178,7 +179,7 @@ pub struct heirloom_agent {
 // (the header's rule).
 unsafe impl Sync for heirloom_manager {}
 // SAFETY: an agent's state is reached only by the thread that holds its
-// `busy` flag (set with a compare-and-swap at every entry).
+// `entry` latch (taken with a compare-and-swap at every entry).
 unsafe impl Sync for heirloom_agent {}
 
 struct AgentState {
@@ -281,13 +282,19 @@ unsafe fn manager<'a>(m: *const heirloom_manager) -> Option<&'a LockManager> {
     unsafe { (*h.lm.get()).as_ref() }
 }
 
-/// The live agent behind `a`, its `busy` flag now held by this thread
-/// (cleared by the caller when it is done), or the code that refuses the
-/// call: `HEIRLOOM_EINVAL` for a null or freed handle, `HEIRLOOM_EMISUSE`
-/// while another thread is inside a call on it.
+/// The live agent behind `a`, its `entry` latch now held by this thread
+/// (given back by the caller when it is done), or the code that refuses
+/// the call: `HEIRLOOM_EINVAL` for a null or freed handle,
+/// `HEIRLOOM_EMISUSE` while another thread is inside a call on it.
+///
+/// The handle's generation is checked by the compare-and-swap that takes
+/// the latch (`HandleLatch`), so a freed handle never holds the latch of
+/// the agent that reuses its shell, not even for a moment: a call racing
+/// with the free of its agent cannot turn the new agent's own call away.
 ///
 /// # Safety
 /// `a` is null or was returned by `heirloom_agent_new` (freed or not).
+#[inline(always)]
 unsafe fn claim(a: *const heirloom_agent) -> Result<&'static heirloom_agent, i32> {
     let (p, g) = shell(a);
     if p.is_null() {
@@ -296,24 +303,30 @@ unsafe fn claim(a: *const heirloom_agent) -> Result<&'static heirloom_agent, i32
     // SAFETY: an agent shell's memory is never returned: a freed one waits
     // in `FREE_SHELLS` for reuse.
     let h = unsafe { &*p };
-    let live =
-        || h.magic.load(Ordering::Acquire) == MAGIC_LIVE && generation_bits(h.generation.load(Ordering::Acquire)) == g;
-    if !live() {
+    // Not an agent's shell, or a freed one not reused yet. (An agent being
+    // freed is still LIVE until its freeing call, which holds the latch,
+    // marks it.)
+    if h.magic.load(Ordering::Acquire) != MAGIC_LIVE {
         return Err(HEIRLOOM_EINVAL);
     }
-    // Acquire: the previous holder's changes to the state are visible.
-    if h.busy
-        .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        return Err(HEIRLOOM_EMISUSE);
+    // Acquire (the latch's): the previous holder's changes to the state
+    // are visible.
+    match h.entry.try_lock(g, GENERATION_MASK) {
+        Ok(()) => Ok(h),
+        Err(Refused::Stale) => Err(HEIRLOOM_EINVAL),
+        Err(Refused::Held) => Err(HEIRLOOM_EMISUSE),
     }
-    // Freed (and perhaps reused) between the look and the flag: not ours.
-    if !live() {
-        h.busy.store(false, Ordering::Release);
-        return Err(HEIRLOOM_EINVAL);
-    }
-    Ok(h)
+}
+
+/// Gives back the latch of an agent claimed by [`claim`].
+///
+/// # Safety
+/// This thread claimed `h` and has not given it back.
+#[inline(always)]
+unsafe fn release(h: &heirloom_agent) {
+    // SAFETY: the caller's promise. (Release, the latch's: this call's
+    // changes are visible to the next holder.)
+    unsafe { h.entry.unlock() };
 }
 
 /// Runs `f` on the agent's state: checks the handle, the thread and the
@@ -328,15 +341,15 @@ unsafe fn with_agent(a: *const heirloom_agent, f: impl FnOnce(&mut AgentState) -
         Ok(h) => h,
         Err(code) => return code,
     };
-    // SAFETY: `busy` makes this thread the state's only user until it is
-    // cleared below.
+    // SAFETY: the entry latch makes this thread the state's only user
+    // until it is given back below.
     let st = unsafe { &mut *h.state.get() };
     let code = if st.poisoned {
         HEIRLOOM_EPANIC
     } else {
         if st.thread != this_thread() {
-            // The transaction moves to this thread (between calls: `busy`
-            // keeps out a second thread during one); its binding follows,
+            // The transaction moves to this thread (between calls: the
+            // latch keeps out a second thread during one); its binding follows,
             // so the check against a thread blocking its own agents' work
             // now looks at this thread.
             if let Some(txn) = st.txn.as_ref() {
@@ -376,8 +389,8 @@ unsafe fn with_agent(a: *const heirloom_agent, f: impl FnOnce(&mut AgentState) -
             }
         }
     };
-    // Release: this call's changes are visible to the next holder.
-    h.busy.store(false, Ordering::Release);
+    // SAFETY: claimed above.
+    unsafe { release(h) };
     code
 }
 
@@ -548,7 +561,7 @@ pub unsafe extern "C" fn heirloom_agent_new(m: *const heirloom_manager, out: *mu
                 return HEIRLOOM_EPANIC;
             };
             // SAFETY: the shell is ours (just made live).
-            let g = unsafe { &*h }.generation.load(Ordering::Relaxed);
+            let g = unsafe { &*h }.entry.generation();
             // SAFETY: the caller's promise.
             unsafe { out.write(agent_handle(h, g)) };
             HEIRLOOM_OK
@@ -573,8 +586,8 @@ pub unsafe extern "C" fn heirloom_agent_free(a: *mut heirloom_agent) -> i32 {
         Err(code) => return code,
     };
     h.magic.store(MAGIC_DEAD, Ordering::Release);
-    // SAFETY: `busy` is held and the handle is dead: nobody else reaches
-    // the state again.
+    // SAFETY: the entry latch is held and the handle is dead: nobody else
+    // reaches the state again.
     let st = unsafe { &mut *h.state.get() };
     let (txn, agent) = (st.txn.take(), std::mem::replace(&mut st.agent, std::ptr::null_mut()));
     let pending = st.pending.take();
@@ -594,8 +607,8 @@ pub unsafe extern "C" fn heirloom_agent_free(a: *mut heirloom_agent) -> i32 {
     });
     st.message = Message::None;
     // Every handle given out so far is stale from now on.
-    h.generation.fetch_add(1, Ordering::Release);
-    h.busy.store(false, Ordering::Release);
+    // SAFETY: claimed above.
+    unsafe { h.entry.retire() };
     shells::free(h);
     HEIRLOOM_OK
 }
@@ -619,8 +632,8 @@ pub unsafe extern "C" fn heirloom_message(a: *const heirloom_agent) -> *const c_
         Err(HEIRLOOM_EMISUSE) => return INSIDE.as_ptr().cast(),
         Err(_) => return NONE.as_ptr().cast(),
     };
-    // SAFETY: `busy` makes this thread the state's only user until it is
-    // cleared below.
+    // SAFETY: the entry latch makes this thread the state's only user
+    // until it is given back below.
     let st = unsafe { &mut *h.state.get() };
     if let Message::Error(e) = &st.message {
         // Formatting allocates; no panic may leave this call.
@@ -630,8 +643,8 @@ pub unsafe extern "C" fn heirloom_message(a: *const heirloom_agent) -> *const c_
         Message::Text(m) => m.as_ptr(),
         _ => EMPTY.as_ptr().cast(),
     };
-    // Release: this call's changes are visible to the next holder.
-    h.busy.store(false, Ordering::Release);
+    // SAFETY: claimed above.
+    unsafe { release(h) };
     p
 }
 
@@ -958,32 +971,4 @@ pub unsafe extern "C" fn heirloom_agent_inject_panic(a: *mut heirloom_agent) -> 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::ffi::CStr;
-
-    /// `heirloom_message` writes the agent's state (it formats the error
-    /// there), so it is refused, with a message of its own, while another
-    /// thread is inside a call; once the agent is free it formats.
-    #[test]
-    fn the_message_is_not_formatted_under_another_call() {
-        let (mut m, mut a) = (std::ptr::null_mut(), std::ptr::null_mut());
-        // SAFETY: handles from these calls only; each used as the header says.
-        unsafe {
-            assert_eq!(heirloom_manager_new(std::ptr::null(), &mut m), HEIRLOOM_OK);
-            assert_eq!(heirloom_agent_new(m, &mut a), HEIRLOOM_OK);
-            // Its own pair of cache lines (see `heirloom_agent`).
-            let (p, _) = shell(a);
-            assert_eq!(p as usize % 128, 0, "agent at {p:p}");
-            assert_eq!(heirloom_commit(a), HEIRLOOM_EMISUSE);
-            (*p).busy.store(true, Ordering::Relaxed); // a call under way elsewhere
-            let text = CStr::from_ptr(heirloom_message(a)).to_str().unwrap().to_owned();
-            assert!(text.contains("another thread is inside a call"), "{text}");
-            (*p).busy.store(false, Ordering::Relaxed);
-            let text = CStr::from_ptr(heirloom_message(a)).to_str().unwrap().to_owned();
-            assert!(text.contains("no transaction"), "{text}");
-            assert_eq!(heirloom_agent_free(a), HEIRLOOM_OK);
-            heirloom_manager_free(m);
-        }
-    }
-}
+mod tests;

@@ -6,7 +6,9 @@
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use heirloom_latch::HandleLatch;
 
 use super::{AgentState, MAGIC_LIVE, heirloom_agent, heirloom_manager};
 
@@ -58,9 +60,12 @@ const fn address_mask() -> usize {
     !LOW_MASK & high::ADDRESS
 }
 
+/// The bits of a shell's generation that its handles carry.
+pub(crate) const GENERATION_MASK: u32 = (1 << GENERATION_BITS) - 1;
+
 /// A shell's generation as a handle carries it.
-pub(crate) fn generation_bits(g: u32) -> usize {
-    (g as usize) & ((1usize << GENERATION_BITS) - 1)
+fn generation_bits(g: u32) -> usize {
+    (g & GENERATION_MASK) as usize
 }
 
 /// The handle of the shell at `shell` in generation `g`.
@@ -70,11 +75,13 @@ pub(crate) fn agent_handle(shell: *mut heirloom_agent, g: u32) -> *mut heirloom_
 }
 
 /// The shell a handle names, and the generation it carries.
-pub(crate) fn shell(a: *const heirloom_agent) -> (*const heirloom_agent, usize) {
+#[inline(always)]
+pub(crate) fn shell(a: *const heirloom_agent) -> (*const heirloom_agent, u32) {
     let v = a as usize;
     (
         (v & address_mask()) as *const heirloom_agent,
-        (v & LOW_MASK) | high::take(v),
+        // At most GENERATION_BITS (23) bits: no truncation.
+        ((v & LOW_MASK) | high::take(v)) as u32,
     )
 }
 
@@ -93,8 +100,9 @@ pub(crate) fn live(state: AgentState) -> Option<*mut heirloom_agent> {
     let reused = FREE_SHELLS.lock().map_or(None, |mut f| f.pop_front());
     if let Some(Shell(p)) = reused {
         // SAFETY: a dead shell from the free list: no call uses its state
-        // (a stale handle's claim touches only the atomics, and lets go of
-        // `busy` at once).
+        // (its generation has ended, so a stale handle's claim is refused
+        // by the entry latch without taking it; nobody has a handle of
+        // the new generation yet).
         unsafe {
             *(*p).state.get() = state;
             // Release: the state is written before anybody can see the
@@ -105,8 +113,7 @@ pub(crate) fn live(state: AgentState) -> Option<*mut heirloom_agent> {
     }
     let b = Box::new(heirloom_agent {
         magic: AtomicU32::new(MAGIC_LIVE),
-        generation: AtomicU32::new(0),
-        busy: AtomicBool::new(false),
+        entry: HandleLatch::new(),
         state: UnsafeCell::new(state),
     });
     if std::ptr::from_ref(&*b) as usize & !address_mask() != 0 {

@@ -22,6 +22,12 @@
 //! `const` constructor), so only code written against the inherent
 //! methods builds both ways.
 //!
+//! A fourth latch is not mutex-shaped: [`HandleLatch`], taken only by a
+//! caller holding the current generation of the object it guards and
+//! never waited for (one CAS of a word that is the generation and the held
+//! bit; one store gives it back or ends the generation). The C interface's
+//! agent handles use it, since they outlive the agent they name.
+//!
 //! The B+tree's version latch (optimistic readers, a version word) and
 //! reader/writer latch (parking_lot's) are not mutex-shaped and stay with
 //! the tree; they park through [`sync`] as these do.
@@ -33,10 +39,12 @@
 
 #![warn(missing_docs, unsafe_op_in_unsafe_fn)]
 
+mod handle;
 mod raw;
 mod spin;
 pub mod sync;
 
+pub use handle::{HandleLatch, Refused};
 pub use raw::RawLatch;
 pub use spin::{SpinLatch, SpinLock};
 

@@ -2,7 +2,8 @@
 //! [`RawMutex`]: mutual exclusion (the guarded value is a loom cell, so two
 //! holders at once are an access conflict loom reports) and no lost
 //! wake-up (a thread left asleep on a free latch is a deadlock loom
-//! reports).
+//! reports); and of [`HandleLatch`], whose stale handles must never hold
+//! it.
 //!
 //! What each latch's waiting looks like under loom:
 //! - [`RawLatch`]: no spin; every wait parks in a parking lot made of
@@ -17,7 +18,7 @@
 //! [`AsymmetricFence`]: crate::sync::AsymmetricFence
 
 use crate::sync::Arc;
-use crate::{RawLatch, RawMutex, SpinLatch, SpinLock};
+use crate::{HandleLatch, RawLatch, RawMutex, Refused, SpinLatch, SpinLock};
 use loom::cell::UnsafeCell;
 
 /// `threads` threads each take the latch `rounds` times and increment a
@@ -75,4 +76,92 @@ fn loom_spin_latch_excludes_and_wakes_its_parked_waiter() {
 #[test]
 fn loom_spin_lock_excludes() {
     excludes(SpinLock::new, 2, 2);
+}
+
+/// Every handle generation's bits (the C interface keeps 23).
+const MASK: u32 = (1 << 23) - 1;
+
+/// Two callers of the current generation: one at a time, and each gets in
+/// once the other is done (a refusal is `Held`, never `Stale`).
+#[test]
+fn loom_handle_latch_excludes_the_callers_of_its_generation() {
+    loom::model(|| {
+        let shared = Arc::new((HandleLatch::new(), UnsafeCell::new(0u32)));
+        let enter = |s: &(HandleLatch, UnsafeCell<u32>)| {
+            loop {
+                match s.0.try_lock(0, MASK) {
+                    Ok(()) => break,
+                    Err(r) => assert_eq!(r, Refused::Held),
+                }
+                loom::thread::yield_now();
+            }
+            // SAFETY: under the latch (loom reports an overlap).
+            s.1.with_mut(|p| unsafe { *p += 1 });
+            // SAFETY: taken just above.
+            unsafe { s.0.unlock() };
+        };
+        let other = shared.clone();
+        let h = loom::thread::spawn(move || enter(&other));
+        enter(&shared);
+        h.join().unwrap();
+        // SAFETY: the other thread has ended.
+        assert_eq!(shared.1.with(|p| unsafe { *p }), 2);
+        assert!(!shared.0.is_locked());
+        assert_eq!(shared.0.generation(), 0);
+    });
+}
+
+/// The C interface's agent shell, freed and reused while a call with the
+/// freed handle races in: the owner ends generation 0 under the latch
+/// (`heirloom_agent_free`), writes the reused shell's state without it
+/// (`heirloom_agent_new`: nobody has a handle of generation 1 yet), and
+/// its first call with the new handle takes the latch at once. The racing
+/// caller of generation 0 gets in before the free or is refused: a write
+/// of the cell by it after the free would be an access conflict loom
+/// reports, and a latch it held for a moment would refuse the new
+/// handle's call.
+#[test]
+fn loom_handle_latch_a_stale_handle_never_holds_the_next_generation() {
+    loom::model(|| {
+        let shared = Arc::new((HandleLatch::new(), UnsafeCell::new(0u32)));
+        let stale = shared.clone();
+        let racer = loom::thread::spawn(move || match stale.0.try_lock(0, MASK) {
+            Ok(()) => {
+                // SAFETY: under the latch.
+                stale.1.with_mut(|p| unsafe { *p += 100 });
+                // SAFETY: taken just above.
+                unsafe { stale.0.unlock() };
+                true
+            }
+            Err(_) => false,
+        });
+        // The free: under the latch of generation 0 (the racer may hold it
+        // first; then the free waits its turn, as a caller told `Held`
+        // tries again).
+        while shared.0.try_lock(0, MASK).is_err() {
+            loom::thread::yield_now();
+        }
+        // SAFETY: under the latch.
+        shared.1.with_mut(|p| unsafe { *p += 1 });
+        // SAFETY: taken just above.
+        unsafe { shared.0.retire() };
+        // The reuse: the new state written without the latch.
+        // SAFETY: no handle of generation 1 exists yet; a stale caller
+        // never gets in (what this model checks).
+        shared.1.with_mut(|p| unsafe { *p = 10 });
+        // The new handle's first call.
+        assert_eq!(
+            shared.0.try_lock(1, MASK),
+            Ok(()),
+            "the reused object's own call refused"
+        );
+        // SAFETY: under the latch.
+        shared.1.with_mut(|p| unsafe { *p += 1 });
+        // SAFETY: taken just above.
+        unsafe { shared.0.unlock() };
+        let _ = racer.join().unwrap();
+        assert_eq!(shared.0.try_lock(0, MASK), Err(Refused::Stale));
+        // SAFETY: the racer has ended.
+        assert_eq!(shared.1.with(|p| unsafe { *p }), 11);
+    });
 }
