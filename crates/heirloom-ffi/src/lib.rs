@@ -303,9 +303,9 @@ unsafe fn claim(a: *const heirloom_agent) -> Result<&'static heirloom_agent, i32
     // SAFETY: an agent shell's memory is never returned: a freed one waits
     // in `FREE_SHELLS` for reuse.
     let h = unsafe { &*p };
-    // Not an agent's shell, or a freed one not reused yet. (An agent being
-    // freed is still LIVE until its freeing call, which holds the latch,
-    // marks it.)
+    // Not an agent's shell, or a freed one not reused yet. (The latch
+    // alone refuses every freed handle: the free ends the generation before
+    // it gives the latch back. The magic catches what is no agent's shell.)
     if h.magic.load(Ordering::Acquire) != MAGIC_LIVE {
         return Err(HEIRLOOM_EINVAL);
     }
