@@ -161,9 +161,9 @@ pub struct heirloom_manager {
 /// An agent: one worker's access to a manager, with at most one open
 /// transaction. Opaque; used by one thread at a time.
 // Aligned to two cache lines (the adjacent-line prefetch's pair): every
-// call writes its entry latch and the state, and agents an engine makes one after
-// another on one thread (88 bytes each unaligned) would otherwise share
-// lines between its workers.
+// call writes its entry latch and the state, and agents an engine makes
+// one after another on one thread (312 bytes each unaligned) would
+// otherwise share lines between its workers.
 #[repr(align(128))]
 pub struct heirloom_agent {
     magic: AtomicU32,

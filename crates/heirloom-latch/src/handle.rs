@@ -10,11 +10,11 @@ use crate::sync::{AtomicU32, Ordering};
 /// the current one, and the holder may end the generation
 /// ([`HandleLatch::retire`]), after which every handle given out so far is
 /// refused. The check and the taking are one compare-and-swap on one word,
-/// so a stale handle never holds the latch, not even for the moment a
-/// check after the taking would take: a caller that looked at the
-/// generation, then took a separate held flag, then looked again would
-/// hold the flag of an object reused meanwhile, and its owner's own call
-/// would be refused as if two threads were inside.
+/// so a stale handle never holds the latch, not even for a moment. (With a
+/// separate held flag, a caller that looked at the generation, took the
+/// flag and then looked again could hold, between its two looks, the flag
+/// of an object reused meanwhile, and the new owner's own call would be
+/// refused as if two threads were inside.)
 ///
 /// There is no waiting `lock`: a caller that finds the latch held is told
 /// so ([`Refused::Held`]) and decides (the C interface refuses the call).
