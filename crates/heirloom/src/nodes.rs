@@ -69,6 +69,9 @@ pub(crate) struct Nodes {
     filling: Option<Box<Batch>>,
     /// Batches handed to the collector, oldest first.
     sealed: VecDeque<*mut Batch>,
+    /// Batches sealed since the thread's bag of deferred functions last
+    /// went to the collector by `seal` (see [`FLUSH_EVERY`]).
+    unflushed: usize,
     /// Empty batches for reuse (no allocation once warm). Boxed: a sealed
     /// batch's address is what the collector's deferred function holds.
     #[allow(clippy::vec_box)]
@@ -96,6 +99,24 @@ unsafe impl Send for Nodes {}
 /// eight of YCSB's (32 did over one: MEASUREMENTS.md, "An owner's batch of
 /// 128 nodes").
 const BATCH: usize = if cfg!(heirloom_loom) { 1 } else { 128 };
+
+/// Sealed batches after which `seal` hands the thread's bag of deferred
+/// functions to the collector itself (`Guard::flush`), so that at most
+/// half of [`RECLAIM_CAP`] of the agent's nodes wait there. crossbeam's
+/// bag goes to the collector only when full, after 64 functions: 8,192
+/// nodes in batches of 128, over the cap, so without this every agent
+/// would reach the cap in steady state and help (giving up the processor
+/// with its locks held) though nobody held the epoch (`tests/reclaim.rs`,
+/// MEASUREMENTS.md, "The 2-core bars at the tip"). A flush a few
+/// thousand nodes: a push on the collector's queue and a collection, as
+/// the full bag's push and every 128th pin cost anyway. Never under loom,
+/// whose cap is unbounded.
+const FLUSH_EVERY: usize = if cfg!(heirloom_loom) {
+    usize::MAX
+} else {
+    RECLAIM_CAP / 2 / BATCH
+};
+const _: () = assert!(FLUSH_EVERY >= 1);
 
 /// Up to [`BATCH`] nodes their owner unlinked, handed to the epoch
 /// collector together: one deferred function sets `state` to RETURNED
@@ -139,6 +160,7 @@ impl Nodes {
             agent,
             filling: None,
             sealed: VecDeque::new(),
+            unflushed: 0,
             spare: Vec::new(),
             alive: 0,
             hand_over,
@@ -386,7 +408,14 @@ impl Nodes {
         let sealed = SealedBatch(p);
         crate::sharing::op(crate::sharing::Op::Pin);
         crate::sharing::op(crate::sharing::Op::Defer);
-        crossbeam_epoch::pin().defer(move || sealed.returned());
+        let guard = crossbeam_epoch::pin();
+        guard.defer(move || sealed.returned());
+        self.unflushed += 1;
+        if self.unflushed >= FLUSH_EVERY {
+            self.unflushed = 0;
+            crate::sharing::op(crate::sharing::Op::Flush);
+            guard.flush();
+        }
     }
 }
 
