@@ -109,13 +109,9 @@ const BATCH: usize = if cfg!(heirloom_loom) { 1 } else { 128 };
 /// with its locks held) though nobody held the epoch (`tests/reclaim.rs`,
 /// MEASUREMENTS.md, "The 2-core bars at the tip"). A flush a few
 /// thousand nodes: a push on the collector's queue and a collection, as
-/// the full bag's push and every 128th pin cost anyway. Never under loom,
-/// whose cap is unbounded.
-const FLUSH_EVERY: usize = if cfg!(heirloom_loom) {
-    usize::MAX
-} else {
-    RECLAIM_CAP / 2 / BATCH
-};
+/// the full bag's push and every 128th pin cost anyway. Never under loom:
+/// half of its unbounded cap is never reached.
+const FLUSH_EVERY: usize = RECLAIM_CAP / 2 / BATCH;
 const _: () = assert!(FLUSH_EVERY >= 1);
 
 /// Up to [`BATCH`] nodes their owner unlinked, handed to the epoch
