@@ -253,6 +253,13 @@ pub struct RunResult {
     /// behind for longer than an agent's help (latch-free table,
     /// oversubscribed; `heirloom::Stats::nodes_allocated`).
     pub nodes_allocated: u64,
+    /// Rounds in which an agent short of request nodes helped the epoch
+    /// collector instead of allocating, during the measured interval: zero
+    /// unless a thread preempted while pinned held the epoch (latch-free
+    /// table, oversubscribed; `heirloom::Stats::reclaim_helps`). Each
+    /// round flushes the thread's deferred functions and may give up the
+    /// processor, with the transaction's locks held.
+    pub reclaim_helps: u64,
     /// Committed (successful) transactions per second: the headline, as
     /// TATP's MQTh and DBx1000 count.
     pub tps: f64,

@@ -439,6 +439,7 @@ pub fn run<W: Workload>(
         pregen: cfg.pregen,
         exclusive_runs: stats.exclusive_runs,
         nodes_allocated: stats.nodes_allocated,
+        reclaim_helps: stats.reclaim_helps,
         abort_causes: AbortCauses {
             deadlock: stats.deadlocks,
             timeout: stats.timeouts,

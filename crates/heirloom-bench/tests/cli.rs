@@ -167,6 +167,8 @@ fn tiny_verified_run_writes_json_csv_and_plot() {
             "failed",
             "aborted",
             "restarts",
+            "nodes_allocated",
+            "reclaim_helps",
             "tps",
         ] {
             assert!(!r[k].is_null(), "missing {k} in {r}");
