@@ -107,10 +107,10 @@ const BATCH: usize = if cfg!(heirloom_loom) { 1 } else { 128 };
 /// nodes in batches of 128, over the cap, so without this every agent
 /// would reach the cap in steady state and help (giving up the processor
 /// with its locks held) though nobody held the epoch (`tests/reclaim.rs`,
-/// MEASUREMENTS.md, "The 2-core bars at the tip"). A flush a few
-/// thousand nodes: a push on the collector's queue and a collection, as
-/// the full bag's push and every 128th pin cost anyway. Never under loom:
-/// half of its unbounded cap is never reached.
+/// MEASUREMENTS.md, "The 2-core bars at the tip"). One flush per half
+/// the cap of nodes: a push on the collector's queue and a collection,
+/// which the full bag's push and every 128th pin cost anyway. Never under
+/// loom: half of its unbounded cap is never reached.
 const FLUSH_EVERY: usize = RECLAIM_CAP / 2 / BATCH;
 const _: () = assert!(FLUSH_EVERY >= 1);
 
