@@ -22,8 +22,21 @@
 //! guarantee for store-then-load). The ordinary path costs one store to an
 //! agent-private line and one load of a read-mostly line per transaction
 //! begin and end, and no shared write.
+//!
+//! Exclusive transactions run one at a time, serialised by a latch of
+//! their own (`serial`, a [`SpinLatch`]) that `close` takes and `open`
+//! gives back after the gate has opened and the ordinary transactions
+//! waiting on it have been woken. So the next exclusive transaction closes
+//! the gate behind them: the waiting ordinary transactions get their turn
+//! between two exclusive ones. Waiting for the gate itself to open, among
+//! the ordinary transactions, let the next exclusive one close it before
+//! most of them had run, and handing it over closed never let them run;
+//! both cost throughput where exclusive runs are frequent (MEASUREMENTS.md,
+//! "The exclusive gate's order"). The latch is a lock across calls, not a
+//! guard: a C transaction that took it may end on another thread.
 
 use crossbeam_utils::CachePadded;
+use heirloom_latch::SpinLatch;
 
 use crate::sync::{AsymmetricFence, AtomicBool, Ordering, wait_while, wake_all};
 
@@ -34,6 +47,8 @@ pub(crate) struct Gate {
     open_key: CachePadded<u8>,
     /// Parking key for the exclusive transaction waiting for the drain.
     drain_key: CachePadded<u8>,
+    /// Held from `close` to `open`: exclusive transactions one at a time.
+    serial: CachePadded<SpinLatch>,
     /// Ordinary transactions take the light side, `close` the heavy one.
     barrier: AsymmetricFence,
 }
@@ -44,6 +59,7 @@ impl Gate {
             exclusive: CachePadded::new(AtomicBool::new(false)),
             open_key: CachePadded::new(0),
             drain_key: CachePadded::new(0),
+            serial: CachePadded::new(SpinLatch::new()),
             barrier: AsymmetricFence::register(),
         }
     }
@@ -107,15 +123,11 @@ impl Gate {
     /// while another exclusive transaction has it closed, so exclusive
     /// transactions run one at a time. The caller is itself inactive.
     pub(crate) fn close(&self) {
-        // Acquire: pairs with the Release in `open`, so that the previous
-        // exclusive transaction's work is visible to this one.
-        while self
-            .exclusive
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            wait_while(self.open_key(), || self.exclusive.load(Ordering::Acquire), None);
-        }
+        // Given back in `open`. Its Acquire pairs with the Release there,
+        // so that the previous exclusive transaction's work is visible to
+        // this one.
+        self.serial.lock();
+        self.exclusive.store(true, Ordering::Relaxed);
         // Store-load barrier between this store and the loads of every
         // `active` in `drain`; pairs with the light ones in `enter` and
         // `leave`.
@@ -140,11 +152,15 @@ impl Gate {
         self.barrier.heavy();
     }
 
-    /// Opens the gate again.
+    /// Opens the gate again, then lets the next exclusive transaction
+    /// close it. The caller closed it (on this thread or another).
     pub(crate) fn open(&self) {
         // Release: pairs with the Acquire loads in `enter`.
         self.exclusive.store(false, Ordering::Release);
         wake_all(self.open_key());
+        // SAFETY: taken by the `close` this `open` ends; nobody else gives
+        // it back (one `open` per `close`: `Agent::leave_gate`).
+        unsafe { self.serial.unlock() };
     }
 }
 
