@@ -28,12 +28,12 @@
 //! gives back after the gate has opened and the ordinary transactions
 //! waiting on it have been woken. So the next exclusive transaction closes
 //! the gate behind them: the waiting ordinary transactions get their turn
-//! between two exclusive ones. Waiting for the gate itself to open, among
-//! the ordinary transactions, let the next exclusive one close it before
-//! most of them had run, and handing it over closed never let them run;
-//! both cost throughput where exclusive runs are frequent (MEASUREMENTS.md,
-//! "The exclusive gate's order"). The latch is a lock across calls, not a
-//! guard: a C transaction that took it may end on another thread.
+//! between two exclusive ones. Two other orders measured worse where
+//! exclusive runs are frequent: the next exclusive transaction waiting for
+//! the gate itself to open, among the ordinary transactions, and the gate
+//! handed to it still closed (MEASUREMENTS.md, "The exclusive gate's
+//! order"). The latch is a lock across calls, not a guard: a C transaction
+//! that took it may end on another thread.
 
 use crossbeam_utils::CachePadded;
 use heirloom_latch::SpinLatch;
